@@ -1,0 +1,59 @@
+# shardviz: `make lab` to explore, `make test` to check everything.
+# Both set up what they need first (a .venv at the repository root, npm
+# packages, the front-end bundle); `make install` does only that.
+
+VENV    := .venv
+PY      := $(VENV)/bin/python
+STAMPS  := .stamps
+DEVICES ?= 8
+PORT    ?= 8888
+JS_SRC  := $(wildcard js/*.ts js/*.css) package.json esbuild.mjs tsconfig.json
+
+.PHONY: install lab test test-python test-js lint bench course clean
+
+install: $(STAMPS)/python
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMPS)/npm: package.json package-lock.json
+	@mkdir -p $(STAMPS)
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(STAMPS)/js-build: $(STAMPS)/npm $(JS_SRC)
+	npm run build
+	@touch $@
+
+# The editable install skips the package's own npm build when the bundle
+# exists, so the bundle is built first, here.
+$(STAMPS)/python: pyproject.toml $(STAMPS)/js-build | $(PY)
+	$(PY) -m pip install -q -e ".[test,docs,bench]"
+	@touch $@
+
+lab: install
+	XLA_FLAGS=--xla_force_host_platform_device_count=$(DEVICES) \
+	  $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ServerApp.open_browser=True
+
+lint: install
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/mypy
+	npm run lint
+	npm run typecheck
+
+test-js: install
+	XLA_FLAGS=--xla_force_host_platform_device_count=12 $(PY) tests/make_js_fixtures.py js/fixtures
+	npm test
+
+test-python: install
+	$(PY) -m pytest
+
+test: lint test-js test-python
+
+bench: install
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(STAMPS) src/shardviz/static js/fixtures .pytest_cache
