@@ -1,0 +1,75 @@
+"""One self-contained HTML page per picture: bundle and payload inline.
+
+The page makes no network request at all, so course material opened from
+disk, offline or behind a firewall still shows the picture.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from typing import Any
+
+from .layout import describe
+
+STANDALONE_NOTE = "A static shardviz picture: editing needs a live kernel."
+
+
+def payload_script(payload: dict[str, Any]) -> str:
+    """The payload as an inert JSON script element, safe against `</script>`."""
+    text = json.dumps(payload, separators=(",", ":"))
+    # Inside <script>, only "</" can end the element early; escaping every
+    # angle bracket and ampersand keeps the JSON identical once parsed.
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f'<div data-shardviz-root></div><script type="application/json" data-shardviz-payload>{text}</script>'
+
+
+def bundle_assets() -> tuple[str, str]:
+    """The standalone script and the stylesheet, as text."""
+    from .widget import _bundle
+
+    script = _bundle("standalone.js").read_text(encoding="utf-8")
+    style = _bundle("widget.css").read_text(encoding="utf-8")
+    # A literal "</script" inside the bundle would end the inline element.
+    return script.replace("</script", "<\\/script"), style.replace("</style", "<\\/style")
+
+
+def page_html(payloads: list[dict[str, Any]], title: str) -> str:
+    script, style = bundle_assets()
+    body = "\n".join(payload_script(p) for p in payloads)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>{html.escape(title)}</title>
+<style>{style}</style>
+</head>
+<body>
+{body}
+<script>{script}</script>
+</body>
+</html>
+"""
+
+
+def save_html(x: Any, path: str | os.PathLike[str], **describe_kwargs: Any) -> str:
+    """Write one self-contained HTML page showing ``x``'s layout; return the path.
+
+    ``x`` is a ShardingWidget (its current picture) or anything
+    :func:`shardviz.describe` accepts, with ``describe_kwargs`` passed on.
+    """
+    from .widget import ShardingWidget
+
+    if isinstance(x, ShardingWidget):
+        if describe_kwargs:
+            raise TypeError("shape= and dtype= go with an array or sharding, not with a widget")
+        payload = dict(x.payload)
+    else:
+        payload = describe(x, **describe_kwargs).to_json()
+    document = page_html([payload], f"shardviz: {payload['type_str']}")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(document)
+    return os.fspath(path)

@@ -1,0 +1,76 @@
+"""One process of a two-process JAX run on 127.0.0.1 (CPU, gloo collectives).
+
+Run as ``python mp_worker.py PROCESS_ID PORT OUT_DIR``. Each process builds a
+global 2x4 mesh and an array with ``jax.make_array_from_callback``, then
+writes what shardviz and JAX each say about it to ``OUT_DIR/process-N.json``
+for the parent test to compare. The process ends by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import sys
+
+import jax
+
+LOCAL_DEVICES = 4
+
+
+def main(process_id: int, port: int, out_dir: pathlib.Path) -> None:
+    jax.config.update("jax_num_cpu_devices", LOCAL_DEVICES)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(
+        coordinator_address=f"127.0.0.1:{port}",
+        num_processes=2,
+        process_id=process_id,
+        initialization_timeout=60,
+    )
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardviz
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    sharding = NamedSharding(mesh, P("x", "y"))
+    data = np.arange(32.0, dtype=np.float32).reshape(4, 8)
+    arr = jax.make_array_from_callback((4, 8), sharding, lambda index: data[index])
+
+    layout = shardviz.describe(arr)
+    widget = shardviz.ShardingWidget(arr)
+    previews = {d.id: widget.preview(d.id) for d in layout.devices}
+    widget.set_state({"spec_text": "y, x"})
+    after_edit = {"error": widget.error, "type_str": widget.layout.type_str, "typeof": str(jax.typeof(widget.array))}
+
+    report = {
+        "process_index": jax.process_index(),
+        "payload": layout.to_json(),
+        "devices": [
+            {"id": d.id, "process_index": d.process_index, "addressable": d.addressable, "tile": d.tile}
+            for d in layout.devices
+        ],
+        "jax": {
+            "devices": [{"id": d.id, "process_index": d.process_index} for d in mesh.devices.flat],
+            "local_ids": sorted(d.id for d in jax.local_devices()),
+            "blocks": {
+                str(d.id): [list(s.indices(n)[:2]) for s, n in zip(idx, (4, 8))]
+                for d, idx in sharding.devices_indices_map((4, 8)).items()
+            },
+            "local_values": {str(s.device.id): np.asarray(s.data).tolist() for s in arr.addressable_shards},
+            "typeof": str(jax.typeof(arr)),
+        },
+        "tiles": [{"start": t.start, "stop": t.stop, "device_ids": t.device_ids} for t in layout.tiles],
+        "previews": {str(k): v for k, v in previews.items()},
+        "after_edit": after_edit,
+    }
+    (out_dir / f"process-{process_id}.json").write_text(json.dumps(report))
+    jax.distributed.shutdown()
+    # Interpreter teardown can hang collecting gloo-backed arrays (seen here
+    # about one run in three); the work is done, so leave at once.
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]), pathlib.Path(sys.argv[3]))

@@ -1,0 +1,52 @@
+"""Two JAX processes on 127.0.0.1 (CPU, 4 devices each, gloo): each sees all
+8 devices of the global 2x4 mesh, marks the other's as not addressable,
+previews only local data, and runs the widget."""
+
+from __future__ import annotations
+
+import pytest
+from multiprocess import run_two_processes
+
+pytestmark = pytest.mark.multiprocess
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    return run_two_processes(tmp_path_factory.mktemp("mp"), timeout=150)
+
+
+@pytest.mark.parametrize("process", [0, 1])
+def test_each_process_sees_the_global_layout(reports, process):
+    report = reports[process]
+    truth = report["jax"]
+    assert report["process_index"] == process
+    assert report["payload"]["process_count"] == 2
+    assert [(d["id"], d["process_index"]) for d in report["devices"]] == [
+        (d["id"], d["process_index"]) for d in truth["devices"]
+    ]
+    local = set(truth["local_ids"])
+    assert len(local) == 4
+    for d in report["devices"]:
+        assert d["addressable"] == (d["id"] in local)
+        tile = report["tiles"][d["tile"]]
+        assert [list(p) for p in zip(tile["start"], tile["stop"])] == truth["blocks"][str(d["id"])]
+    assert report["payload"]["type_str"] == truth["typeof"]
+
+
+@pytest.mark.parametrize("process", [0, 1])
+def test_previews_only_local_data(reports, process):
+    report = reports[process]
+    local_values = report["jax"]["local_values"]
+    for device_id, preview in report["previews"].items():
+        if device_id in local_values:
+            assert preview["values"] == [[str(v) for v in row] for row in local_values[device_id]]
+        else:
+            owner = 1 - process
+            assert preview["error"] == f"device {device_id} belongs to process {owner}; only that process can read it"
+
+
+@pytest.mark.parametrize("process", [0, 1])
+def test_widget_edits_work_in_both(reports, process):
+    after = reports[process]["after_edit"]
+    assert after["error"] == ""
+    assert after["type_str"] == after["typeof"] == "float32[4@y,8@x]"

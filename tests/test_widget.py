@@ -1,0 +1,250 @@
+"""Widget state: set traits as the front end does, check payload, error and
+that the user's array is never changed; Python-side setters raise instead."""
+
+from __future__ import annotations
+
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+from jax_truth import assert_matches_jax
+
+import shardviz
+from shardviz import ShardingError, ShardingWidget
+
+
+@pytest.fixture
+def mesh():
+    return jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+
+
+@pytest.fixture
+def x(mesh):
+    return jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
+
+
+def frontend(widget: ShardingWidget, **traits) -> None:
+    """Deliver an edit the way ipywidgets delivers a message from the browser."""
+    widget.set_state(traits)
+
+
+def assert_untouched(x, expected_sharding) -> None:
+    assert not x.is_deleted()
+    assert x.sharding == expected_sharding
+    np.testing.assert_array_equal(np.asarray(x), np.arange(32.0).reshape(4, 8))
+
+
+def test_initial_state_matches_describe(x):
+    w = ShardingWidget(x)
+    assert w.payload == shardviz.describe(x).to_json()
+    assert (w.spec_text, w.mesh_text, w.memory_kind, w.error) == ("x, y", "x=2, y=4", "device", "")
+    assert w.array is x and w.spec == P("x", "y")
+
+
+def test_spec_edit_from_frontend(x):
+    w = ShardingWidget(x)
+    frontend(w, spec_text="y, x")
+    assert w.error == ""
+    assert w.payload["type_str"] == "float32[4@y,8@x]"
+    assert str(jax.typeof(w.array)) == "float32[4@y,8@x]"
+    assert_matches_jax(w.layout, w.array.sharding, (4, 8), array=w.array)
+    np.testing.assert_array_equal(np.asarray(w.array), np.asarray(x))
+    assert_untouched(x, NamedSharding(x.sharding.mesh, P("x", "y")))
+
+
+@pytest.mark.parametrize("text", ["P('y', None)", "y, None", "'y'", "PartitionSpec(\"y\")", "(y,), None"])
+def test_spec_text_forms(x, text):
+    w = ShardingWidget(x)
+    frontend(w, spec_text=text)
+    assert w.error == ""
+    assert w.layout.spec == (("y",), ()) and w.payload["spec"] == [["y"], []]
+    assert w.spec_text == "y"  # canonical form comes back
+
+
+def test_tuple_spec_and_order(x):
+    w = ShardingWidget(x)
+    frontend(w, spec_text="(y, x), None")
+    assert w.error_source == "spec" and w.error == "dimension 0 has size 4, which y=4 x x=2 cannot split evenly into 8 blocks (JAX has no uneven shards); choose a size divisible by 8 or other axes"
+    frontend(w, spec_text="None, (y, x)")
+    assert w.error == "" and w.layout.type_str == "float32[4,8@(y,x)]"
+    assert_matches_jax(w.layout, w.array.sharding, (4, 8), array=w.array)
+
+
+@pytest.mark.parametrize(
+    ("edit", "source", "message"),
+    [
+        ({"spec_text": "z, None"}, "spec", r"axis 'z' is not in the mesh"),
+        ({"spec_text": "x, x"}, "spec", r"axis 'x' is used twice"),
+        ({"spec_text": "x, y, None"}, "spec", r"3 entries but the array has rank 2"),
+        ({"spec_text": "(x, y)"}, "spec", r"dimension 0 has size 4"),
+        ({"spec_text": "x,, y"}, "spec", r"unexpected ','"),
+        ({"spec_text": "__import__('os').system('true')"}, "spec", r"expected a comma|unexpected"),
+        ({"spec_text": "P('x'"}, "spec", r"never closes"),
+        ({"mesh_text": "x=3, y=4"}, "mesh", r"needs 12 devices|size 4"),
+        ({"mesh_text": "x=2 y=4"}, "mesh", r"expected a comma"),
+        ({"mesh_text": "x=0"}, "mesh", r"size '0'"),
+        ({"mesh_text": "x=2, x=4"}, "mesh", r"appears twice"),
+        ({"mesh_text": "x=16, y=16"}, "mesh", r"needs 256 devices but this machine has 12"),
+        ({"mesh_text": "x=2:fast, y=4"}, "mesh", r"unknown axis type 'fast'"),
+        ({"mesh_text": ""}, "mesh", r"mesh text is empty"),
+        ({"mesh_text": "a=2, b=4"}, "mesh", r"axis 'x' is not in the mesh"),
+        ({"memory_kind": "hbm"}, "memory_kind", r"memory kind 'hbm'.*device, pinned_host, unpinned_host"),
+        ({"memory_kind": ""}, "memory_kind", r"non-empty"),
+    ],
+)
+def test_bad_edits_keep_the_last_good_picture(x, edit, source, message):
+    w = ShardingWidget(x)
+    before = dict(w.payload)
+    frontend(w, **edit)
+    assert w.error, edit
+    assert re.search(message, w.error), w.error
+    assert w.error_source == source
+    assert w.payload == before
+    assert w.array is x
+    assert_untouched(x, NamedSharding(x.sharding.mesh, P("x", "y")))
+    # The next good edit clears the alert.
+    frontend(w, spec_text="y, x", mesh_text="x=2, y=4", memory_kind="device")
+    assert w.error == "" and w.error_source == ""
+    assert w.layout.type_str == "float32[4@y,8@x]"
+
+
+def test_mesh_edit_builds_a_real_mesh(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="x=4, y=2")
+    assert w.error == ""
+    assert w.mesh.axis_sizes == (4, 2)
+    assert str(jax.typeof(w.array)) == w.layout.type_str == "float32[4@x,8@y]"
+    assert_matches_jax(w.layout, w.array.sharding, (4, 8), array=w.array)
+
+
+def test_mesh_and_spec_in_one_message(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="a=2, b=4", spec_text="b, a")
+    assert w.error == ""
+    assert w.layout.type_str == "float32[4@b,8@a]"
+
+
+def test_auto_axes_and_explicit_view(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="x=2:auto, y=4:auto")
+    assert w.error == "" and w.layout.type_str == "float32[4,8]"
+    assert w.mesh.axis_types == (AxisType.Auto, AxisType.Auto)
+    assert w.mesh_text == "x=2:auto, y=4:auto"
+    frontend(w, mesh_text="x=2, y=4")  # the "Explicit view" the front end offers
+    assert w.layout.type_str == "float32[4@x,8@y]"
+
+
+@pytest.mark.parametrize("kind", ["pinned_host", "unpinned_host", "device"])
+def test_memory_kind_edit(x, kind):
+    w = ShardingWidget(x)
+    frontend(w, memory_kind=kind)
+    assert w.error == ""
+    assert w.array.sharding.memory_kind == kind == w.layout.memory_kind
+    assert w.layout.type_str == str(jax.typeof(w.array))
+    assert_untouched(x, NamedSharding(x.sharding.mesh, P("x", "y")))
+
+
+def test_python_setters_raise_and_change_nothing(x, mesh):
+    w = ShardingWidget(x)
+    before = dict(w.payload)
+    with pytest.raises(ShardingError, match=r"axis 'q' is not in the mesh"):
+        w.spec = P("q")
+    with pytest.raises(ShardingError, match=r"memory kind 'hbm'"):
+        w.memory_kind = "hbm"
+    with pytest.raises(ShardingError, match=r"needs 64 devices"):
+        w.mesh = "x=8, y=8"
+    assert w.payload == before and w.memory_kind == "device" and w.error == ""
+    w.spec = P(None, ("x", "y"))
+    assert w.layout.type_str == "float32[4,8@(x,y)]"
+    w.memory_kind = "pinned_host"
+    assert w.array.sharding.memory_kind == "pinned_host"
+    w.mesh = jax.make_mesh((4, 2), ("x", "y"), devices=jax.devices()[4:12])
+    assert sorted(d.id for d in w.layout.devices) == list(range(4, 12))
+    assert_matches_jax(w.layout, w.array.sharding, (4, 8), array=w.array)
+
+
+def test_python_writes_to_editor_traits_behave_like_the_frontend(x):
+    w = ShardingWidget(x)
+    w.spec_text = "nope"
+    assert "axis 'nope' is not in the mesh" in w.error and w.error_source == "spec"
+    w.spec_text = "y"
+    assert w.error == "" and w.layout.spec == (("y",), ())
+
+
+def test_what_if_without_an_array():
+    w = ShardingWidget(shape=(64, 256))
+    assert w.array is None and w.layout.device_count == len(jax.devices())
+    frontend(w, mesh_text="a=16, b=16, c=16", spec_text="a, (b, c)")
+    assert w.error == ""
+    assert w.mesh == AbstractMesh((16, 16, 16), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+    assert w.layout.device_count == 4096 and w.layout.type_str == "float32[64@a,256@(b,c)]"
+
+
+def test_widget_from_sharding_and_shape_dtype_struct(mesh):
+    s = NamedSharding(mesh, P("x"))
+    w = ShardingWidget(s, shape=(8, 2), dtype="int8")
+    assert w.layout.type_str == "int8[8@x,2]" and w.array is None
+    w2 = ShardingWidget(jax.ShapeDtypeStruct((8, 2), jnp.int8, sharding=s))
+    assert w2.payload == w.payload
+
+
+def test_widget_constructor_arguments(x):
+    w = ShardingWidget(x, spec=P("y"), memory_kind="pinned_host")
+    assert w.layout.type_str == "float32<host>[4@y,8]"
+    with pytest.raises(ShardingError, match=r"needs an array, a sharding, or shape="):
+        ShardingWidget()
+    with pytest.raises(ShardingError, match=r"ndarray"):
+        ShardingWidget(np.zeros(3))
+
+
+def test_single_device_array_gets_a_mesh_by_edit():
+    a = jnp.arange(8.0)
+    w = ShardingWidget(a)
+    assert w.mesh_text == "" and w.payload["mesh"] is None
+    frontend(w, spec_text="x")
+    assert "no mesh" in w.error and w.error_source == "spec"
+    frontend(w, mesh_text="x=4", spec_text="x")
+    assert w.error == "" and w.layout.type_str == "float32[8@x]"
+    assert_matches_jax(w.layout, w.array.sharding, (8,), array=w.array)
+
+
+def test_preview_is_bounded_and_local(mesh):
+    big = jax.device_put(jnp.arange(64 * 64, dtype=jnp.float32).reshape(64, 64), NamedSharding(mesh, P("x", "y")))
+    w = ShardingWidget(big)
+    reply = w.preview(5)
+    shard = next(s for s in big.addressable_shards if s.device.id == 5)
+    assert (reply["rows"], reply["cols"]) == (8, 8)
+    expected = np.asarray(shard.data)[:8, :8]
+    assert reply["values"] == [[str(v) for v in row] for row in expected.tolist()]
+    assert reply["index"] == [[32, 64], [16, 32]]
+    assert w.preview(99)["error"] == "device 99 is not part of this layout"
+    assert "nothing to preview" in ShardingWidget(shape=(4, 4)).preview(0)["error"]
+
+
+def test_preview_picks_dims_of_nd_arrays(mesh):
+    a = jax.device_put(jnp.arange(2 * 4 * 6 * 8, dtype=jnp.int32).reshape(2, 4, 6, 8), NamedSharding(mesh, P(None, "x", None, "y")))
+    w = ShardingWidget(a)
+    reply = w.preview(0, dims=(1, 2))
+    expected = np.asarray(a)[0, 0:2, 0:6, 0]
+    assert reply["values"] == [[str(v) for v in row] for row in expected.tolist()]
+
+
+def test_preview_message_round_trip(x):
+    w = ShardingWidget(x)
+    sent = []
+    w.send = sent.append
+    w._handle_custom_msg({"kind": "preview", "device": 3, "dims": [0, 1]}, [])
+    assert sent and sent[0]["device"] == 3 and sent[0]["values"] == [["6.0", "7.0"], ["14.0", "15.0"]]
+    w._handle_custom_msg({"kind": "other"}, [])
+    assert len(sent) == 1
+
+
+def test_show_displays_and_returns(x, monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    w = shardviz.show(x)
+    assert shown == [w] and isinstance(w, ShardingWidget)
