@@ -59,10 +59,12 @@ def mesh_order_blocks(
     used: set[int] = set()
     cuts_per_dim: list[int] = []
     block_per_dim: list[np.ndarray] = []
-    for axes in spec:
+    for axes, extent in zip(spec, shape):
         block = np.zeros(device_count, dtype=np.int64)
         cuts = 1
-        for name in axes:
+        # Every block of an empty dimension is the same empty range, so its
+        # axes replicate rather than split (JAX counts those copies too).
+        for name in axes if extent else ():
             i = position[name]
             used.add(i)
             block = block * sizes[i] + coords[i]

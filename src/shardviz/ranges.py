@@ -31,7 +31,7 @@ def _runs(ids: Iterable[int] | np.ndarray) -> list[tuple[int, int]]:
     breaks = np.flatnonzero(np.diff(values) != 1) + 1
     starts = np.concatenate(([0], breaks))
     stops = np.concatenate((breaks, [values.size]))
-    return [(int(values[a]), int(b - a)) for a, b in zip(starts.tolist(), stops.tolist())]
+    return [(int(values[a]), int(b - a)) for a, b in zip(starts.tolist(), stops.tolist(), strict=True)]
 
 
 def _run_text(start: int, length: int, *, pair_as_range: bool = False) -> str:
@@ -77,8 +77,12 @@ def abbreviate_ids(ids: Iterable[int] | np.ndarray) -> str:
             continue
         full = ",".join(_run_text(s, n) for s, n in runs[i : j + 1])
         short = ",".join(
-            [_run_text(*runs[i], pair_as_range=True), _run_text(*runs[i + 1], pair_as_range=True), ELLIPSIS,
-             _run_text(*runs[j], pair_as_range=True)]
+            [
+                _run_text(*runs[i], pair_as_range=True),
+                _run_text(*runs[i + 1], pair_as_range=True),
+                ELLIPSIS,
+                _run_text(*runs[j], pair_as_range=True),
+            ]
         )
         parts.append(short if len(short) < len(full) else full)
         i = j + 1
@@ -191,7 +195,7 @@ def group_extent(grid: Sequence[int], group: int, index: int) -> tuple[tuple[int
         return ()
     first = np.unravel_index(index * group, grid)
     last = np.unravel_index(index * group + group - 1, grid)
-    return tuple((int(a), int(b) + 1) for a, b in zip(first, last))
+    return tuple((int(a), int(b) + 1) for a, b in zip(first, last, strict=True))
 
 
 def spans(count: int, group: int) -> list[tuple[int, int]]:

@@ -27,7 +27,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import ansi
-from .ranges import abbreviate_ids, aligned_groups, divisors, format_bytes, format_interval, group_extent, smallest_group
+from .ranges import (
+    abbreviate_ids,
+    aligned_groups,
+    divisors,
+    format_bytes,
+    format_interval,
+    group_extent,
+    smallest_group,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -38,7 +46,10 @@ MIN_WIDTH = 20  # narrower widths are drawn as if this wide
 MAX_GRIDS = 16  # leading-dim blocks beyond this are merged into ranges
 BOX_ROW_BUDGET = 32  # box rows over all grids; more rows are merged
 MIN_ROWS_PER_GRID = 4
-MAX_TABLE_COLUMNS = 8  # column groups per row in the table fallback
+MAX_TABLE_COLUMNS = 4  # column groups per row in the list fallback
+MAX_TABLE_ENTRIES = 32  # entries in the list fallback, over all grids (more are merged)
+MAX_LIST_LINES = 3  # a list entry's devices should fit in this many lines ...
+MAX_LIST_TRIES = 12  # ... among this many least-merged candidates
 
 # Box drawing: (left, middle, right, horizontal) for the top, separator and bottom rules.
 _TOP = ("┌", "┬", "┐")
@@ -95,12 +106,13 @@ def _header(layout: Layout, width: int) -> list[Line]:
     if mesh is None:
         where = f"sharding {layout.sharding_name}"
     else:
-        axes = " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+        axes = " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes, strict=True))
         kinds = sorted(set(mesh.axis_types))
         if len(kinds) <= 1:
             where = f"mesh {axes} ({', '.join(kinds + (['abstract'] if mesh.abstract else []))})"
         else:
-            typed = " ".join(f"{n}={s} ({t})" for n, s, t in zip(mesh.axis_names, mesh.axis_sizes, mesh.axis_types))
+            triples = zip(mesh.axis_names, mesh.axis_sizes, mesh.axis_types, strict=True)
+            typed = " ".join(f"{n}={s} ({t})" for n, s, t in triples)
             where = f"mesh {typed}" + (" (abstract)" if mesh.abstract else "")
         if not mesh.axis_names:
             where = "mesh () (no axes)"
@@ -280,7 +292,7 @@ def _intervals(layout: Layout, dim: int | None, count: int, group: int) -> list[
 def _grid_title(layout: Layout, fold: _Fold, lead_dims: Sequence[int], index: int) -> list[str]:
     """``dim0 [0:2)``-style parts naming the leading-dim range of picture ``index``."""
     extent = group_extent(fold.lead_grid, fold.lead_group, index)
-    return [f"dim{d} {_interval(layout, d, lo, hi)}" for d, (lo, hi) in zip(lead_dims, extent)]
+    return [f"dim{d} {_interval(layout, d, lo, hi)}" for d, (lo, hi) in zip(lead_dims, extent, strict=True)]
 
 
 # --------------------------------------------------------------------------
@@ -321,11 +333,46 @@ def _body(layout: Layout, width: int) -> list[Line]:
         ]
         return lines + _side_by_side(panels, width)
 
-    col_group = smallest_group(cols, MAX_TABLE_COLUMNS)
-    fold = _Fold(lead_grid, lead_group, rows, row_group, cols, col_group)
-    lines += _text_lines(_wrap("too many blocks for boxes at this width; as a list:", width))
+    fold, cells = _list_fold(layout, lead_grid, lead_group, rows, cols, width)
+    lines += _text_lines(_wrap("as a list: too many blocks for boxes at this width", width))
     lines += _merge_note(fold, row_dim, col_dim, "entry", width)
-    return lines + _table(layout, fold, _cells(layout, fold), lead_dims, row_dim, col_dim, width)
+    return lines + _table(layout, fold, cells, lead_dims, row_dim, col_dim, width)
+
+
+def _list_fold(
+    layout: Layout, lead_grid: tuple[int, ...], lead_group: int, rows: int, cols: int, width: int
+) -> tuple[_Fold, list[_Cell]]:
+    """Merge factors for the list: the least merging whose entries stay short.
+
+    Candidates leave at most ``MAX_TABLE_ENTRIES`` entries; they are tried
+    from the least merged, and the first whose longest device list fits in
+    ``MAX_LIST_LINES`` lines wins (merging blocks whose devices interleave
+    can make lists longer, merging more can make them regular again). If
+    none does, the one with the least text overall.
+    """
+    grids = max(1, math.prod(lead_grid)) // lead_group
+    pairs = sorted(
+        (
+            (h, g)
+            for h in divisors(rows)
+            for g in divisors(cols)
+            if g >= smallest_group(cols, MAX_TABLE_COLUMNS)
+            and grids * (-(-rows // h)) * (-(-cols // g)) <= MAX_TABLE_ENTRIES
+        ),
+        key=lambda hg: (hg[0] * hg[1], hg[0]),
+    ) or [(rows, cols)]
+    best: tuple[int, _Fold, list[_Cell]] | None = None
+    for h, g in pairs[:MAX_LIST_TRIES]:
+        fold = _Fold(lead_grid, lead_group, rows, h, cols, g)
+        cells = _cells(layout, fold)
+        longest = max(len(c.label) for c in cells)
+        if longest <= MAX_LIST_LINES * max(width - 8, 12):
+            return fold, cells
+        total = sum(len(c.label) for c in cells)
+        if best is None or total < best[0]:
+            best = (total, fold, cells)
+    assert best is not None
+    return best[1], best[2]
 
 
 def _legend(
@@ -396,7 +443,7 @@ def _panel(
         for k, content in enumerate(texts):
             head = row_labels[r].rjust(label_w) + " " if label_w and not k else " " * prefix
             line: Line = [(head + _V, None)]
-            for c, text in zip(row, content):
+            for c, text in zip(row, content, strict=True):
                 line += [(text.center(inner), c.tile if c.tile >= 0 else None), (_V, None)]
             out.append(line)
         out.append(_rule(_MID if r + 1 < fold.row_cells else _BOT, prefix, fold.col_cells, inner))
@@ -452,15 +499,15 @@ def _table(
     for g in range(fold.grids):
         if lead_dims:
             out += _text_lines(_flow(_grid_title(layout, fold, lead_dims, g), width, sep=" "))
-        for place, cell in zip(places, cells[g * per_grid : (g + 1) * per_grid]):
+        for place, cell in zip(places, cells[g * per_grid : (g + 1) * per_grid], strict=True):
             text = cell.label + (f" ({cell.note})" if cell.note else "")
             body = [t[len(indent) :] for t in _wrap(indent + text, width, indent=indent)]
             tile = cell.tile if cell.tile >= 0 else None
             if beside:
                 out.append([("  ", None), (place.ljust(place_w), tile), ("  " + body[0], None)])
                 body = body[1:]
-            else:
-                out.append([("  ", None), (place, tile)])
+            else:  # the place alone may need two lines: "[a:b) x" and "[c:d)"
+                out += [[("  ", None), (part, tile)] for part in _wrap(place, width - 2)]
             out += [[(indent + more, None)] for more in body]
     return out
 

@@ -173,6 +173,12 @@ class ShardingWidget(anywidget.AnyWidget):
     def _place(self, target: rq.Target) -> tuple[Layout, jax.Array | None]:
         """Build the layout (and array) for a target; raises, changes nothing."""
         sharding = target.sharding
+        if self._original is not None and self._original.is_deleted():
+            raise rq.EditError(
+                "the array behind this widget has been deleted (by .delete() or by donation to a jitted "
+                "function); show a live array to lay it out again",
+                "spec",
+            )
         try:
             if self._original is None:
                 return describe(sharding, shape=self._shape, dtype=self._dtype), None
