@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from multiprocess import run_two_processes  # noqa: E402
+from two_processes import run_two_processes
 
 
 def fixtures() -> dict[str, dict]:

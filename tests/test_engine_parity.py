@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from jax_truth import assert_matches_jax, jax_blocks
 
 import shardviz
+from jax_truth import assert_matches_jax, jax_blocks
 
 DEVICE_COUNTS = (1, 2, 3, 4, 6, 8, 12)
 DTYPES = ("float32", "bfloat16", "int8", "int32", "bool", "float16", "uint16")
@@ -92,7 +92,9 @@ def test_what_if_layout_equals_real_mesh(case):
     holds what the k-th device of the real mesh holds."""
     mesh, spec, shape, dtype, memory_kind = case
     real = NamedSharding(mesh, spec, memory_kind=memory_kind)
-    what_if = shardviz.describe(NamedSharding(mesh.abstract_mesh, spec, memory_kind=memory_kind), shape=shape, dtype=dtype)
+    what_if = shardviz.describe(
+        NamedSharding(mesh.abstract_mesh, spec, memory_kind=memory_kind), shape=shape, dtype=dtype
+    )
     truth = jax_blocks(real, shape)
     real_ids = [d.id for d in mesh.devices.flat]
     tiles = what_if.tiles

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from jax_truth import assert_matches_jax
 
 import shardviz
+from jax_truth import assert_matches_jax
 
 
 @pytest.fixture
@@ -47,7 +47,9 @@ def test_elementwise_keeps_the_sharding(mesh_2x4):
 
 
 def test_explicit_mesh_int32_4_at_X_2():
-    mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Explicit), devices=jax.devices()[:8])
+    mesh = jax.make_mesh(
+        (2, 4), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Explicit), devices=jax.devices()[:8]
+    )
     x = jax.device_put(np.arange(8, dtype=np.int32).reshape(4, 2), NamedSharding(mesh, P("X", None)))
     layout = shardviz.describe(x)
     assert layout.type_str == "int32[4@X,2]" == str(jax.typeof(x))
@@ -55,7 +57,9 @@ def test_explicit_mesh_int32_4_at_X_2():
 
 
 def test_broadcast_add_gives_4_at_X_8_at_Y():
-    mesh = jax.make_mesh((2, 4), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Explicit), devices=jax.devices()[:8])
+    mesh = jax.make_mesh(
+        (2, 4), ("X", "Y"), axis_types=(AxisType.Explicit, AxisType.Explicit), devices=jax.devices()[:8]
+    )
     col = jax.device_put(np.arange(4, dtype=np.int32).reshape(4, 1), NamedSharding(mesh, P("X", None)))
     row = jax.device_put(np.arange(8, dtype=np.int32).reshape(1, 8), NamedSharding(mesh, P(None, "Y")))
     z = jax.jit(lambda a, b: a + b)(col, row)
@@ -96,9 +100,9 @@ def test_one_dimensional_array_over_8_devices():
 def test_shard_map_outputs(mesh_2x4):
     x = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh_2x4, P("x", "y")))
     doubled = jax.shard_map(lambda b: b * 2, mesh=mesh_2x4, in_specs=P("x", "y"), out_specs=P("x", "y"))(x)
-    summed = jax.shard_map(
-        lambda b: jax.lax.psum(b, "x"), mesh=mesh_2x4, in_specs=P("x", "y"), out_specs=P(None, "y")
-    )(x)
+    summed = jax.shard_map(lambda b: jax.lax.psum(b, "x"), mesh=mesh_2x4, in_specs=P("x", "y"), out_specs=P(None, "y"))(
+        x
+    )
     for out in (doubled, summed):
         assert_matches_jax(shardviz.describe(out), out.sharding, out.shape, array=out)
     assert shardviz.describe(summed).type_str == str(jax.typeof(summed))

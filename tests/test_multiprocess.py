@@ -5,7 +5,8 @@ previews only local data, and runs the widget."""
 from __future__ import annotations
 
 import pytest
-from multiprocess import run_two_processes
+
+from two_processes import run_two_processes
 
 pytestmark = pytest.mark.multiprocess
 

@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 from ipywidgets.widgets.widget import _instances
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from jax_truth import assert_matches_jax
 
-import shardviz
+from jax_truth import assert_matches_jax
 from shardviz import ShardingError, ShardingWidget
 from shardviz.export import page_html
 
@@ -63,12 +62,18 @@ texts = st.one_of(
 mesh_texts = st.one_of(
     texts,
     st.lists(
-        st.tuples(axis_names, st.one_of(st.integers(-2, 20).map(str), st.text(max_size=4)), st.sampled_from(["", ":auto", ":explicit", ":bogus"])),
+        st.tuples(
+            axis_names,
+            st.one_of(st.integers(-2, 20).map(str), st.text(max_size=4)),
+            st.sampled_from(["", ":auto", ":explicit", ":bogus"]),
+        ),
         min_size=0,
         max_size=4,
     ).map(lambda axes: ", ".join(f"{n!r}={s}{t}" if i % 2 else f"{n}={s}{t}" for i, (n, s, t) in enumerate(axes))),
 )
-memory_kinds = st.one_of(st.sampled_from(["device", "pinned_host", "unpinned_host", "hbm", "", "<b>"]), st.text(max_size=12))
+memory_kinds = st.one_of(
+    st.sampled_from(["device", "pinned_host", "unpinned_host", "hbm", "", "<b>"]), st.text(max_size=12)
+)
 
 
 def tally(key: str) -> None:
@@ -81,8 +86,12 @@ def original():
     return jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P("x", "y")))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(["spec_text", "mesh_text", "memory_kind"]), st.data()), min_size=1, max_size=4))
+@settings(
+    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.tuples(st.sampled_from(["spec_text", "mesh_text", "memory_kind"]), st.data()), min_size=1, max_size=4)
+)
 def test_frontend_edits_never_raise_and_never_lose_the_picture(original, edits):
     w = ShardingWidget(original)
     for name, data in edits:
@@ -140,7 +149,9 @@ def test_hostile_axis_names_survive_a_round_trip():
     w.set_state({"spec_text": w.spec_text})  # the canonical text parses back to the same spec
     assert w.error == "" and w.layout.spec == ((names[0],), (names[1],))
     page = page_html([w.payload], "t")
-    assert "</script>" not in page.split("<script type=\"application/json\" data-shardviz-payload>")[1].split("</script>")[0]
+    assert (
+        "</script>" not in page.split('<script type="application/json" data-shardviz-payload>')[1].split("</script>")[0]
+    )
 
 
 def test_deleted_array_under_the_widget(original):

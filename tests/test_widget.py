@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
-from jax_truth import assert_matches_jax
 
 import shardviz
+from jax_truth import assert_matches_jax
 from shardviz import ShardingError, ShardingWidget
 
 
@@ -56,7 +56,7 @@ def test_spec_edit_from_frontend(x):
     assert_untouched(x, NamedSharding(x.sharding.mesh, P("x", "y")))
 
 
-@pytest.mark.parametrize("text", ["P('y', None)", "y, None", "'y'", "PartitionSpec(\"y\")", "(y,), None"])
+@pytest.mark.parametrize("text", ["P('y', None)", "y, None", "'y'", 'PartitionSpec("y")', "(y,), None"])
 def test_spec_text_forms(x, text):
     w = ShardingWidget(x)
     frontend(w, spec_text=text)
@@ -68,7 +68,11 @@ def test_spec_text_forms(x, text):
 def test_tuple_spec_and_order(x):
     w = ShardingWidget(x)
     frontend(w, spec_text="(y, x), None")
-    assert w.error_source == "spec" and w.error == "dimension 0 has size 4, which y=4 x x=2 cannot split evenly into 8 blocks (JAX has no uneven shards); choose a size divisible by 8 or other axes"
+    assert (
+        w.error_source == "spec"
+        and w.error
+        == "dimension 0 has size 4, which y=4 x x=2 cannot split evenly into 8 blocks (JAX has no uneven shards); choose a size divisible by 8 or other axes"
+    )
     frontend(w, spec_text="None, (y, x)")
     assert w.error == "" and w.layout.type_str == "float32[4,8@(y,x)]"
     assert_matches_jax(w.layout, w.array.sharding, (4, 8), array=w.array)
@@ -226,7 +230,9 @@ def test_preview_is_bounded_and_local(mesh):
 
 
 def test_preview_picks_dims_of_nd_arrays(mesh):
-    a = jax.device_put(jnp.arange(2 * 4 * 6 * 8, dtype=jnp.int32).reshape(2, 4, 6, 8), NamedSharding(mesh, P(None, "x", None, "y")))
+    a = jax.device_put(
+        jnp.arange(2 * 4 * 6 * 8, dtype=jnp.int32).reshape(2, 4, 6, 8), NamedSharding(mesh, P(None, "x", None, "y"))
+    )
     w = ShardingWidget(a)
     reply = w.preview(0, dims=(1, 2))
     expected = np.asarray(a)[0, 0:2, 0:6, 0]

@@ -9,8 +9,8 @@ results equal JAX's ``devices_indices_map`` and the replica ids of
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -82,15 +82,12 @@ def mesh_order_blocks(
             replica = replica * size + coords[i]
 
     bounds = tuple(
-        tuple(i * (int(extent) // cuts) for i in range(cuts + 1))
-        for extent, cuts in zip(shape, cuts_per_dim)
+        tuple(i * (int(extent) // cuts) for i in range(cuts + 1)) for extent, cuts in zip(shape, cuts_per_dim)
     )
     return BlockAssignment(bounds=bounds, tile=tile, replica=replica)
 
 
-def blocks_from_index_map(
-    shape: Sequence[int], indices: Sequence[tuple[slice, ...]]
-) -> BlockAssignment:
+def blocks_from_index_map(shape: Sequence[int], indices: Sequence[tuple[slice, ...]]) -> BlockAssignment:
     """Blocks from an explicit list of per-device index tuples.
 
     For shardings that are not a NamedSharding: ``indices`` comes from JAX's

@@ -13,7 +13,8 @@ from typing import Any
 
 from .layout import describe
 
-STANDALONE_NOTE = "A static shardviz picture: editing needs a live kernel."
+# The page may run only its own inline code and load nothing at all.
+CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
 
 def payload_script(payload: dict[str, Any]) -> str:
@@ -43,7 +44,7 @@ def page_html(payloads: list[dict[str, Any]], title: str) -> str:
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{html.escape(title)}</title>
 <style>{style}</style>
 </head>

@@ -7,8 +7,8 @@ Text typed in the widget is parsed here by a small tokenizer, never by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from .errors import ShardingError
 
@@ -17,9 +17,7 @@ MAX_TEXT = 2000
 
 # Axis name: a quoted string, or a bare run of characters that are not
 # separators. Bare names cover identifiers and unicode alike.
-_TOKEN = re.compile(
-    r"""\s*(?:(?P<quoted>'[^']*'|"[^"]*")|(?P<punct>[(),=:])|(?P<bare>[^\s(),=:'"]+))"""
-)
+_TOKEN = re.compile(r"""\s*(?:(?P<quoted>'[^']*'|"[^"]*")|(?P<punct>[(),=:])|(?P<bare>[^\s(),=:'"]+))""")
 
 
 @dataclass(frozen=True)
@@ -40,7 +38,7 @@ def _tokens(text: str, what: str) -> list[tuple[str, str]]:
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise ShardingError(f"cannot read the {what} at character {pos + 1}: {text[pos:pos + 12]!r}")
+            raise ShardingError(f"cannot read the {what} at character {pos + 1}: {text[pos : pos + 12]!r}")
         if m.group("quoted") is not None:
             out.append(("name", m.group("quoted")[1:-1]))
         elif m.group("punct") is not None:
@@ -110,8 +108,13 @@ def parse_mesh(text: str, *, max_devices: int | None = None) -> MeshRequest:
     types: list[str] = []
     i = 0
     while i < len(toks):
-        if i + 2 >= len(toks) or toks[i][0] not in ("name", "word") or toks[i + 1][0] != "=" or toks[i + 2][0] != "word":
-            shown = " ".join(v for _, v in toks[i:i + 3])
+        if (
+            i + 2 >= len(toks)
+            or toks[i][0] not in ("name", "word")
+            or toks[i + 1][0] != "="
+            or toks[i + 2][0] != "word"
+        ):
+            shown = " ".join(v for _, v in toks[i : i + 3])
             raise ShardingError(f"mesh axis {len(names) + 1} should read name=size (e.g. x=2), found {shown!r}")
         name, size_text = toks[i][1], toks[i + 2][1]
         i += 3

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import numpy as np
@@ -173,7 +174,8 @@ class Layout:
 
     def __repr__(self) -> str:
         mesh = "" if self.mesh is None else f", mesh={self.mesh.shape}"
-        return f"Layout({self.type_str}, memory_kind={self.memory_kind!r}{mesh}, tiles={self.blocks.tile_count}, devices={self.device_count})"
+        counts = f"tiles={self.blocks.tile_count}, devices={self.device_count}"
+        return f"Layout({self.type_str}, memory_kind={self.memory_kind!r}{mesh}, {counts})"
 
 
 # --------------------------------------------------------------------------
@@ -261,7 +263,7 @@ def check_sharding_fits(sharding: Sharding, shape: tuple[int, ...]) -> None:
         check_spec(sharding.mesh, sharding.spec, shape)
 
 
-def check_spec(mesh: Any, spec: Sequence[Any], shape: tuple[int, ...]) -> None:
+def check_spec(mesh: Any, spec: Any, shape: tuple[int, ...]) -> None:
     """Reject a spec that does not fit the mesh or the shape, naming the culprit.
 
     JAX refuses some of these itself, with messages about "resource axes";
@@ -278,7 +280,8 @@ def check_spec(mesh: Any, spec: Sequence[Any], shape: tuple[int, ...]) -> None:
     for d, entry in enumerate(spec):
         if entry is PartitionSpec.UNCONSTRAINED:
             raise ShardingError(
-                f"dimension {d} is UNCONSTRAINED, which only with_sharding_constraint accepts; a layout needs axes or None"
+                f"dimension {d} is UNCONSTRAINED, which only with_sharding_constraint accepts; "
+                "a layout needs axes or None"
             )
         for axis in _entry_axes(entry):
             if axis not in names:
@@ -331,7 +334,9 @@ def _describe(sharding: Sharding, shape: tuple[int, ...], dtype: np.dtype, type_
     if isinstance(sharding, NamedSharding):
         check_sharding_fits(sharding, shape)
         mesh = sharding.mesh
-        spec = tuple(tuple(str(a) for a in _entry_axes(e)) for e in sharding.spec) + ((),) * (len(shape) - len(sharding.spec))
+        spec = tuple(tuple(str(a) for a in _entry_axes(e)) for e in sharding.spec) + ((),) * (
+            len(shape) - len(sharding.spec)
+        )
         names = tuple(str(n) for n in mesh.axis_names)
         sizes = tuple(int(s) for s in mesh.axis_sizes)
         assignment = _blocks.mesh_order_blocks(sizes, names, spec, shape)
@@ -348,9 +353,7 @@ def _describe(sharding: Sharding, shape: tuple[int, ...], dtype: np.dtype, type_
         assignment = _blocks.blocks_from_index_map(shape, [index_map[d] for d in devices])
         columns = _device_columns(tuple(devices))
         mesh_info = None
-    shard_shape = tuple(
-        (b[1] - b[0]) if len(b) > 1 else 0 for b in assignment.bounds
-    )
+    shard_shape = tuple((b[1] - b[0]) if len(b) > 1 else 0 for b in assignment.bounds)
     memory_kinds = _memory_kinds(columns)
     if not (mesh_info and mesh_info.abstract):
         check_memory_kind(memory_kind, memory_kinds)
@@ -399,7 +402,7 @@ def _device_columns(devices: tuple[Any, ...]) -> DeviceColumns:
         addressable=(process == me).astype(np.int64),
         kind=kind,
         kinds=tuple(kinds),
-        )
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -429,7 +432,7 @@ def _memory_kinds(columns: DeviceColumns) -> tuple[str, ...]:
     return tuple(ranked)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _platform_memory_kinds(platform: str, device_kind: str) -> tuple[str, ...]:
     for d in jax.local_devices():
         if d.platform == platform and d.device_kind == device_kind:

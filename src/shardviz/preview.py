@@ -29,7 +29,11 @@ def preview_message(array: jax.Array | None, layout: Layout, request: dict[str, 
     shard = next((s for s in array.addressable_shards if s.device.id == device_id), None)
     if shard is None:
         owner = next((d.process_index for d in layout.devices if d.id == device_id), None)
-        where = "is not part of this layout" if owner is None else f"belongs to process {owner}; only that process can read it"
+        where = (
+            "is not part of this layout"
+            if owner is None
+            else f"belongs to process {owner}; only that process can read it"
+        )
         return {**reply, "error": f"device {device_id} {where}"}
 
     rank = array.ndim
@@ -64,5 +68,3 @@ def _shown_dims(requested: Any, rank: int) -> tuple[int, ...]:
         if len(unique) == wanted:
             return unique
     return tuple(range(rank - wanted, rank))
-
-

@@ -97,7 +97,9 @@ def mesh_from_request(request: MeshRequest, current: MeshLike | None, *, allow_v
     )
 
 
-def check_target(mesh: MeshLike | None, spec: PartitionSpec, memory_kind: str, shape: tuple[int, ...], source: str) -> Target:
+def check_target(
+    mesh: MeshLike | None, spec: PartitionSpec, memory_kind: str, shape: tuple[int, ...], source: str
+) -> Target:
     """Check that spec and memory kind fit the mesh and shape."""
     if mesh is None:
         if any(e is not None for e in spec):

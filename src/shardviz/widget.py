@@ -148,7 +148,9 @@ class ShardingWidget(anywidget.AnyWidget):
         elif isinstance(mesh, str):
             mesh = rq.mesh_from_text(mesh, None, allow_virtual=True)
         elif not isinstance(mesh, (Mesh, AbstractMesh)):
-            raise ShardingError(f"mesh= takes a Mesh, an AbstractMesh or text such as 'x=2, y=4', not a {type(mesh).__name__}")
+            raise ShardingError(
+                f"mesh= takes a Mesh, an AbstractMesh or text such as 'x=2, y=4', not a {type(mesh).__name__}"
+            )
         sharding = NamedSharding(mesh, PartitionSpec())
         return describe(sharding, shape=shape, dtype=dtype), sharding
 
@@ -212,7 +214,9 @@ class ShardingWidget(anywidget.AnyWidget):
         layout, array = self._place(target)
         self._adopt(layout, target.sharding, array)
 
-    def apply_edit(self, *, spec_text: str | None = None, mesh_text: str | None = None, memory_kind: str | None = None) -> bool:
+    def apply_edit(
+        self, *, spec_text: str | None = None, mesh_text: str | None = None, memory_kind: str | None = None
+    ) -> bool:
         """Apply an edit as the front end sends it; never raises.
 
         Returns True when it was applied; otherwise ``error`` says why and
