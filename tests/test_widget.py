@@ -254,3 +254,38 @@ def test_show_displays_and_returns(x, monkeypatch):
     monkeypatch.setattr("IPython.display.display", shown.append)
     w = shardviz.show(x)
     assert shown == [w] and isinstance(w, ShardingWidget)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8]),
+        lambda: jax.make_mesh((3, 4), ("a", "b"), axis_types=(AxisType.Auto, AxisType.Explicit)),
+        lambda: jax.sharding.Mesh(np.array(jax.devices()[::-1][:6]).reshape(2, 3), ("p", "q")),
+    ],
+)
+@pytest.mark.parametrize("kind", ["device", "pinned_host"])
+def test_copy_code_rebuilds_the_same_sharding(make, kind):
+    mesh = make()
+    spec = P(mesh.axis_names[1], None)
+    original = jax.device_put(jnp.zeros((mesh.axis_sizes[1] * 2, 3)), NamedSharding(mesh, spec, memory_kind=kind))
+    code = ShardingWidget(original).payload["code"]
+    namespace = {"x": jnp.zeros((mesh.axis_sizes[1] * 2, 3))}
+    exec(code, namespace)  # the test runs the snippet a user would paste
+    ndim = original.ndim
+    assert namespace["sharding"].is_equivalent_to(original.sharding, ndim)
+    assert namespace["x"].sharding.is_equivalent_to(original.sharding, ndim)
+    assert [d.id for d in namespace["sharding"].mesh.devices.flat] == [d.id for d in mesh.devices.flat]
+
+
+def test_copy_code_for_what_if_and_single_device():
+    w = ShardingWidget(NamedSharding(AbstractMesh((16, 16), ("a", "b")), P("a", "b")), shape=(32, 32))
+    namespace: dict = {}
+    exec(w.payload["code"], namespace)
+    assert namespace["sharding"] == NamedSharding(AbstractMesh((16, 16), ("a", "b")), P("a", "b"))
+    assert namespace["shape"].shape == (32, 32)
+    single = jax.device_put(jnp.ones(3), jax.devices()[5])
+    namespace = {"x": jnp.ones(3)}
+    exec(ShardingWidget(single).payload["code"], namespace)
+    assert namespace["x"].sharding.is_equivalent_to(single.sharding, 1)
+    assert namespace["x"].devices() == {jax.devices()[5]}

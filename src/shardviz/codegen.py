@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import jax
+
 if TYPE_CHECKING:
     from .layout import Layout
 
 
 def _spec_source(spec: tuple[tuple[str, ...], ...]) -> str:
-    entries = list(spec)
-    while entries and not entries[-1]:
-        entries.pop()
     parts = []
-    for axes in entries:
+    for axes in spec:  # one entry per dimension: explicit beats terse here
         if not axes:
             parts.append("None")
         elif len(axes) == 1:
@@ -21,6 +20,27 @@ def _spec_source(spec: tuple[tuple[str, ...], ...]) -> str:
         else:
             parts.append("(" + ", ".join(repr(a) for a in axes) + ")")
     return "P(" + ", ".join(parts) + ")"
+
+
+def _real_mesh_source(layout: Layout, types_arg: str) -> tuple[str, str]:
+    """make_mesh when the mesh takes the first devices in order, else Mesh over explicit ids."""
+    mesh = layout.mesh
+    assert mesh is not None
+    ids = [int(i) for i in layout.columns.ids]
+    sizes, names = tuple(mesh.axis_sizes), tuple(mesh.axis_names)
+    first = [d.id for d in jax.devices()[: len(ids)]]
+    if ids == first:
+        devices = "" if len(ids) == jax.device_count() else f", devices=jax.devices()[:{len(ids)}]"
+        make = f"mesh = jax.make_mesh({sizes!r}, {names!r}, axis_types={types_arg}{devices})"
+        return make, "from jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
+    make = "\n".join(
+        [
+            "by_id = {d.id: d for d in jax.devices()}",
+            f"devices = np.array([by_id[i] for i in {ids!r}]).reshape({sizes!r})",
+            f"mesh = Mesh(devices, {names!r}, axis_types={types_arg})",
+        ]
+    )
+    return make, "import numpy as np\nfrom jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec as P"
 
 
 def sharding_code(layout: Layout) -> str:
@@ -45,8 +65,7 @@ def sharding_code(layout: Layout) -> str:
         imports = "from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P"
         tail = [f"shape = jax.ShapeDtypeStruct({layout.shape!r}, jax.numpy.{layout.dtype}, sharding=sharding)"]
     else:
-        make = f"mesh = jax.make_mesh({tuple(mesh.axis_sizes)!r}, {tuple(mesh.axis_names)!r}, axis_types={types_arg})"
-        imports = "from jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
+        make, imports = _real_mesh_source(layout, types_arg)
         tail = ["x = jax.device_put(x, sharding)"]
     return "\n".join(
         [

@@ -1,0 +1,402 @@
+/**
+ * The array map: the array's tiles drawn in proportion to their extents on
+ * two chosen dimensions, each labelled with its index ranges, its devices
+ * and a replication badge. Other dimensions are stepped through.
+ */
+
+import { holderIdsText, isRemote, platformLabel, tileAriaLabel } from "./describe";
+import { cssVar, h } from "./dom";
+import type { Highlight, PictureEvents, PictureView } from "./interaction";
+import { MAP_CANVAS_THRESHOLD } from "./interaction";
+import { axisColor, tileColor } from "./palette";
+import type { Layout } from "./payload";
+import { tileIntervals } from "./payload";
+import { formatInterval } from "./ranges";
+import { chooseDim, type SliceChoice, steppedDims, type VisibleTile, visibleTiles } from "./slicing";
+
+export interface ArrayMapOptions {
+  choice: SliceChoice;
+  onChoice: (choice: SliceChoice) => void;
+}
+
+/** The map with its dimension pickers and steppers above it. */
+export function renderArrayMap(
+  layout: Layout,
+  events: PictureEvents,
+  signal: AbortSignal,
+  options: ArrayMapOptions,
+): PictureView {
+  const { choice } = options;
+  const tiles = visibleTiles(layout, choice);
+  const root = h("div", {
+    class: "sv-map",
+    role: "group",
+    "aria-label": `Array map of ${layout.payload.dtype}[${layout.payload.shape.join(",")}]`,
+    "data-tile-count": tiles.length,
+    "data-total-tiles": layout.tileCount,
+  });
+  const controls = renderSliceControls(layout, choice, options.onChoice, signal);
+  if (controls) root.append(controls);
+  const picture =
+    tiles.length > MAP_CANVAS_THRESHOLD
+      ? renderMapCanvas(layout, tiles, choice, events, signal)
+      : renderMapDom(layout, tiles, choice, events, signal);
+  root.setAttribute("data-render", tiles.length > MAP_CANVAS_THRESHOLD ? "canvas" : "dom");
+  root.append(picture.element);
+  return { element: root, setHighlight: picture.setHighlight };
+}
+
+/** Fraction of dimension `dim` before `at` (0 for an absent dim). */
+function fraction(layout: Layout, dim: number | null, at: number): number {
+  if (dim === null) return at === 0 ? 0 : 1;
+  const extent = layout.payload.shape[dim];
+  return extent > 0 ? layout.payload.tiles.bounds[dim][at] / extent : at === 0 ? 0 : 1;
+}
+
+function dimTitle(layout: Layout, dim: number, arrow: string, vertical = false): HTMLElement {
+  const axes = layout.payload.spec[dim] ?? [];
+  const names = layout.payload.mesh?.names ?? [];
+  const title = h("div", { class: vertical ? "sv-dim-title sv-vertical" : "sv-dim-title" }, [
+    `dim ${dim} (${layout.payload.shape[dim]})`,
+  ]);
+  for (const axis of axes) {
+    const mark = h("span", { class: "sv-axis-ref" }, [axis]);
+    mark.style.setProperty("--sv-axis", axisColor(names.indexOf(axis)));
+    title.append(" ", mark);
+  }
+  title.append(` ${arrow}`);
+  return title;
+}
+
+/** Proportions of the drawing area: the array's own, kept within readable limits. */
+function aspectRatio(layout: Layout, choice: SliceChoice): number {
+  const { shape } = layout.payload;
+  if (choice.colDim === null) return 1;
+  const across = Math.max(shape[choice.colDim], 1);
+  const down = choice.rowDim === null ? across / 8 : Math.max(shape[choice.rowDim], 1);
+  return Math.min(4, Math.max(0.5, across / down));
+}
+
+function frame(layout: Layout, choice: SliceChoice, area: HTMLElement): HTMLElement {
+  const wrapper = h("div", { class: "sv-map-frame" });
+  if (choice.colDim !== null) wrapper.append(dimTitle(layout, choice.colDim, "\u2192"));
+  const body = h("div", { class: "sv-map-body" });
+  if (choice.rowDim !== null) body.append(dimTitle(layout, choice.rowDim, "\u2192", true));
+  body.append(area);
+  wrapper.append(body);
+  return wrapper;
+}
+
+// ---------------------------------------------------------------- DOM path
+
+function renderMapDom(
+  layout: Layout,
+  tiles: VisibleTile[],
+  choice: SliceChoice,
+  events: PictureEvents,
+  signal: AbortSignal,
+): PictureView {
+  const area = h("div", { class: choice.colDim === null ? "sv-map-area sv-scalar" : "sv-map-area" });
+  area.style.aspectRatio = String(aspectRatio(layout, choice));
+  const byTile = new Map<number, HTMLElement>();
+  const platform = platformLabel(layout);
+  for (const [i, { tile, row, col }] of tiles.entries()) {
+    const copies = layout.holders[tile].length;
+    const intervals = tileIntervals(tile, layout.payload.tiles.bounds);
+    const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
+    const element = h(
+      "div",
+      {
+        class: "sv-tile",
+        "data-tile": tile,
+        role: "button",
+        tabindex: i === 0 ? 0 : -1,
+        "aria-label": tileAriaLabel(layout, tile),
+      },
+      [
+        h("span", { class: "sv-tile-name" }, [`t${tile}`]),
+        copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
+        h("span", { class: "sv-tile-index" }, [shown.map((d) => formatInterval(intervals[d])).join(", ") || "scalar"]),
+        h("span", { class: "sv-tile-devices" }, [`${platform} ${holderIdsText(layout, tile)}`]),
+      ],
+    );
+    const left = fraction(layout, choice.colDim, col);
+    const right = fraction(layout, choice.colDim, col + 1);
+    const top = fraction(layout, choice.rowDim, row);
+    const bottom = fraction(layout, choice.rowDim, row + 1);
+    element.style.left = `${left * 100}%`;
+    element.style.width = `${(right - left) * 100}%`;
+    element.style.top = `${top * 100}%`;
+    element.style.height = `${(bottom - top) * 100}%`;
+    element.style.backgroundColor = tileColor(tile);
+    if (layout.holders[tile].every((k) => isRemote(layout, k))) element.classList.add("sv-remote");
+    byTile.set(tile, element);
+    area.append(element);
+  }
+
+  const tileOf = (event: Event): number => {
+    const element = (event.target as Element | null)?.closest?.("[data-tile]");
+    return element ? Number(element.getAttribute("data-tile")) : -1;
+  };
+  area.addEventListener(
+    "pointerover",
+    (event) => {
+      const t = tileOf(event);
+      events.onHover(t >= 0 ? { kind: "tile", tile: t } : null);
+    },
+    { signal },
+  );
+  area.addEventListener("pointerleave", () => events.onHover(null), { signal });
+  area.addEventListener(
+    "focusin",
+    (event) => {
+      const t = tileOf(event);
+      if (t >= 0) events.onFocus({ kind: "tile", tile: t });
+    },
+    { signal },
+  );
+  area.addEventListener("focusout", () => events.onFocus(null), { signal });
+  area.addEventListener(
+    "click",
+    (event) => {
+      const t = tileOf(event);
+      if (t >= 0) events.onActivate({ kind: "tile", tile: t });
+    },
+    { signal },
+  );
+  area.addEventListener(
+    "keydown",
+    (event) => {
+      const t = tileOf(event);
+      if (t < 0) return;
+      const at = tiles.findIndex((v) => v.tile === t);
+      const cols = choice.colDim === null ? 1 : layout.tileCounts[choice.colDim];
+      const moves: Record<string, number> = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -cols, ArrowDown: cols };
+      if (event.key in moves) {
+        event.preventDefault();
+        const next = tiles[at + moves[event.key]];
+        if (!next) return;
+        const from = byTile.get(t);
+        const to = byTile.get(next.tile);
+        if (from && to) {
+          from.tabIndex = -1;
+          to.tabIndex = 0;
+          to.focus();
+        }
+      } else if (event.key === "Enter" || event.key === " ") {
+        event.preventDefault();
+        events.onActivate({ kind: "tile", tile: t });
+      }
+    },
+    { signal },
+  );
+
+  let lit: HTMLElement | null = null;
+  const setHighlight = (highlight: Highlight | null): void => {
+    lit?.classList.remove("sv-partner");
+    lit = highlight ? (byTile.get(highlight.tile) ?? null) : null;
+    lit?.classList.add("sv-partner");
+    area.classList.toggle("sv-highlighting", highlight !== null);
+  };
+  return { element: frame(layout, choice, area), setHighlight };
+}
+
+// ------------------------------------------------------------- canvas path
+
+const MAP_WIDTH = 440;
+
+function renderMapCanvas(
+  layout: Layout,
+  tiles: VisibleTile[],
+  choice: SliceChoice,
+  events: PictureEvents,
+  signal: AbortSignal,
+): PictureView {
+  const width = MAP_WIDTH;
+  const height = Math.round(MAP_WIDTH / aspectRatio(layout, choice));
+  const canvas = h("canvas", {
+    class: "sv-canvas sv-map-area",
+    tabindex: 0,
+    role: "img",
+    "aria-label": `${tiles.length} tiles; hover or use the arrow keys to inspect them`,
+  });
+  // Backing store at device resolution; CSS keeps the proportions (height: auto).
+  const ratio = globalThis.devicePixelRatio || 1;
+  canvas.width = Math.round(width * ratio);
+  canvas.height = Math.round(height * ratio);
+  canvas.style.width = `${width}px`;
+  const cols = choice.colDim === null ? 1 : layout.tileCounts[choice.colDim];
+  const rows = choice.rowDim === null ? 1 : layout.tileCounts[choice.rowDim];
+  const xs = Array.from({ length: cols + 1 }, (_, i) => fraction(layout, choice.colDim, i) * width);
+  const ys = Array.from({ length: rows + 1 }, (_, i) => fraction(layout, choice.rowDim, i) * height);
+  let highlight: Highlight | null = null;
+  let cursor = -1;
+
+  const draw = (): void => {
+    const ctx = canvas.getContext("2d");
+    if (!ctx) return; // no canvas support (tests without a canvas backend)
+    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+    ctx.clearRect(0, 0, width, height);
+    const ink = cssVar(canvas, "--sv-fg", "#1f2328");
+    ctx.font = `10px ${cssVar(canvas, "--sv-font", "sans-serif")}`;
+    for (const { tile, row, col } of tiles) {
+      const x = xs[col];
+      const y = ys[row];
+      const w = xs[col + 1] - x;
+      const hh = ys[row + 1] - y;
+      ctx.globalAlpha = highlight && highlight.tile !== tile ? 0.3 : 1;
+      ctx.fillStyle = tileColor(tile);
+      ctx.fillRect(x, y, w, hh);
+      if (w > 28 && hh > 14) {
+        ctx.fillStyle = "#1b1b1b";
+        ctx.fillText(`t${tile}`, x + 3, y + 11);
+      }
+    }
+    ctx.globalAlpha = 1;
+    for (const t of [highlight?.tile ?? -1, cursor >= 0 ? tiles[cursor].tile : -1]) {
+      const v = tiles.find((candidate) => candidate.tile === t);
+      if (!v) continue;
+      // Grow slivers to at least 8px around their centre so the mark stays visible.
+      const w = Math.max(xs[v.col + 1] - xs[v.col], 8);
+      const hh = Math.max(ys[v.row + 1] - ys[v.row], 8);
+      const cx = (xs[v.col] + xs[v.col + 1]) / 2;
+      const cy = (ys[v.row] + ys[v.row + 1]) / 2;
+      ctx.strokeStyle = ink;
+      ctx.lineWidth = 2;
+      ctx.strokeRect(cx - w / 2 + 1, cy - hh / 2 + 1, w - 2, hh - 2);
+    }
+  };
+
+  const indexAt = (event: MouseEvent): number => {
+    const rect = canvas.getBoundingClientRect();
+    const sx = rect.width > 0 ? width / rect.width : 1;
+    const sy = rect.height > 0 ? height / rect.height : 1;
+    const col = lastAtOrBelow(xs, (event.clientX - rect.left) * sx, cols);
+    const row = lastAtOrBelow(ys, (event.clientY - rect.top) * sy, rows);
+    return col < 0 || row < 0 ? -1 : row * cols + col;
+  };
+  let hovered = -1;
+  canvas.addEventListener(
+    "pointermove",
+    (event) => {
+      const i = indexAt(event);
+      if (i === hovered) return;
+      hovered = i;
+      events.onHover(i >= 0 ? { kind: "tile", tile: tiles[i].tile } : null);
+    },
+    { signal },
+  );
+  canvas.addEventListener("pointerleave", () => events.onHover(null), { signal });
+  canvas.addEventListener(
+    "click",
+    (event) => {
+      const i = indexAt(event);
+      if (i < 0) return;
+      cursor = i;
+      events.onActivate({ kind: "tile", tile: tiles[i].tile });
+    },
+    { signal },
+  );
+  canvas.addEventListener(
+    "focus",
+    () => {
+      if (cursor < 0) cursor = 0;
+      events.onFocus({ kind: "tile", tile: tiles[cursor].tile });
+    },
+    { signal },
+  );
+  canvas.addEventListener("blur", () => events.onFocus(null), { signal });
+  canvas.addEventListener(
+    "keydown",
+    (event) => {
+      const moves: Record<string, number> = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -cols, ArrowDown: cols };
+      if (event.key in moves) {
+        event.preventDefault();
+        const next = Math.max(cursor, 0) + moves[event.key];
+        if (next >= 0 && next < tiles.length) cursor = next;
+        events.onFocus({ kind: "tile", tile: tiles[Math.max(cursor, 0)].tile });
+      } else if ((event.key === "Enter" || event.key === " ") && cursor >= 0) {
+        event.preventDefault();
+        events.onActivate({ kind: "tile", tile: tiles[cursor].tile });
+      }
+    },
+    { signal },
+  );
+  draw();
+  return {
+    element: frame(layout, choice, canvas),
+    setHighlight: (next) => {
+      highlight = next;
+      draw();
+    },
+  };
+}
+
+/** Index i of the interval [edges[i], edges[i+1]) holding v, or -1. */
+function lastAtOrBelow(edges: readonly number[], v: number, count: number): number {
+  if (v < edges[0] || v >= edges[count]) return -1;
+  let lo = 0;
+  let hi = count - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (edges[mid] <= v) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// ---------------------------------------------------------- N-D controls
+
+function renderSliceControls(
+  layout: Layout,
+  choice: SliceChoice,
+  onChoice: (choice: SliceChoice) => void,
+  signal: AbortSignal,
+): HTMLElement | null {
+  const { shape } = layout.payload;
+  const rank = shape.length;
+  if (rank <= 2) return null;
+  const controls = h("div", { class: "sv-slice-controls" });
+  const dimSelect = (side: "row" | "col", current: number | null): HTMLElement => {
+    const select = h("select", {
+      "data-role": `${side}-dim`,
+      "aria-label": side === "row" ? "dimension down" : "dimension across",
+    });
+    for (let d = 0; d < rank; d++) {
+      select.append(h("option", { value: d, selected: d === current }, [`dim ${d} (${shape[d]})`]));
+    }
+    select.addEventListener("change", () => onChoice(chooseDim(choice, side, Number(select.value))), { signal });
+    return h("label", { class: "sv-field" }, [side === "row" ? "down " : "across ", select]);
+  };
+  controls.append(dimSelect("row", choice.rowDim), dimSelect("col", choice.colDim));
+  for (const d of steppedDims(rank, choice)) {
+    const count = layout.tileCounts[d];
+    const at = choice.steps[d];
+    const interval: [number, number] = [layout.payload.tiles.bounds[d][at], layout.payload.tiles.bounds[d][at + 1]];
+    const slider = h("input", {
+      type: "range",
+      min: 0,
+      max: count - 1,
+      step: 1,
+      value: at,
+      disabled: count <= 1,
+      "data-role": "step",
+      "data-dim": d,
+      "aria-label": `dim ${d}: which block`,
+    });
+    // "change" (release or key press), not "input": a redraw mid-drag would drop the thumb.
+    slider.addEventListener(
+      "change",
+      () => {
+        const steps = choice.steps.slice();
+        steps[d] = Number(slider.value);
+        onChoice({ ...choice, steps });
+      },
+      { signal },
+    );
+    const text =
+      count > 1 ? `${formatInterval(interval)} (block ${at + 1} of ${count})` : `${formatInterval(interval)} (whole)`;
+    controls.append(h("label", { class: "sv-field sv-stepper" }, [`dim ${d} `, slider, h("output", {}, [text])]));
+  }
+  return controls;
+}

@@ -1,0 +1,72 @@
+/**
+ * The one way this front end builds DOM: attributes through setAttribute,
+ * text through textContent. Data never goes through innerHTML, so a hostile
+ * axis name or error text shows as text and creates no element.
+ */
+
+export type Attributes = Record<string, string | number | boolean | null | undefined>;
+export type Child = Node | string | null | undefined | false;
+
+/** Creates `<tag>` with attributes (null/undefined/false skipped, true as "") and children. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  children: readonly Child[] = [],
+): HTMLElementTagNameMap[K] {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === null || value === undefined || value === false) continue;
+    element.setAttribute(name, value === true ? "" : String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+/** Appends children; strings become text nodes. */
+export function append(parent: Node, children: readonly Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+  }
+}
+
+/** A cheap stand-in for `element.replaceChildren(...)` that takes the same children as {@link h}. */
+export function replaceChildren(parent: Element, children: readonly Child[]): void {
+  parent.textContent = "";
+  append(parent, children);
+}
+
+/** Coalesces rapid calls: `fn` runs once, `delayMs` after the last call; `flush` runs it now. */
+export function debounce<A extends unknown[]>(
+  fn: (...args: A) => void,
+  delayMs: number,
+): { call: (...args: A) => void; flush: () => void; cancel: () => void } {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let pending: A | undefined;
+  const flush = (): void => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    const args = pending;
+    pending = undefined;
+    if (args) fn(...args);
+  };
+  return {
+    call: (...args: A) => {
+      pending = args;
+      if (timer !== undefined) clearTimeout(timer);
+      timer = setTimeout(flush, delayMs);
+    },
+    flush,
+    cancel: () => {
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      pending = undefined;
+    },
+  };
+}
+
+/** Reads a CSS custom property from the themed root, with a fallback for hosts without CSS (tests). */
+export function cssVar(element: Element, name: string, fallback: string): string {
+  const value = getComputedStyle(element).getPropertyValue(name).trim();
+  return value || fallback;
+}

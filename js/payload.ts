@@ -1,0 +1,195 @@
+/**
+ * The payload Python sends (docs/payload.md, version 1) and the index
+ * arithmetic needed to read it. Nothing here touches the DOM or picks colours.
+ */
+
+export const PAYLOAD_VERSION = 1;
+
+/** A run `[start, step, count]` stands for `start, start + step, ...` (`count` values). */
+export type Run = [start: number, step: number, count: number];
+
+export type AxisType = "Auto" | "Explicit" | "Manual";
+
+export interface MeshInfo {
+  names: string[];
+  sizes: number[];
+  types: AxisType[];
+  abstract: boolean;
+}
+
+export interface DeviceKind {
+  platform: string;
+  device_kind: string;
+}
+
+/** Per-device columns in mesh order, each run-encoded. */
+export interface DeviceColumns {
+  count: number;
+  id: Run[];
+  tile: Run[];
+  replica: Run[];
+  process: Run[];
+  addressable: Run[];
+  kind: Run[];
+}
+
+export interface Payload {
+  version: 1;
+  type_str: string;
+  dtype: string;
+  shape: number[];
+  itemsize: number;
+  spec: string[][];
+  shard_shape: number[];
+  shard_bytes: number;
+  memory_kind: string;
+  memory_kinds: string[];
+  mesh: MeshInfo | null;
+  tiles: { bounds: number[][] };
+  devices: DeviceColumns;
+  kinds: DeviceKind[];
+  process_index: number;
+  process_count: number;
+  sharding: string;
+  spec_text: string;
+  mesh_text: string;
+  code: string;
+  has_array: boolean;
+}
+
+/** The preview answer Python sends back as a custom message. */
+export type PreviewReply =
+  | {
+      kind: "preview";
+      device: number;
+      values: (number | string | boolean | null)[][];
+      row_start: number;
+      col_start: number;
+      rows: number;
+      cols: number;
+      index: [number, number][];
+    }
+  | { kind: "preview"; device: number; error: string };
+
+/** Expands a run-encoded column into one integer per entry. */
+export function expandRuns(runs: readonly Run[], expectedCount?: number): Int32Array {
+  let total = 0;
+  for (const run of runs) total += run[2];
+  if (expectedCount !== undefined && total !== expectedCount) {
+    throw new PayloadError(`a device column holds ${total} values, expected ${expectedCount}`);
+  }
+  const out = new Int32Array(total);
+  let at = 0;
+  for (const [start, step, count] of runs) {
+    for (let i = 0; i < count; i++) out[at++] = start + i * step;
+  }
+  return out;
+}
+
+/** Row-major unravel of a flat index over `sizes` (an empty `sizes` gives `[]`). */
+export function unravel(flat: number, sizes: readonly number[]): number[] {
+  const coords = new Array<number>(sizes.length);
+  let rest = flat;
+  for (let d = sizes.length - 1; d >= 0; d--) {
+    coords[d] = rest % sizes[d];
+    rest = Math.floor(rest / sizes[d]);
+  }
+  return coords;
+}
+
+/** Row-major ravel, the inverse of {@link unravel}. */
+export function ravel(coords: readonly number[], sizes: readonly number[]): number {
+  let flat = 0;
+  for (let d = 0; d < sizes.length; d++) flat = flat * sizes[d] + coords[d];
+  return flat;
+}
+
+/** Mesh coordinates of the device at mesh-order position `k`. */
+export function meshCoords(k: number, mesh: MeshInfo | null): number[] {
+  return mesh ? unravel(k, mesh.sizes) : [];
+}
+
+/** Number of intervals the tile grid cuts each dimension into. */
+export function tileCounts(bounds: readonly (readonly number[])[]): number[] {
+  return bounds.map((cuts) => cuts.length - 1);
+}
+
+/** A half-open interval `[start, stop)` of one array dimension. */
+export type Interval = [start: number, stop: number];
+
+/** The per-dimension intervals tile `t` spans (empty for a scalar). */
+export function tileIntervals(t: number, bounds: readonly (readonly number[])[]): Interval[] {
+  const cell = unravel(t, tileCounts(bounds));
+  return cell.map((i, d) => [bounds[d][i], bounds[d][i + 1]]);
+}
+
+export class PayloadError extends Error {
+  override name = "PayloadError";
+}
+
+/** Everything the drawing code needs, decoded once per payload. */
+export interface Layout {
+  payload: Payload;
+  deviceCount: number;
+  /** Columns indexed by mesh-order position. */
+  ids: Int32Array;
+  tileOf: Int32Array;
+  replica: Int32Array;
+  process: Int32Array;
+  addressable: Int32Array;
+  kind: Int32Array;
+  /** Mesh sizes, `[]` when there is no mesh (a single device). */
+  meshSizes: number[];
+  tileCounts: number[];
+  tileCount: number;
+  /** Mesh-order positions of the devices holding each tile. */
+  holders: number[][];
+  /** Mesh-order position of each device id. */
+  positionOfId: Map<number, number>;
+}
+
+/** Checks the shape of a payload and decodes its run-encoded columns. */
+export function decodePayload(payload: Payload): Layout {
+  if (payload.version !== PAYLOAD_VERSION) {
+    throw new PayloadError(`this front end reads payload version ${PAYLOAD_VERSION}, got ${String(payload.version)}`);
+  }
+  const { devices, tiles } = payload;
+  const n = devices.count;
+  const ids = expandRuns(devices.id, n);
+  const tileOf = expandRuns(devices.tile, n);
+  const counts = tileCounts(tiles.bounds);
+  const tileCount = counts.reduce((a, b) => a * b, 1);
+  const meshSizes = payload.mesh ? payload.mesh.sizes : [];
+  const meshSize = meshSizes.reduce((a, b) => a * b, 1);
+  if (meshSize !== n) {
+    throw new PayloadError(`the mesh holds ${meshSize} devices but the payload lists ${n}`);
+  }
+  const holders: number[][] = Array.from({ length: tileCount }, () => []);
+  const positionOfId = new Map<number, number>();
+  for (let k = 0; k < n; k++) {
+    const t = tileOf[k];
+    if (t < 0 || t >= tileCount) throw new PayloadError(`device ${ids[k]} holds tile ${t}, out of range`);
+    holders[t].push(k);
+    positionOfId.set(ids[k], k);
+  }
+  return {
+    payload,
+    deviceCount: n,
+    ids,
+    tileOf,
+    replica: expandRuns(devices.replica, n),
+    process: expandRuns(devices.process, n),
+    addressable: expandRuns(devices.addressable, n),
+    kind: expandRuns(devices.kind, n),
+    meshSizes,
+    tileCounts: counts,
+    tileCount,
+    holders,
+    positionOfId,
+  };
+}
+
+/** True for an object that claims to be a shardviz payload (the trait starts as `{}`). */
+export function isPayload(value: unknown): value is Payload {
+  return typeof value === "object" && value !== null && "version" in value && "devices" in value;
+}

@@ -1,0 +1,40 @@
+/**
+ * Real payloads written by the engine (`python tests/make_js_fixtures.py`
+ * writes js/fixtures/*.json). A missing fixture fails the test that asks
+ * for it: these tests must never pass without the real engine's output.
+ */
+
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Payload } from "../payload";
+
+/** Tests run from the repository root (npm test, vitest.config.ts). */
+export const FIXTURE_DIR = join(process.cwd(), "js", "fixtures");
+
+export const FIXTURE_NAMES = [
+  "mesh2x4_xy",
+  "mesh3axis",
+  "replicated_sum",
+  "auto_mesh",
+  "single_device",
+  "scalar",
+  "rank4",
+  "pinned_host",
+  "abstract_4096",
+  "hostile_names",
+  "multiprocess",
+] as const;
+
+export type FixtureName = (typeof FIXTURE_NAMES)[number];
+
+export function fixturePath(name: FixtureName): string {
+  return join(FIXTURE_DIR, `${name}.json`);
+}
+
+export function loadFixture(name: FixtureName): Payload {
+  const path = fixturePath(name);
+  if (!existsSync(path)) {
+    throw new Error(`missing fixture ${path}: run \`python tests/make_js_fixtures.py\` first`);
+  }
+  return JSON.parse(readFileSync(path, "utf8")) as Payload;
+}

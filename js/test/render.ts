@@ -1,0 +1,30 @@
+/** Renders the widget through its real entry module with a fake model. */
+
+import type { AnyModel } from "@anywidget/types";
+import type { Payload } from "../payload";
+import type { SyncedTraits } from "../traits";
+import widget from "../widget";
+import { FakeModel } from "./fakeModel";
+
+export interface Rendered {
+  el: HTMLElement;
+  model: FakeModel;
+  cleanup: () => void;
+}
+
+export function renderWidget(
+  payload: Payload | Record<string, never>,
+  overrides: Partial<SyncedTraits> = {},
+): Rendered {
+  const el = document.createElement("div");
+  document.body.append(el);
+  const model = new FakeModel(payload, overrides);
+  const cleanup = widget.render({ model: model as unknown as AnyModel<SyncedTraits>, el });
+  return { el, model, cleanup };
+}
+
+export function query<T extends Element = HTMLElement>(root: ParentNode, selector: string): T {
+  const found = root.querySelector<T>(selector);
+  if (!found) throw new Error(`nothing matches ${selector}`);
+  return found;
+}
