@@ -26,10 +26,10 @@ $(STAMPS)/js-build: $(STAMPS)/npm $(JS_SRC)
 	npm run build
 	@touch $@
 
-# The editable install skips the package's own npm build when the bundle
-# exists, so the bundle is built first, here.
+# The bundle is built above; the package's own npm build hook (which wheels
+# and sdists use) would only redo it and touch package-lock.json.
 $(STAMPS)/python: pyproject.toml $(STAMPS)/js-build | $(PY)
-	$(PY) -m pip install -q -e ".[test,docs,bench]"
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install -q -e ".[test,docs,bench]"
 	@touch $@
 
 lab: install
