@@ -7,6 +7,8 @@ PY      := $(VENV)/bin/python
 STAMPS  := .stamps
 DEVICES ?= 8
 PORT    ?= 8888
+# JupyterLab refuses to run as root unless told; containers often are root.
+ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 JS_SRC  := $(wildcard js/*.ts js/*.css) package.json esbuild.mjs tsconfig.json
 
 .PHONY: install lab test test-python test-js lint bench course clean
@@ -34,7 +36,7 @@ $(STAMPS)/python: pyproject.toml $(STAMPS)/js-build | $(PY)
 
 lab: install
 	XLA_FLAGS=--xla_force_host_platform_device_count=$(DEVICES) \
-	  $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) --ServerApp.open_browser=True
+	  $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(ROOT_OK)
 
 lint: install
 	$(VENV)/bin/ruff check src tests benchmarks

@@ -19,7 +19,7 @@ import jax
 import traitlets
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
-from . import requests as rq
+from . import edits as rq
 from .errors import ShardingError
 from .layout import Layout, check_memory_kind, describe
 from .preview import preview_message
