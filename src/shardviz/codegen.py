@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 import jax
+import numpy as np
 
 if TYPE_CHECKING:
     from .layout import Layout
@@ -22,21 +24,25 @@ def _spec_source(spec: tuple[tuple[str, ...], ...]) -> str:
     return "P(" + ", ".join(parts) + ")"
 
 
+@functools.lru_cache(maxsize=8)
+def _first_device_ids(count: int) -> np.ndarray:
+    return np.array([d.id for d in jax.devices()[:count]], dtype=np.int64)
+
+
 def _real_mesh_source(layout: Layout, types_arg: str) -> tuple[str, str]:
     """make_mesh when the mesh takes the first devices in order, else Mesh over explicit ids."""
     mesh = layout.mesh
     assert mesh is not None
-    ids = [int(i) for i in layout.columns.ids]
+    ids = layout.columns.ids
     sizes, names = tuple(mesh.axis_sizes), tuple(mesh.axis_names)
-    first = [d.id for d in jax.devices()[: len(ids)]]
-    if ids == first:
+    if np.array_equal(ids, _first_device_ids(len(ids))):
         devices = "" if len(ids) == jax.device_count() else f", devices=jax.devices()[:{len(ids)}]"
         make = f"mesh = jax.make_mesh({sizes!r}, {names!r}, axis_types={types_arg}{devices})"
         return make, "from jax.sharding import AxisType, NamedSharding, PartitionSpec as P"
     make = "\n".join(
         [
             "by_id = {d.id: d for d in jax.devices()}",
-            f"devices = np.array([by_id[i] for i in {ids!r}]).reshape({sizes!r})",
+            f"devices = np.array([by_id[i] for i in {ids.tolist()!r}]).reshape({sizes!r})",
             f"mesh = Mesh(devices, {names!r}, axis_types={types_arg})",
         ]
     )

@@ -31,7 +31,15 @@ from typing import Any
 
 from .export import bundle_assets, payload_script
 
-__all__ = ["CourseExportError", "execute_notebook", "export_course", "export_notebook", "inline_widgets", "main", "to_html"]
+__all__ = [
+    "CourseExportError",
+    "execute_notebook",
+    "export_course",
+    "export_notebook",
+    "inline_widgets",
+    "main",
+    "to_html",
+]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -163,7 +171,8 @@ def inline_widgets(nb: Any) -> int:
 
     Every output showing a ShardingWidget (or a box of them) gets a
     ``text/html`` payload script in place of its widget view; a view of any
-    other widget keeps only its text. The notebook's widget state is
+    other widget becomes a note that it needs a live kernel (plus its text).
+    The notebook's widget state is
     removed, so the HTML exporter loads no widget manager. Returns the
     number of pictures inlined.
     """
