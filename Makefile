@@ -57,5 +57,9 @@ test: lint test-js test-python
 bench: install
 	$(PY) benchmarks/run.py
 
+# The tour as HTML pages that show their pictures with no network at all.
+course: install
+	$(PY) -m shardviz.course notebooks _site
+
 clean:
 	rm -rf $(STAMPS) src/shardviz/static js/fixtures .pytest_cache

@@ -289,3 +289,26 @@ def test_copy_code_for_what_if_and_single_device():
     exec(ShardingWidget(single).payload["code"], namespace)
     assert namespace["x"].sharding.is_equivalent_to(single.sharding, 1)
     assert namespace["x"].devices() == {jax.devices()[5]}
+
+
+def test_show_at_the_end_of_a_cell_draws_one_widget(tmp_path):
+    """In a real kernel: show() as a cell's last line gives one view; a bare
+    `w` in a later cell gives a view again."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell(
+            "import jax\njax.config.update('jax_num_cpu_devices', 8)\nimport jax.numpy as jnp, shardviz"
+        ),
+        nbformat.v4.new_code_cell("w = shardviz.show(jnp.arange(8.0))\nw"),
+        nbformat.v4.new_code_cell("shardviz.show(jnp.arange(8.0))"),
+        nbformat.v4.new_code_cell("w"),
+    ]
+    NotebookClient(nb, timeout=120, kernel_name="python3").execute()
+
+    def views(cell):
+        return [o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+
+    assert [len(views(c)) for c in nb.cells[1:]] == [1, 1, 1]

@@ -25,6 +25,7 @@ import copy
 import html
 import os
 import pathlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -219,12 +220,12 @@ def notebook_title(nb: Any, fallback: str) -> str:
 
 
 def to_html(nb: Any, *, title: str | None = None) -> str:
-    """The page for an executed notebook (its widgets not yet inlined)."""
+    """The page for an executed notebook that still holds its widget views and
+    state (``nb`` itself is left unchanged); ``title`` defaults to its first heading."""
     _, nbconvert, _ = _require_tools()
     nb = copy.deepcopy(nb)
     pictures = inline_widgets(nb)
-    if title is not None:
-        nb.metadata["title"] = title
+    nb.metadata["title"] = title if title is not None else plain_text(notebook_title(nb, "shardviz"))
     script, style = bundle_assets()
     exporter = nbconvert.HTMLExporter(template_name="lab", raw_template=TEMPLATE)
     resources = {
@@ -260,7 +261,7 @@ def export_notebook(
             execute_notebook(nb, cwd=source.parent.resolve(), timeout=timeout)
         except Exception as err:  # nbclient's CellExecutionError names the cell and shows the traceback
             raise CourseExportError(f"{source} failed to run:\n{err}") from err
-    page = to_html(nb, title=notebook_title(nb, source.stem))
+    page = to_html(nb, title=plain_text(notebook_title(nb, source.stem)))
     out = pathlib.Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(page, encoding="utf-8")
@@ -271,11 +272,28 @@ def export_notebook(
 # the whole course
 
 
+def _inline_markdown(text: str) -> str:
+    """Escaped HTML for one line of Markdown: `code` and *emphasis* only."""
+    parts = re.split(r"(`[^`]*`)", text)
+    out = []
+    for part in parts:
+        if len(part) >= 2 and part.startswith("`") and part.endswith("`"):
+            out.append(f"<code>{html.escape(part[1:-1])}</code>")
+        else:
+            out.append(re.sub(r"\*([^*\s][^*]*)\*", r"<em>\1</em>", html.escape(part)))
+    return "".join(out)
+
+
+def plain_text(markdown: str) -> str:
+    """One line of Markdown without its `code` and *emphasis* marks."""
+    return re.sub(r"\*([^*\s][^*]*)\*", r"\1", markdown.replace("`", ""))
+
+
 def index_html(entries: Sequence[tuple[str, str, str]], title: str = "shardviz course") -> str:
-    """A page linking the course's pages: entries are (href, title, summary)."""
+    """A page linking the course's pages: entries are (href, title, summary), in Markdown."""
     items = "\n".join(
-        f'<li><a href="{html.escape(href)}">{html.escape(name)}</a>'
-        + (f"<br><span>{html.escape(summary)}</span>" if summary else "")
+        f'<li><a href="{html.escape(href)}">{_inline_markdown(name)}</a>'
+        + (f"<br><span>{_inline_markdown(summary)}</span>" if summary else "")
         + "</li>"
         for href, name, summary in entries
     )
@@ -289,6 +307,7 @@ def index_html(entries: Sequence[tuple[str, str, str]], title: str = "shardviz c
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}
 li {{ margin: 0.8em 0; }} li span {{ color: #555; }}
+code {{ font-size: 0.95em; background: #f2f2f2; padding: 0 0.2em; border-radius: 3px; }}
 </style>
 </head>
 <body>

@@ -293,6 +293,23 @@ class ShardingWidget(anywidget.AnyWidget):
             self.apply_edit(**{change["name"]: change["new"]})
 
     # ------------------------------------------------------------------
+    # display
+
+    _shown_in_this_cell = False
+
+    def _ipython_display_(self) -> None:
+        # show() already displayed this widget in the running cell; the
+        # returned value at the end of the cell must not add a second view.
+        if self._shown_in_this_cell:
+            return
+        from IPython.display import publish_display_data
+
+        bundle = self._repr_mimebundle_()
+        if bundle is not None:
+            data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+            publish_display_data(data, metadata)
+
+    # ------------------------------------------------------------------
     # value previews, on demand
 
     def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -306,11 +323,25 @@ class ShardingWidget(anywidget.AnyWidget):
 
 
 def show(x: Any = None, **kwargs: Any) -> ShardingWidget:
-    """Display a ShardingWidget for ``x`` in the notebook and return it."""
+    """Display a ShardingWidget for ``x`` in the notebook and return it.
+
+    ``shardviz.show(x)`` as the last line of a cell shows one widget, not
+    two: the returned widget does not display itself again in that cell.
+    """
+    from IPython import get_ipython
     from IPython.display import display
 
     widget = ShardingWidget(x, **kwargs)
     display(widget)
+    shell = get_ipython()
+    if shell is not None:
+        widget._shown_in_this_cell = True
+
+        def cell_done(*_: Any) -> None:
+            widget._shown_in_this_cell = False
+            shell.events.unregister("post_run_cell", cell_done)
+
+        shell.events.register("post_run_cell", cell_done)
     return widget
 
 
