@@ -1,0 +1,476 @@
+"""Helpers of the real-browser tests (the fixtures are in conftest.py).
+
+- Debian's Chromium driven by Playwright: where it is and how to launch it,
+  and `PageWatch`, which collects a page's console errors, page errors and
+  requests;
+- `OfflineContext`: a browser context cut off from every network;
+- `JupyterLab`: a server on a free 127.0.0.1 port with a random token, its
+  news feed, update check and extension manager off (no network), kernels
+  with 8 simulated CPU devices; started and stopped here, its kernels ended
+  by pid if the server leaves any;
+- `LabNotebook` / `open_notebook`: a notebook open in JupyterLab, driven like
+  a user would (menus, keyboard).
+
+Nothing here downloads anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import re
+import secrets
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+SRC = REPO / "src"
+IMAGES = REPO / "docs" / "images"
+STATIC = SRC / "shardviz" / "static"
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+
+# Wait limits (milliseconds for Playwright, seconds otherwise). Generous for a
+# loaded 2-core machine; every wait is on a condition, never a fixed sleep.
+UI_TIMEOUT_MS = 30_000
+LAB_START_S = 90
+KERNEL_DEVICES = 8
+KERNEL_IDLE = re.compile(r"Python 3 \(ipykernel\) \| Idle")
+
+
+# ----------------------------------------------------------------------------
+# small helpers
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def png_size(path: pathlib.Path) -> tuple[int, int]:
+    """(width, height) from a PNG's IHDR chunk."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    width, height = struct.unpack(">II", head[16:24])
+    return int(width), int(height)
+
+
+def check_front_end_built() -> None:
+    missing = [name for name in ("widget.js", "widget.css", "standalone.js") if not (STATIC / name).exists()]
+    if missing:
+        pytest.fail(
+            f"the shardviz front end is not built ({', '.join(missing)} missing in {STATIC}); "
+            "run `npm run build` (or `make install`) in the repository first"
+        )
+
+
+@dataclass
+class PageWatch:
+    """Console errors, page errors and requests seen by one page."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def attach(self, page: Any) -> PageWatch:
+        page.on("console", lambda msg: self.console_errors.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda err: self.page_errors.append(f"{err.name}: {err.message}\n{err.stack}"))
+        page.on("request", lambda req: self.requests.append(req.url))
+        return self
+
+    def problems(self, ignore: Callable[[str], bool] = lambda _text: False) -> list[str]:
+        return [f"page error: {e}" for e in self.page_errors] + [
+            f"console error: {e}" for e in self.console_errors if not ignore(e)
+        ]
+
+    def assert_clean(self, ignore: Callable[[str], bool] = lambda _text: False) -> None:
+        problems = self.problems(ignore)
+        assert not problems, "the browser reported errors:\n" + "\n".join(problems)
+
+
+# ----------------------------------------------------------------------------
+# the browser
+
+
+@dataclass
+class OfflineContext:
+    """A browser context with every request aborted except the pages it was told to allow."""
+
+    context: Any
+    allowed: set[str] = field(default_factory=set)
+    aborted: list[str] = field(default_factory=list)
+
+    def allow(self, path: pathlib.Path) -> str:
+        """Lets the page at `path` load (a file://, like the one opened)."""
+        url = path.resolve().as_uri()
+        self.allowed.add(url)
+        return url
+
+    def open(self, path: pathlib.Path) -> tuple[Any, PageWatch]:
+        url = self.allow(path)
+        page = self.context.new_page()
+        watch = PageWatch().attach(page)
+        page.goto(url, wait_until="load")
+        return page, watch
+
+
+# ----------------------------------------------------------------------------
+# JupyterLab
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every live process below `pid` (children first found by /proc's parent links)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        # the command name is in parentheses and may hold spaces
+        fields = stat[stat.rfind(")") + 2 :].split()
+        parents[int(entry)] = int(fields[1])
+    found: list[int] = []
+    frontier = [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie counts as gone
+    with contextlib.suppress(OSError):
+        if pathlib.Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
+            return False
+    return True
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    left = [p for p in pids if _alive(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = [p for p in left if _alive(p)]
+    return left
+
+
+@dataclass
+class JupyterLab:
+    """A running JupyterLab server (see the `jupyter_lab` fixture)."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    token: str
+    root_dir: pathlib.Path
+    log_path: pathlib.Path
+    kernel_pids: set[int] = field(default_factory=set)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        sep = "&" if "?" in path else "?"
+        return f"{self.base_url}/{path.lstrip('/')}{sep}token={self.token}"
+
+    def api(self, path: str, method: str = "GET", timeout: float = 10) -> Any:
+        request = urllib.request.Request(
+            f"{self.base_url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def log_tail(self, chars: int = 4000) -> str:
+        return self.log()[-chars:]
+
+    def note_kernels(self) -> None:
+        """Remember the pids of the kernels the server started, to be sure they end."""
+        self.kernel_pids.update(_descendants(self.process.pid))
+
+    def kernel_problems(self) -> list[str]:
+        """Failures in the server log since the first kernel started (kernels write their stderr there).
+
+        Lines before that are JupyterLab's own start-up (its optional build
+        check runs node and may complain); they say nothing about shardviz.
+        """
+        log = self.log()
+        start = log.find("Kernel started:")
+        if start < 0:
+            return []
+        bad = re.compile(r"Traceback|Exception|\bERROR\b|^\[E ")
+        return [line for line in log[start:].splitlines() if bad.search(line)]
+
+
+def _settings_dir(base: pathlib.Path) -> pathlib.Path:
+    """User settings: no news, no update check (offline and quiet), and the
+    notebook's own kernel starts without a "Select Kernel" dialog."""
+    settings = base / "user-settings"
+    files = {
+        "apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True},
+        "notebook-extension/tracker": {"autoStartDefaultKernel": True},
+    }
+    for name, values in files.items():
+        path = settings / "@jupyterlab" / f"{name}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+    return settings
+
+
+def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
+    root = base / "root"
+    root.mkdir()
+    for name in ("config", "data", "runtime", "workspaces"):
+        (base / name).mkdir()
+    token = secrets.token_hex(24)
+    env = dict(os.environ)
+    env.update(
+        XLA_FLAGS=f"--xla_force_host_platform_device_count={KERNEL_DEVICES}",
+        JAX_PLATFORMS="cpu",
+        # the kernel imports this repository's shardviz, installed or not
+        PYTHONPATH=os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])]),
+        JUPYTER_CONFIG_DIR=str(base / "config"),
+        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+        JUPYTER_DATA_DIR=str(base / "data"),
+        IPYTHONDIR=str(base / "ipython"),
+        PYTHONUNBUFFERED="1",
+    )
+    env.pop("JUPYTER_TOKEN", None)
+    log_path = base / "jupyter-lab.log"
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",  # refused otherwise when the suite runs as root (containers)
+        "--ServerApp.ip=127.0.0.1",
+        "--ServerApp.port_retries=0",
+        f"--ServerApp.root_dir={root}",
+        f"--IdentityProvider.token={token}",
+        "--ServerApp.terminals_enabled=False",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+        f"--LabApp.user_settings_dir={_settings_dir(base)}",
+        f"--LabApp.workspaces_dir={base / 'workspaces'}",
+    ]
+    last_log = ""
+    for _attempt in range(3):  # another process may take the free port between the probe and the bind
+        port = free_port()
+        with open(log_path, "wb") as log:
+            process = subprocess.Popen(
+                [*command, f"--ServerApp.port={port}"],
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        lab = JupyterLab(process, port, token, root, log_path)
+        deadline = time.monotonic() + LAB_START_S
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                lab.api("status", timeout=2)
+                return lab
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                time.sleep(0.25)
+        last_log = lab.log_tail()
+        stop_jupyter_lab(lab)
+        if "already in use" not in last_log and "Address already" not in last_log:
+            break
+    pytest.fail(f"JupyterLab did not start within {LAB_START_S} s; its log ends with:\n{last_log}")
+
+
+def stop_jupyter_lab(lab: JupyterLab) -> None:
+    """Shut the server down through its API (which ends its kernels), then end what is left, by pid."""
+    lab.note_kernels()
+    if lab.process.poll() is None:
+        with contextlib.suppress(Exception):
+            lab.api("shutdown", method="POST", timeout=5)
+        try:
+            lab.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            lab.process.send_signal(signal.SIGTERM)
+            try:
+                lab.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                lab.process.kill()
+                lab.process.wait(timeout=10)
+    left = _wait_gone(sorted(lab.kernel_pids), 10)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    for pid in _wait_gone(left, 5):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
+    """A notebook of code cells, with the python3 kernel named so Lab asks no question."""
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": f"cell-{i}",
+                "metadata": {},
+                "outputs": [],
+                "source": src,
+            }
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook, indent=1))
+
+
+# ----------------------------------------------------------------------------
+# a notebook open in JupyterLab
+
+
+class LabNotebook:
+    """One notebook open in JupyterLab in its own browser context, driven like a user would."""
+
+    def __init__(self, lab: JupyterLab, context: Any, page: Any, watch: PageWatch, outside: list[str]) -> None:
+        self.lab = lab
+        self.context = context
+        self.page = page
+        self.watch = watch
+        self.outside = outside  # requests to anywhere but the server, all aborted
+
+    def cell(self, index: int) -> Any:
+        return self.page.locator(".jp-Notebook .jp-Cell").nth(index)
+
+    def output(self, index: int) -> Any:
+        """The output element of cell `index` that holds a shardviz picture."""
+        return self.cell(index).locator(".jp-OutputArea-output").filter(has=self.page.locator("[data-device-id]"))
+
+    def prompts(self) -> list[str]:
+        return [t.strip() for t in self.page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").all_inner_texts()]
+
+    def wait_all_executed(self, cells: int) -> None:
+        """Every code cell shows an execution count (not `[*]` or `[ ]`) and the kernel is idle."""
+        self.page.wait_for_function(
+            """(n) => {
+                const prompts = [...document.querySelectorAll('.jp-Notebook .jp-Cell .jp-InputPrompt')];
+                return prompts.length === n && prompts.every((p) => /\\[\\d+\\]/.test(p.textContent));
+            }""",
+            arg=cells,
+            timeout=120_000,
+        )
+        self.page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+
+    def run_all(self, cells: int) -> None:
+        """Run > Run All Cells, from the menu bar."""
+        self.page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        self.page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # Park the pointer on the menu bar's edge: pictures drawn under a resting
+        # pointer would take it for a hover.
+        self.page.mouse.move(1, 1)
+        self.wait_all_executed(cells)
+
+    def run_cell(self, index: int) -> None:
+        """Put the cursor in the cell's editor and press Ctrl+Enter (run, stay on the cell)."""
+        before = self.cell(index).locator(".jp-InputPrompt").inner_text().strip()
+        self.cell(index).locator(".jp-InputArea-editor .cm-content").click()
+        self.page.keyboard.press("Control+Enter")
+        self.page.wait_for_function(
+            """([cell, before]) => {
+                const p = document.querySelectorAll('.jp-Notebook .jp-Cell')[cell]?.querySelector('.jp-InputPrompt');
+                return p && /\\[\\d+\\]/.test(p.textContent) && p.textContent.trim() !== before;
+            }""",
+            arg=[index, before],
+            timeout=60_000,
+        )
+
+    def cell_text_outputs(self, index: int) -> list[str]:
+        return self.cell(index).locator(".jp-OutputArea-output").all_inner_texts()
+
+    def error_outputs(self) -> list[str]:
+        """Tracebacks and stderr text shown under any cell."""
+        selector = (
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr'],"
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']"
+        )
+        return self.page.locator(selector).all_inner_texts()
+
+    def assert_healthy(self) -> None:
+        """No browser error, no request outside the server, no traceback in a cell or the kernel's log."""
+        self.watch.assert_clean()
+        assert not self.outside, f"the page tried to reach beyond the server: {self.outside}"
+        assert not self.error_outputs(), "a cell shows an error:\n" + "\n".join(self.error_outputs())
+        problems = self.lab.kernel_problems()
+        assert not problems, "the server/kernel log reports failures:\n" + "\n".join(problems)
+
+
+@contextlib.contextmanager
+def open_notebook(lab: JupyterLab, browser: Any, name: str, cells: list[str]) -> Iterator[LabNotebook]:
+    """Writes `name` with `cells` into the server's root, opens it in a fresh light-theme context."""
+    write_notebook(lab.root_dir / name, cells)
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="light")
+    context.set_default_timeout(UI_TIMEOUT_MS)
+    outside: list[str] = []
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        if url.startswith((lab.base_url + "/", "blob:", "data:")):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    try:
+        page = context.new_page()
+        watch = PageWatch().attach(page)
+        page.goto(lab.url(f"lab/tree/{name}"))
+        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        # The status bar names the kernel and says Idle once it is connected.
+        page.locator(".jp-StatusBar-Widget", has_text=KERNEL_IDLE).first.wait_for(timeout=90_000)
+        notebook = LabNotebook(lab, context, page, watch, outside)
+        yield notebook
+    finally:
+        lab.note_kernels()
+        context.close()
