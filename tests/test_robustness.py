@@ -204,3 +204,24 @@ def test_many_widgets_open_and_close_without_leaks(original):
     TALLY["many widgets: RSS before (MiB)"] = round(before)
     TALLY["many widgets: RSS after 500 more (MiB)"] = round(after)
     assert after - before < 64, f"RSS grew from {before:.0f} MiB to {after:.0f} MiB"
+
+
+def test_refused_constructor_leaves_no_widget_behind(original):
+    start = len(_instances)
+    for _ in range(3):
+        with pytest.raises(ShardingError, match=r"axis 'q' is not in the mesh"):
+            ShardingWidget(original, spec=P("q"))
+    assert len(_instances) == start
+
+
+def test_malformed_frontend_messages_never_raise(original):
+    w = ShardingWidget(original)
+    before = dict(w.payload)
+    w.set_state({"payload": {"version": 1, "type_str": "forged"}, "error": "forged"})
+    assert w.payload == before and w.error == ""
+    w.set_state({"spec_text": 42})  # not text: read as text, rejected with a message
+    assert "axis '42' is not in the mesh" in w.error
+    w.set_state({"spec_text": None, "mesh_text": ["x=2"]})
+    assert w.error and w.payload == before
+    w.set_state({"spec_text": "y, x"})
+    assert w.error == "" and w.layout.type_str == "float32[4@y,8@x]"

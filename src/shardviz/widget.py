@@ -26,6 +26,7 @@ from .preview import preview_message
 
 STATIC = pathlib.Path(__file__).parent / "static"
 EDITABLE = ("spec_text", "mesh_text", "memory_kind")
+PYTHON_OWNED = ("payload", "error", "error_source")
 
 
 def _bundle(name: str) -> pathlib.Path:
@@ -83,14 +84,17 @@ class ShardingWidget(anywidget.AnyWidget):
         self._spec = PartitionSpec()
         self._layout: Layout = first
         self._quiet = 0
-        self._edits_from_frontend = False
         self._adopt(first, sharding)
         if spec is not None or memory_kind is not None or (mesh is not None and x is not None):
-            self._apply_python(
-                mesh=mesh if mesh is not None else self._mesh,
-                spec=spec if spec is not None else self._spec,
-                memory_kind=memory_kind if memory_kind is not None else self._layout.memory_kind,
-            )
+            try:
+                self._apply_python(
+                    mesh=mesh if mesh is not None else self._mesh,
+                    spec=spec if spec is not None else self._spec,
+                    memory_kind=memory_kind if memory_kind is not None else self._layout.memory_kind,
+                )
+            except ShardingError:
+                self.close()  # the comm is open already; a refused widget must not linger
+                raise
         self.on_msg(self._on_custom_message)
 
     # ------------------------------------------------------------------
@@ -260,12 +264,20 @@ class ShardingWidget(anywidget.AnyWidget):
     # edits arriving from the front end (or from Python through the traits)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
-        edits = {k: sync_data[k] for k in EDITABLE if k in sync_data}
+        # Python alone writes the picture and the error; a front end that
+        # sends them anyway is ignored rather than believed.
+        sync_data = {k: v for k, v in sync_data.items() if k not in PYTHON_OWNED}
+        edits = {k: v if isinstance(v, str) else str(v) for k, v in sync_data.items() if k in EDITABLE}
+        sync_data.update(edits)
         # Several traits can arrive in one message; apply them as one edit.
         with self._quietly():
-            super().set_state(sync_data)
+            try:
+                super().set_state(sync_data)
+            except Exception as err:  # a malformed message must not raise into the kernel
+                self._show_error(f"the widget received an edit it cannot read: {err}", "")
+                return
         if edits:
-            self.apply_edit(**{k: v if isinstance(v, str) else str(v) for k, v in edits.items()})
+            self.apply_edit(**edits)
 
     @traitlets.validate("memory_kind")
     def _check_memory_kind(self, proposal: Any) -> str:
