@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { renderArrayMap } from "./arrayMap";
+import { MAP_MAX_HEIGHT, MAP_MAX_WIDTH, mapSize, renderArrayMap } from "./arrayMap";
 import { decodePayload, type Payload } from "./payload";
 import { chooseDim, defaultSlice, type SliceChoice, visibleTiles } from "./slicing";
 import { loadFixture } from "./test/fixtures";
@@ -123,5 +123,94 @@ describe("array map", () => {
     const { root, events } = draw(loadFixture("mesh2x4_xy"));
     tiles(root)[3].dispatchEvent(new Event("pointerover", { bubbles: true }));
     expect(events.onHover).toHaveBeenLastCalledWith({ kind: "tile", tile: 3 });
+  });
+
+  it("moves focus between tiles with the arrow keys and pins with Enter", () => {
+    const { root, events } = draw(loadFixture("mesh2x4_xy"));
+    const at = (i: number) => tiles(root)[i];
+    at(0).focus();
+    expect(events.onFocus).toHaveBeenLastCalledWith({ kind: "tile", tile: 0 });
+    at(0).dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+    at(1).dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
+    expect(document.activeElement).toBe(at(5));
+    expect(tiles(root).filter((t) => t.tabIndex === 0)).toEqual([at(5)]); // one tab stop, where the focus is
+    at(5).dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+    at(6).dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+    at(7).dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+    expect(document.activeElement).toBe(at(7)); // the right edge holds
+    at(7).dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+    expect(events.onActivate).toHaveBeenLastCalledWith({ kind: "tile", tile: 7 });
+  });
+
+  it("moves a keyboard cursor and reports hover over the canvas map", () => {
+    const { root, events } = draw(loadFixture("abstract_4096")); // 16 rows of 256 tiles
+    const canvas = root.querySelector("canvas") as HTMLCanvasElement;
+    canvas.focus();
+    expect(events.onFocus).toHaveBeenLastCalledWith({ kind: "tile", tile: 0 });
+    canvas.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
+    canvas.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
+    expect(events.onFocus).toHaveBeenLastCalledWith({ kind: "tile", tile: 257 });
+    canvas.dispatchEvent(new KeyboardEvent("keydown", { key: " ", bubbles: true }));
+    expect(events.onActivate).toHaveBeenLastCalledWith({ kind: "tile", tile: 257 });
+    // jsdom lays nothing out, so client coordinates are drawing coordinates.
+    const { width } = mapSize(decodePayload(loadFixture("abstract_4096")), defaultSlice(loadFixture("abstract_4096")));
+    canvas.dispatchEvent(new MouseEvent("pointermove", { clientX: width - 0.5, clientY: 0.5 }));
+    expect(events.onHover).toHaveBeenLastCalledWith({ kind: "tile", tile: 255 });
+    canvas.dispatchEvent(new MouseEvent("pointermove", { clientX: width + 5, clientY: 0.5 }));
+    expect(events.onHover).toHaveBeenLastCalledWith(null);
+  });
+});
+
+describe("array map size", () => {
+  const sizeOf = (payload: Payload, choice: SliceChoice = defaultSlice(payload)) =>
+    mapSize(decodePayload(payload), choice);
+  const made = (shape: number[], spec: string[][], sizes = [2, 4]) =>
+    makePayload({ names: ["x", "y"], sizes, shape, spec });
+
+  it("draws a small array compactly, in proportion", () => {
+    const small = sizeOf(made([4, 2], [["x"], []])); // int32[4,2]-like: 2 tiles of 2x2 elements
+    expect(small.width).toBeLessThanOrEqual(120);
+    expect(small.height).toBeLessThanOrEqual(200);
+    expect(small.height / small.width).toBeCloseTo(2); // 4 rows, 2 columns
+    const square = sizeOf(made([2, 2], [[], []]));
+    expect(square.width).toBe(square.height);
+    expect(square.width).toBeLessThanOrEqual(100);
+    const scalar = sizeOf(loadFixture("scalar"));
+    expect(scalar.width).toBeLessThanOrEqual(100);
+  });
+
+  it("leaves each tile room for its labels", () => {
+    const fourByEight = sizeOf(loadFixture("mesh2x4_xy")); // 4 x 2 tiles
+    expect(fourByEight.width / 4).toBeGreaterThanOrEqual(72);
+    expect(fourByEight.height / 2).toBeGreaterThanOrEqual(56);
+    expect(fourByEight.width / fourByEight.height).toBeCloseTo(2);
+    const row = sizeOf(made([8], [["x", "y"]])); // float32[8] in 8 tiles
+    expect(row.width).toBe(MAP_MAX_WIDTH);
+  });
+
+  it("fills the width for big arrays and caps the height of tall ones", () => {
+    const wide = sizeOf(loadFixture("abstract_4096")); // float32[256,4096]
+    expect(wide.width).toBe(MAP_MAX_WIDTH);
+    const big = sizeOf(made([1024, 4096], [["x"], ["y"]]));
+    expect(big).toEqual({ width: MAP_MAX_WIDTH, height: MAP_MAX_WIDTH / 4 });
+    const tall = sizeOf(made([4096, 16], [["x"], []]));
+    expect(tall.height).toBe(MAP_MAX_HEIGHT);
+    expect(tall.width).toBe(MAP_MAX_HEIGHT / 2); // proportions kept within 1:2
+  });
+
+  it("hands the size to the frame and keeps the titles in the map's columns", () => {
+    const payload = loadFixture("mesh2x4_xy");
+    const { root } = draw(payload);
+    const { width, height } = sizeOf(payload);
+    const frame = root.querySelector(".sv-map-frame") as HTMLElement;
+    expect(frame.style.getPropertyValue("--sv-map-width")).toBe(`${width}px`);
+    const area = frame.querySelector(".sv-map-area") as HTMLElement;
+    expect(area.style.aspectRatio.replace(/\s/g, "")).toBe(`${width}/${height}`);
+    // titles and map are the frame's own grid items (no wrapper that could outgrow the map)
+    expect(Array.from(frame.children).map((c) => c.className)).toEqual([
+      "sv-dim-title",
+      "sv-dim-title sv-vertical",
+      "sv-map-area",
+    ]);
   });
 });

@@ -4,10 +4,18 @@
  * and a replication badge. Other dimensions are stepped through.
  */
 
+import { beginPaint, type CanvasSize, sizeCanvas, strokeMark, wireCanvas } from "./canvasPaint";
 import { holderIdsText, isRemote, platformLabel, tileAriaLabel } from "./describe";
 import { cssVar, h } from "./dom";
 import type { Highlight, PictureEvents, PictureView } from "./interaction";
-import { MAP_CANVAS_THRESHOLD } from "./interaction";
+import {
+  delegateTargets,
+  gridMoves,
+  itemNumber,
+  MAP_CANVAS_THRESHOLD,
+  navigateByKeys,
+  rovingFocus,
+} from "./interaction";
 import { axisColor, tileColor } from "./palette";
 import type { Layout } from "./payload";
 import { tileIntervals } from "./payload";
@@ -37,10 +45,8 @@ export function renderArrayMap(
   });
   const controls = renderSliceControls(layout, choice, options.onChoice, signal);
   if (controls) root.append(controls);
-  const picture =
-    tiles.length > MAP_CANVAS_THRESHOLD
-      ? renderMapCanvas(layout, tiles, choice, events, signal)
-      : renderMapDom(layout, tiles, choice, events, signal);
+  const draw = tiles.length > MAP_CANVAS_THRESHOLD ? renderMapCanvas : renderMapDom;
+  const picture = draw({ layout, tiles, choice, events, signal, size: mapSize(layout, choice) });
   root.setAttribute("data-render", tiles.length > MAP_CANVAS_THRESHOLD ? "canvas" : "dom");
   root.append(picture.element);
   return { element: root, setHighlight: picture.setHighlight };
@@ -77,28 +83,71 @@ function aspectRatio(layout: Layout, choice: SliceChoice): number {
   return Math.min(4, Math.max(0.5, across / down));
 }
 
-function frame(layout: Layout, choice: SliceChoice, area: HTMLElement): HTMLElement {
+/** The largest map, in CSS pixels; a narrower output shrinks it in proportion. */
+export const MAP_MAX_WIDTH = 440;
+export const MAP_MAX_HEIGHT = 320;
+/** Small arrays get at most this many pixels per element along a drawn dimension... */
+const ELEMENT_MAX = 40;
+/** ...but each tile keeps room for its three label lines where the maximum allows. */
+const TILE_MIN_WIDTH = 72;
+const TILE_MIN_HEIGHT = 56;
+
+/**
+ * The drawing area's size: the slice's proportions (see aspectRatio) at the
+ * largest size within MAP_MAX_WIDTH x MAP_MAX_HEIGHT, scaled down for small
+ * arrays to ELEMENT_MAX pixels per element, though never below the size at
+ * which the tiles' labels fit. One scale for both sides keeps the tiles in
+ * proportion to their extents.
+ */
+export function mapSize(layout: Layout, choice: SliceChoice): CanvasSize {
+  const { shape } = layout.payload;
+  const aspect = aspectRatio(layout, choice);
+  const width = Math.min(MAP_MAX_WIDTH, MAP_MAX_HEIGHT * aspect);
+  const height = width / aspect;
+  const extent = (dim: number | null): number => (dim === null ? 1 : Math.max(shape[dim], 1));
+  const cuts = (dim: number | null): number => (dim === null ? 1 : layout.tileCounts[dim]);
+  const elementFit = Math.min(
+    (extent(choice.colDim) * ELEMENT_MAX) / width,
+    (extent(choice.rowDim) * ELEMENT_MAX) / height,
+  );
+  const labelFit = Math.max(
+    (cuts(choice.colDim) * TILE_MIN_WIDTH) / width,
+    (cuts(choice.rowDim) * TILE_MIN_HEIGHT) / height,
+  );
+  const scale = Math.min(1, Math.max(elementFit, labelFit));
+  return { width: Math.round(width * scale), height: Math.round(height * scale) };
+}
+
+/**
+ * The drawing area with its dimension titles, on a grid whose map column is
+ * at most the map's width: each title's rule then ends where the map ends.
+ */
+function frame(layout: Layout, choice: SliceChoice, area: HTMLElement, size: CanvasSize): HTMLElement {
   const wrapper = h("div", { class: "sv-map-frame" });
+  wrapper.style.setProperty("--sv-map-width", `${size.width}px`);
   if (choice.colDim !== null) wrapper.append(dimTitle(layout, choice.colDim, "\u2192"));
-  const body = h("div", { class: "sv-map-body" });
-  if (choice.rowDim !== null) body.append(dimTitle(layout, choice.rowDim, "\u2192", true));
-  body.append(area);
-  wrapper.append(body);
+  if (choice.rowDim !== null) wrapper.append(dimTitle(layout, choice.rowDim, "\u2192", true));
+  wrapper.append(area);
   return wrapper;
+}
+
+/** What either drawing of the map works from. */
+interface MapParts {
+  layout: Layout;
+  tiles: VisibleTile[];
+  choice: SliceChoice;
+  events: PictureEvents;
+  signal: AbortSignal;
+  size: CanvasSize;
 }
 
 // ---------------------------------------------------------------- DOM path
 
-function renderMapDom(
-  layout: Layout,
-  tiles: VisibleTile[],
-  choice: SliceChoice,
-  events: PictureEvents,
-  signal: AbortSignal,
-): PictureView {
-  const area = h("div", { class: choice.colDim === null ? "sv-map-area sv-scalar" : "sv-map-area" });
-  area.style.aspectRatio = String(aspectRatio(layout, choice));
+function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts): PictureView {
+  const area = h("div", { class: "sv-map-area" });
+  area.style.aspectRatio = `${size.width} / ${size.height}`;
   const byTile = new Map<number, HTMLElement>();
+  const elements: HTMLElement[] = [];
   const platform = platformLabel(layout);
   for (const [i, { tile, row, col }] of tiles.entries()) {
     const copies = layout.holders[tile].length;
@@ -131,65 +180,21 @@ function renderMapDom(
     element.style.backgroundColor = tileColor(tile);
     if (layout.holders[tile].every((k) => isRemote(layout, k))) element.classList.add("sv-remote");
     byTile.set(tile, element);
+    elements.push(element);
     area.append(element);
   }
 
-  const tileOf = (event: Event): number => {
-    const element = (event.target as Element | null)?.closest?.("[data-tile]");
-    return element ? Number(element.getAttribute("data-tile")) : -1;
-  };
-  area.addEventListener(
-    "pointerover",
-    (event) => {
-      const t = tileOf(event);
-      events.onHover(t >= 0 ? { kind: "tile", tile: t } : null);
+  delegateTargets(area, events, signal);
+  const roving = rovingFocus(elements);
+  navigateByKeys(area, signal, {
+    from: (event) => {
+      const t = itemNumber(event, "data-tile");
+      return tiles.findIndex((v) => v.tile === t);
     },
-    { signal },
-  );
-  area.addEventListener("pointerleave", () => events.onHover(null), { signal });
-  area.addEventListener(
-    "focusin",
-    (event) => {
-      const t = tileOf(event);
-      if (t >= 0) events.onFocus({ kind: "tile", tile: t });
-    },
-    { signal },
-  );
-  area.addEventListener("focusout", () => events.onFocus(null), { signal });
-  area.addEventListener(
-    "click",
-    (event) => {
-      const t = tileOf(event);
-      if (t >= 0) events.onActivate({ kind: "tile", tile: t });
-    },
-    { signal },
-  );
-  area.addEventListener(
-    "keydown",
-    (event) => {
-      const t = tileOf(event);
-      if (t < 0) return;
-      const at = tiles.findIndex((v) => v.tile === t);
-      const cols = choice.colDim === null ? 1 : layout.tileCounts[choice.colDim];
-      const moves: Record<string, number> = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -cols, ArrowDown: cols };
-      if (event.key in moves) {
-        event.preventDefault();
-        const next = tiles[at + moves[event.key]];
-        if (!next) return;
-        const from = byTile.get(t);
-        const to = byTile.get(next.tile);
-        if (from && to) {
-          from.tabIndex = -1;
-          to.tabIndex = 0;
-          to.focus();
-        }
-      } else if (event.key === "Enter" || event.key === " ") {
-        event.preventDefault();
-        events.onActivate({ kind: "tile", tile: t });
-      }
-    },
-    { signal },
-  );
+    move: gridMoves(choice.colDim === null ? 1 : layout.tileCounts[choice.colDim], tiles.length),
+    go: roving.go,
+    activate: (i) => events.onActivate({ kind: "tile", tile: tiles[i].tile }),
+  });
 
   let lit: HTMLElement | null = null;
   const setHighlight = (highlight: Highlight | null): void => {
@@ -198,45 +203,47 @@ function renderMapDom(
     lit?.classList.add("sv-partner");
     area.classList.toggle("sv-highlighting", highlight !== null);
   };
-  return { element: frame(layout, choice, area), setHighlight };
+  return { element: frame(layout, choice, area, size), setHighlight };
 }
 
 // ------------------------------------------------------------- canvas path
 
-const MAP_WIDTH = 440;
-
-function renderMapCanvas(
-  layout: Layout,
-  tiles: VisibleTile[],
-  choice: SliceChoice,
-  events: PictureEvents,
-  signal: AbortSignal,
-): PictureView {
-  const width = MAP_WIDTH;
-  const height = Math.round(MAP_WIDTH / aspectRatio(layout, choice));
+function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapParts): PictureView {
+  const { width, height } = size;
   const canvas = h("canvas", {
     class: "sv-canvas sv-map-area",
     tabindex: 0,
     role: "img",
     "aria-label": `${tiles.length} tiles; hover or use the arrow keys to inspect them`,
   });
-  // Backing store at device resolution; CSS keeps the proportions (height: auto).
-  const ratio = globalThis.devicePixelRatio || 1;
-  canvas.width = Math.round(width * ratio);
-  canvas.height = Math.round(height * ratio);
-  canvas.style.width = `${width}px`;
+  const ratio = sizeCanvas(canvas, size);
+  // The frame's map column sets the width (see frame); the proportions follow.
+  canvas.style.width = "100%";
+  canvas.style.aspectRatio = `${width} / ${height}`;
   const cols = choice.colDim === null ? 1 : layout.tileCounts[choice.colDim];
   const rows = choice.rowDim === null ? 1 : layout.tileCounts[choice.rowDim];
   const xs = Array.from({ length: cols + 1 }, (_, i) => fraction(layout, choice.colDim, i) * width);
   const ys = Array.from({ length: rows + 1 }, (_, i) => fraction(layout, choice.rowDim, i) * height);
   let highlight: Highlight | null = null;
-  let cursor = -1;
+  const keyboard = wireCanvas(
+    canvas,
+    size,
+    {
+      hit: (x, y) => {
+        const col = lastAtOrBelow(xs, x, cols);
+        const row = lastAtOrBelow(ys, y, rows);
+        return col < 0 || row < 0 ? -1 : row * cols + col;
+      },
+      target: (i) => ({ kind: "tile", tile: tiles[i].tile }),
+      move: gridMoves(cols, tiles.length),
+    },
+    events,
+    signal,
+  );
 
   const draw = (): void => {
-    const ctx = canvas.getContext("2d");
+    const ctx = beginPaint(canvas, size, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, width, height);
     const ink = cssVar(canvas, "--sv-fg", "#1f2328");
     ctx.font = `10px ${cssVar(canvas, "--sv-font", "sans-serif")}`;
     for (const { tile, row, col } of tiles) {
@@ -253,7 +260,7 @@ function renderMapCanvas(
       }
     }
     ctx.globalAlpha = 1;
-    for (const t of [highlight?.tile ?? -1, cursor >= 0 ? tiles[cursor].tile : -1]) {
+    for (const t of [highlight?.tile ?? -1, keyboard.cursor >= 0 ? tiles[keyboard.cursor].tile : -1]) {
       const v = tiles.find((candidate) => candidate.tile === t);
       if (!v) continue;
       // Grow slivers to at least 8px around their centre so the mark stays visible.
@@ -261,70 +268,13 @@ function renderMapCanvas(
       const hh = Math.max(ys[v.row + 1] - ys[v.row], 8);
       const cx = (xs[v.col] + xs[v.col + 1]) / 2;
       const cy = (ys[v.row] + ys[v.row + 1]) / 2;
-      ctx.strokeStyle = ink;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(cx - w / 2 + 1, cy - hh / 2 + 1, w - 2, hh - 2);
+      strokeMark(ctx, ink, cx - w / 2 + 1, cy - hh / 2 + 1, w - 2, hh - 2);
     }
   };
 
-  const indexAt = (event: MouseEvent): number => {
-    const rect = canvas.getBoundingClientRect();
-    const sx = rect.width > 0 ? width / rect.width : 1;
-    const sy = rect.height > 0 ? height / rect.height : 1;
-    const col = lastAtOrBelow(xs, (event.clientX - rect.left) * sx, cols);
-    const row = lastAtOrBelow(ys, (event.clientY - rect.top) * sy, rows);
-    return col < 0 || row < 0 ? -1 : row * cols + col;
-  };
-  let hovered = -1;
-  canvas.addEventListener(
-    "pointermove",
-    (event) => {
-      const i = indexAt(event);
-      if (i === hovered) return;
-      hovered = i;
-      events.onHover(i >= 0 ? { kind: "tile", tile: tiles[i].tile } : null);
-    },
-    { signal },
-  );
-  canvas.addEventListener("pointerleave", () => events.onHover(null), { signal });
-  canvas.addEventListener(
-    "click",
-    (event) => {
-      const i = indexAt(event);
-      if (i < 0) return;
-      cursor = i;
-      events.onActivate({ kind: "tile", tile: tiles[i].tile });
-    },
-    { signal },
-  );
-  canvas.addEventListener(
-    "focus",
-    () => {
-      if (cursor < 0) cursor = 0;
-      events.onFocus({ kind: "tile", tile: tiles[cursor].tile });
-    },
-    { signal },
-  );
-  canvas.addEventListener("blur", () => events.onFocus(null), { signal });
-  canvas.addEventListener(
-    "keydown",
-    (event) => {
-      const moves: Record<string, number> = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -cols, ArrowDown: cols };
-      if (event.key in moves) {
-        event.preventDefault();
-        const next = Math.max(cursor, 0) + moves[event.key];
-        if (next >= 0 && next < tiles.length) cursor = next;
-        events.onFocus({ kind: "tile", tile: tiles[Math.max(cursor, 0)].tile });
-      } else if ((event.key === "Enter" || event.key === " ") && cursor >= 0) {
-        event.preventDefault();
-        events.onActivate({ kind: "tile", tile: tiles[cursor].tile });
-      }
-    },
-    { signal },
-  );
   draw();
   return {
-    element: frame(layout, choice, canvas),
+    element: frame(layout, choice, canvas, size),
     setHighlight: (next) => {
       highlight = next;
       draw();

@@ -34,7 +34,7 @@ export function renderInspector(layout: Layout, target: Target | null, options: 
   const panel = h("section", { class: "sv-inspector", "aria-live": "polite", "data-role": "inspector" });
   const { payload } = layout;
   if (!target) {
-    panel.append(h("p", { class: "sv-muted" }, ["Hover or focus a device or a tile to see where it lives."]));
+    panel.append(h("p", { class: "sv-muted sv-hint" }, ["Hover or focus a device or a tile to see where it lives."]));
     return panel;
   }
   const list = h("dl", {});
@@ -44,7 +44,7 @@ export function renderInspector(layout: Layout, target: Target | null, options: 
     const kind = payload.kinds[layout.kind[k]];
     const copies = layout.holders[t].length;
     const virtual = payload.mesh?.abstract ? " (virtual: AbstractMesh)" : "";
-    panel.append(h("h3", {}, [`Device ${layout.ids[k]}${virtual}`]));
+    panel.append(h("h3", { class: "sv-inspector-title" }, [`Device ${layout.ids[k]}${virtual}`]));
     for (const [term, value] of [
       ["platform", kind ? `${kind.platform} \u00b7 ${kind.device_kind}` : "unknown"],
       ["process", `${layout.process[k]}${isRemote(layout, k) ? " (not addressable from this process)" : ""}`],
@@ -62,7 +62,7 @@ export function renderInspector(layout: Layout, target: Target | null, options: 
   } else {
     const t = target.tile;
     const copies = layout.holders[t].length;
-    panel.append(h("h3", {}, [`Tile t${t}`]));
+    panel.append(h("h3", { class: "sv-inspector-title" }, [`Tile t${t}`]));
     for (const [term, value] of [
       ["index", tileIndexText(layout, t)],
       ["devices", `${platformLabel(layout)} ${holderIdsText(layout, t)}`],

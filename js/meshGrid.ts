@@ -4,10 +4,11 @@
  * CANVAS_THRESHOLD devices the grid is drawn on one canvas with hit-testing.
  */
 
+import { beginPaint, sizeCanvas, strokeMark, wireCanvas } from "./canvasPaint";
 import { deviceAriaLabel, isRemote } from "./describe";
 import { cssVar, h } from "./dom";
 import type { Highlight, PictureEvents, PictureView } from "./interaction";
-import { CANVAS_THRESHOLD } from "./interaction";
+import { CANVAS_THRESHOLD, delegateTargets, itemNumber, navigateByKeys, rovingFocus } from "./interaction";
 import { axisRoles, type CanvasGeometry, canvasGeometry, type Direction, hitTest, neighbour } from "./meshLayout";
 import { axisColor, tileColor } from "./palette";
 import type { Layout } from "./payload";
@@ -150,68 +151,24 @@ function renderMeshDom(first: Layout, events: PictureEvents, signal: AbortSignal
   };
   root.append(level(0, []));
 
-  let roving = 0;
-  const positionOf = (event: Event): number => {
-    const cell = (event.target as Element | null)?.closest?.("[data-position]");
-    return cell ? Number(cell.getAttribute("data-position")) : -1;
-  };
-  const moveFocus = (k: number): void => {
-    cells[roving].tabIndex = -1;
-    roving = k;
-    cells[k].tabIndex = 0;
-    cells[k].focus();
-  };
-  root.addEventListener(
-    "pointerover",
-    (event) => {
-      const k = positionOf(event);
-      events.onHover(k >= 0 ? { kind: "device", position: k } : null);
-    },
-    { signal },
-  );
-  root.addEventListener("pointerleave", () => events.onHover(null), { signal });
+  const roving = rovingFocus(cells);
+  const positionOf = (event: Event): number => itemNumber(event, "data-position");
+  // Clicks focus a cell too: keep that cell the one in the tab order.
   root.addEventListener(
     "focusin",
     (event) => {
       const k = positionOf(event);
-      if (k < 0) return;
-      if (k !== roving) {
-        cells[roving].tabIndex = -1;
-        roving = k;
-        cells[k].tabIndex = 0;
-      }
-      events.onFocus({ kind: "device", position: k });
+      if (k >= 0) roving.track(k);
     },
     { signal },
   );
-  root.addEventListener("focusout", () => events.onFocus(null), { signal });
-  root.addEventListener(
-    "click",
-    (event) => {
-      const k = positionOf(event);
-      if (k >= 0) events.onActivate({ kind: "device", position: k });
-    },
-    { signal },
-  );
-  root.addEventListener(
-    "keydown",
-    (event) => {
-      const k = positionOf(event);
-      if (k < 0) return;
-      const direction = ARROWS[event.key];
-      if (direction) {
-        event.preventDefault();
-        moveFocus(neighbour(k, sizes, direction));
-      } else if (event.key === "Home" || event.key === "End") {
-        event.preventDefault();
-        moveFocus(event.key === "Home" ? 0 : layout.deviceCount - 1);
-      } else if (event.key === "Enter" || event.key === " ") {
-        event.preventDefault();
-        events.onActivate({ kind: "device", position: k });
-      }
-    },
-    { signal },
-  );
+  delegateTargets(root, events, signal);
+  navigateByKeys(root, signal, {
+    from: positionOf,
+    move: (from, key) => meshMove(from, key, sizes),
+    go: roving.go,
+    activate: (k) => events.onActivate({ kind: "device", position: k }),
+  });
 
   let lit: number[] = [];
   const setHighlight = (highlight: Highlight | null): void => {
@@ -260,23 +217,30 @@ function renderMeshCanvas(layout: Layout, events: PictureEvents, signal: AbortSi
     role: "img",
     "aria-label": `${layout.deviceCount} devices; use the arrow keys to move between them`,
   });
-  // Backing store at device resolution; CSS keeps the proportions (height: auto).
-  const ratio = globalThis.devicePixelRatio || 1;
-  canvas.width = Math.round(geometry.width * ratio);
-  canvas.height = Math.round(geometry.height * ratio);
-  canvas.style.width = `${geometry.width}px`;
+  const ratio = sizeCanvas(canvas, geometry);
   // Screen readers hear the focused device through this live line.
   const live = h("div", { class: "sv-visually-hidden", "aria-live": "polite" });
   root.append(canvas, live);
 
   let highlight: Highlight | null = null;
-  let cursor = -1;
+  const keyboard = wireCanvas(
+    canvas,
+    geometry,
+    {
+      hit: (x, y) => hitTest(geometry, x, y),
+      target: (k) => ({ kind: "device", position: k }),
+      move: (from, key) => meshMove(from, key, layout.meshSizes),
+      onCursor: (k) => {
+        live.textContent = deviceAriaLabel(layout, k);
+      },
+    },
+    events,
+    signal,
+  );
 
   const draw = (): void => {
-    const ctx = canvas.getContext("2d");
+    const ctx = beginPaint(canvas, geometry, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    ctx.clearRect(0, 0, geometry.width, geometry.height);
     const ink = cssVar(root, "--sv-fg", "#1f2328");
     const muted = cssVar(root, "--sv-muted", "#6e7781");
     const hatch = makeHatch(ctx, muted);
@@ -299,11 +263,8 @@ function renderMeshCanvas(layout: Layout, events: PictureEvents, signal: AbortSi
       ctx.lineWidth = 1;
       for (const k of lit) ctx.strokeRect(origins[2 * k] + 0.5, origins[2 * k + 1] + 0.5, cell - 1, cell - 1);
     }
-    for (const k of [highlight?.position ?? -1, cursor]) {
-      if (k < 0) continue;
-      ctx.strokeStyle = ink;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(origins[2 * k] - 1, origins[2 * k + 1] - 1, cell + 2, cell + 2);
+    for (const k of [highlight?.position ?? -1, keyboard.cursor]) {
+      if (k >= 0) strokeMark(ctx, ink, origins[2 * k] - 1, origins[2 * k + 1] - 1, cell + 2, cell + 2);
     }
     ctx.font = `11px ${cssVar(root, "--sv-font", "sans-serif")}`;
     ctx.fillStyle = ink;
@@ -324,76 +285,6 @@ function renderMeshCanvas(layout: Layout, events: PictureEvents, signal: AbortSi
     }
   };
 
-  const positionAt = (event: MouseEvent): number => {
-    const rect = canvas.getBoundingClientRect();
-    const scale = rect.width > 0 ? geometry.width / rect.width : 1;
-    return hitTest(geometry, (event.clientX - rect.left) * scale, (event.clientY - rect.top) * scale);
-  };
-  const announce = (k: number): void => {
-    live.textContent = deviceAriaLabel(layout, k);
-  };
-
-  let hovered = -1;
-  canvas.addEventListener(
-    "pointermove",
-    (event) => {
-      const k = positionAt(event);
-      if (k === hovered) return;
-      hovered = k;
-      events.onHover(k >= 0 ? { kind: "device", position: k } : null);
-    },
-    { signal },
-  );
-  canvas.addEventListener(
-    "pointerleave",
-    () => {
-      hovered = -1;
-      events.onHover(null);
-    },
-    { signal },
-  );
-  canvas.addEventListener(
-    "click",
-    (event) => {
-      const k = positionAt(event);
-      if (k < 0) return;
-      cursor = k;
-      events.onActivate({ kind: "device", position: k });
-    },
-    { signal },
-  );
-  canvas.addEventListener(
-    "focus",
-    () => {
-      if (cursor < 0) cursor = 0;
-      announce(cursor);
-      events.onFocus({ kind: "device", position: cursor });
-    },
-    { signal },
-  );
-  canvas.addEventListener("blur", () => events.onFocus(null), { signal });
-  canvas.addEventListener(
-    "keydown",
-    (event) => {
-      const direction = ARROWS[event.key];
-      if (direction || event.key === "Home" || event.key === "End") {
-        event.preventDefault();
-        const from = Math.max(cursor, 0);
-        cursor = direction
-          ? neighbour(from, layout.meshSizes, direction)
-          : event.key === "Home"
-            ? 0
-            : layout.deviceCount - 1;
-        announce(cursor);
-        events.onFocus({ kind: "device", position: cursor });
-      } else if ((event.key === "Enter" || event.key === " ") && cursor >= 0) {
-        event.preventDefault();
-        events.onActivate({ kind: "device", position: cursor });
-      }
-    },
-    { signal },
-  );
-
   draw();
   return {
     element: root,
@@ -402,6 +293,15 @@ function renderMeshCanvas(layout: Layout, events: PictureEvents, signal: AbortSi
       draw();
     },
   };
+}
+
+/** Arrow keys step through the mesh (see `neighbour`); Home and End jump to the first and last device. */
+function meshMove(from: number, key: string, sizes: readonly number[]): number | null {
+  const direction = ARROWS[key];
+  if (direction) return neighbour(from, sizes, direction);
+  if (key === "Home") return 0;
+  if (key === "End") return sizes.reduce((a, b) => a * b, 1) - 1;
+  return null;
 }
 
 /** Diagonal stripes marking devices another process owns. */

@@ -1,0 +1,124 @@
+/**
+ * What the two canvas pictures (the large mesh grid and the large array map)
+ * share: a backing store at device resolution, a cleared and scaled context
+ * per frame, the focus mark, and the wiring that turns pointer, focus and key
+ * events on one canvas into PictureEvents through a movable cursor.
+ */
+
+import type { PictureEvents, Target } from "./interaction";
+import { type KeyMoves, navigateByKeys } from "./interaction";
+
+/** A canvas drawing area in CSS pixels. */
+export interface CanvasSize {
+  width: number;
+  height: number;
+}
+
+/** Sizes the backing store at device resolution; CSS keeps the proportions (height: auto). */
+export function sizeCanvas(canvas: HTMLCanvasElement, size: CanvasSize): number {
+  const ratio = globalThis.devicePixelRatio || 1;
+  canvas.width = Math.round(size.width * ratio);
+  canvas.height = Math.round(size.height * ratio);
+  canvas.style.width = `${size.width}px`;
+  return ratio;
+}
+
+/** The canvas's context, cleared and scaled to CSS pixels; null without canvas support (tests without a backend). */
+export function beginPaint(
+  canvas: HTMLCanvasElement,
+  size: CanvasSize,
+  ratio: number,
+): CanvasRenderingContext2D | null {
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return null;
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, size.width, size.height);
+  return ctx;
+}
+
+/** A 2px outline around a box, the mark of the hovered or keyboard-focused item. */
+export function strokeMark(
+  ctx: CanvasRenderingContext2D,
+  ink: string,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+): void {
+  ctx.strokeStyle = ink;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(x, y, w, h);
+}
+
+/** How a canvas picture finds and names its items. */
+export interface CanvasItems extends KeyMoves {
+  /** The item under the drawing coordinates (x, y), or -1. */
+  hit: (x: number, y: number) => number;
+  /** What an item stands for in the view's events. */
+  target: (i: number) => Target;
+  /** Called when the keyboard cursor lands on an item (to announce it, say). */
+  onCursor?: (i: number) => void;
+}
+
+/**
+ * Wires hover, click, focus and arrow keys on a canvas. Returns the keyboard
+ * cursor (the last clicked or key-selected item, -1 before any) for drawing.
+ */
+export function wireCanvas(
+  canvas: HTMLCanvasElement,
+  size: CanvasSize,
+  items: CanvasItems,
+  events: PictureEvents,
+  signal: AbortSignal,
+): { readonly cursor: number } {
+  const state = { cursor: -1 };
+  let hovered = -1;
+  const itemAt = (event: MouseEvent): number => {
+    const rect = canvas.getBoundingClientRect();
+    const sx = rect.width > 0 ? size.width / rect.width : 1;
+    const sy = rect.height > 0 ? size.height / rect.height : 1;
+    return items.hit((event.clientX - rect.left) * sx, (event.clientY - rect.top) * sy);
+  };
+  const land = (i: number): void => {
+    state.cursor = i;
+    items.onCursor?.(i);
+    events.onFocus(items.target(i));
+  };
+  canvas.addEventListener(
+    "pointermove",
+    (event) => {
+      const i = itemAt(event);
+      if (i === hovered) return; // pointermove fires per pixel: report changes only
+      hovered = i;
+      events.onHover(i >= 0 ? items.target(i) : null);
+    },
+    { signal },
+  );
+  canvas.addEventListener(
+    "pointerleave",
+    () => {
+      hovered = -1;
+      events.onHover(null);
+    },
+    { signal },
+  );
+  canvas.addEventListener(
+    "click",
+    (event) => {
+      const i = itemAt(event);
+      if (i < 0) return;
+      state.cursor = i;
+      events.onActivate(items.target(i));
+    },
+    { signal },
+  );
+  canvas.addEventListener("focus", () => land(Math.max(state.cursor, 0)), { signal });
+  canvas.addEventListener("blur", () => events.onFocus(null), { signal });
+  navigateByKeys(canvas, signal, {
+    from: () => Math.max(state.cursor, 0),
+    move: items.move,
+    go: land,
+    activate: (i) => events.onActivate(items.target(i)),
+  });
+  return state;
+}
