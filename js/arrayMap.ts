@@ -56,7 +56,7 @@ export function renderArrayMap(
 function fraction(layout: Layout, dim: number | null, at: number): number {
   if (dim === null) return at === 0 ? 0 : 1;
   const extent = layout.payload.shape[dim];
-  return extent > 0 ? layout.payload.tiles.bounds[dim][at] / extent : at === 0 ? 0 : 1;
+  return extent > 0 ? layout.bounds[dim][at] / extent : at === 0 ? 0 : 1;
 }
 
 function dimTitle(layout: Layout, dim: number, arrow: string, vertical = false): HTMLElement {
@@ -151,7 +151,7 @@ function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts)
   const platform = platformLabel(layout);
   for (const [i, { tile, row, col }] of tiles.entries()) {
     const copies = layout.holders[tile].length;
-    const intervals = tileIntervals(tile, layout.payload.tiles.bounds);
+    const intervals = tileIntervals(tile, layout.bounds);
     const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
     const element = h(
       "div",
@@ -322,7 +322,7 @@ function renderSliceControls(
   for (const d of steppedDims(rank, choice)) {
     const count = layout.tileCounts[d];
     const at = choice.steps[d];
-    const interval: [number, number] = [layout.payload.tiles.bounds[d][at], layout.payload.tiles.bounds[d][at + 1]];
+    const interval: [number, number] = [layout.bounds[d][at], layout.bounds[d][at + 1]];
     const slider = h("input", {
       type: "range",
       min: 0,

@@ -20,7 +20,7 @@ export function holderIdsText(layout: Layout, t: number): string {
 
 /** `[0:2, 0:4]` for tile t. */
 export function tileIndexText(layout: Layout, t: number): string {
-  return formatIndex(tileIntervals(t, layout.payload.tiles.bounds));
+  return formatIndex(tileIntervals(t, layout.bounds));
 }
 
 /** The platform prefix for device labels (`CPU`, `TPU`), from the first device kind. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   decodePayload,
+  expandCuts,
   expandRuns,
   meshCoords,
   PayloadError,
@@ -44,7 +45,11 @@ describe("index arithmetic", () => {
     expect(meshCoords(0, null)).toEqual([]);
   });
   it("gives each tile its intervals from the bounds grid", () => {
-    const { bounds } = loadFixture("mesh2x4_xy").tiles;
+    const bounds = loadFixture("mesh2x4_xy").tiles.bounds.map(expandCuts);
+    expect(bounds).toEqual([
+      [0, 2, 4],
+      [0, 2, 4, 6, 8],
+    ]);
     expect(tileCounts(bounds)).toEqual([2, 4]);
     expect(tileIntervals(0, bounds)).toEqual([
       [0, 2],
@@ -83,6 +88,12 @@ describe("decodePayload on every engine fixture", () => {
     expect(Array.from(layout.process)).toEqual([0, 0, 0, 0, 1, 1, 1, 1]);
   });
   it("refuses an unknown version", () => {
-    expect(() => decodePayload({ ...loadFixture("mesh2x4_xy"), version: 2 as 1 })).toThrow(/version/);
+    expect(() => decodePayload({ ...loadFixture("mesh2x4_xy"), version: 1 as 2 })).toThrow(/version/);
+  });
+});
+
+describe("cut points", () => {
+  it("expand past 2^31 without wrapping", () => {
+    expect(expandCuts([[0, 3_000_000_000, 3]])).toEqual([0, 3_000_000_000, 6_000_000_000]);
   });
 });

@@ -1,9 +1,9 @@
 /**
- * The payload Python sends (docs/payload.md, version 1) and the index
+ * The payload Python sends (docs/payload.md, version 2) and the index
  * arithmetic needed to read it. Nothing here touches the DOM or picks colours.
  */
 
-export const PAYLOAD_VERSION = 1;
+export const PAYLOAD_VERSION = 2;
 
 /** A run `[start, step, count]` stands for `start, start + step, ...` (`count` values). */
 export type Run = [start: number, step: number, count: number];
@@ -34,7 +34,7 @@ export interface DeviceColumns {
 }
 
 export interface Payload {
-  version: 1;
+  version: 2;
   type_str: string;
   dtype: string;
   shape: number[];
@@ -45,7 +45,8 @@ export interface Payload {
   memory_kind: string;
   memory_kinds: string[];
   mesh: MeshInfo | null;
-  tiles: { bounds: number[][] };
+  /** Cut points per dimension, run-encoded like the device columns. */
+  tiles: { bounds: Run[][] };
   devices: DeviceColumns;
   kinds: DeviceKind[];
   process_index: number;
@@ -71,18 +72,36 @@ export type PreviewReply =
     }
   | { kind: "preview"; device: number; error: string };
 
-/** Expands a run-encoded column into one integer per entry. */
-export function expandRuns(runs: readonly Run[], expectedCount?: number): Int32Array {
+/** Number of values a run-encoded column stands for. */
+function runLength(runs: readonly Run[]): number {
   let total = 0;
   for (const run of runs) total += run[2];
-  if (expectedCount !== undefined && total !== expectedCount) {
-    throw new PayloadError(`a device column holds ${total} values, expected ${expectedCount}`);
-  }
-  const out = new Int32Array(total);
+  return total;
+}
+
+/** Writes the values of `runs` into `out` (an array of at least their length). */
+function fillRuns(runs: readonly Run[], out: { [i: number]: number }): void {
   let at = 0;
   for (const [start, step, count] of runs) {
     for (let i = 0; i < count; i++) out[at++] = start + i * step;
   }
+}
+
+/** Expands a run-encoded device column into one integer per device. */
+export function expandRuns(runs: readonly Run[], expectedCount?: number): Int32Array {
+  const total = runLength(runs);
+  if (expectedCount !== undefined && total !== expectedCount) {
+    throw new PayloadError(`a device column holds ${total} values, expected ${expectedCount}`);
+  }
+  const out = new Int32Array(total);
+  fillRuns(runs, out);
+  return out;
+}
+
+/** Expands run-encoded cut points as plain numbers: an extent may pass 2^31. */
+export function expandCuts(runs: readonly Run[]): number[] {
+  const out = new Array<number>(runLength(runs));
+  fillRuns(runs, out);
   return out;
 }
 
@@ -140,6 +159,8 @@ export interface Layout {
   kind: Int32Array;
   /** Mesh sizes, `[]` when there is no mesh (a single device). */
   meshSizes: number[];
+  /** Cut points of each dimension, from 0 to its extent (decoded `tiles.bounds`). */
+  bounds: number[][];
   tileCounts: number[];
   tileCount: number;
   /** Mesh-order positions of the devices holding each tile. */
@@ -157,7 +178,8 @@ export function decodePayload(payload: Payload): Layout {
   const n = devices.count;
   const ids = expandRuns(devices.id, n);
   const tileOf = expandRuns(devices.tile, n);
-  const counts = tileCounts(tiles.bounds);
+  const bounds = tiles.bounds.map(expandCuts);
+  const counts = tileCounts(bounds);
   const tileCount = counts.reduce((a, b) => a * b, 1);
   const meshSizes = payload.mesh ? payload.mesh.sizes : [];
   const meshSize = meshSizes.reduce((a, b) => a * b, 1);
@@ -182,6 +204,7 @@ export function decodePayload(payload: Payload): Layout {
     addressable: expandRuns(devices.addressable, n),
     kind: expandRuns(devices.kind, n),
     meshSizes,
+    bounds,
     tileCounts: counts,
     tileCount,
     holders,

@@ -31,6 +31,8 @@ function measured(draw: () => void): void {
     draw();
   } finally {
     perf?.measure?.(RENDER_MEASURE, start);
+    // The start mark has served; without this the timeline grows by one entry per edit.
+    perf?.clearMarks?.(start);
   }
 }
 
@@ -256,7 +258,7 @@ function sameGrid(a: Layout | null, b: Layout): boolean {
     a !== null &&
     a.deviceCount === b.deviceCount &&
     JSON.stringify(a.payload.shape) === JSON.stringify(b.payload.shape) &&
-    JSON.stringify(a.payload.tiles.bounds) === JSON.stringify(b.payload.tiles.bounds)
+    JSON.stringify(a.bounds) === JSON.stringify(b.bounds)
   );
 }
 

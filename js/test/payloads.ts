@@ -78,7 +78,7 @@ export function makePayload(options: MadeLayout): Payload {
       })
       .join(",")}]`;
   return {
-    version: 1,
+    version: 2,
     type_str: typeStr,
     dtype,
     shape,
@@ -89,7 +89,7 @@ export function makePayload(options: MadeLayout): Payload {
     memory_kind: options.memoryKind ?? "device",
     memory_kinds: ["device", "pinned_host", "unpinned_host"],
     mesh: names.length ? { names, sizes, types, abstract: options.abstract ?? false } : null,
-    tiles: { bounds },
+    tiles: { bounds: bounds.map((cuts) => encodeRuns(cuts)) },
     devices: {
       count,
       id: encodeRuns(ids),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .codegen import sharding_code
 from .grammar import format_mesh, format_spec
 from .runs import encode_runs
@@ -11,7 +13,7 @@ from .runs import encode_runs
 if TYPE_CHECKING:
     from .layout import Layout
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 
 
 def layout_payload(layout: Layout) -> dict[str, Any]:
@@ -36,7 +38,9 @@ def layout_payload(layout: Layout) -> dict[str, Any]:
             "types": list(mesh.axis_types),
             "abstract": mesh.abstract,
         },
-        "tiles": {"bounds": [list(b) for b in layout.blocks.bounds]},
+        # Cut points are even steps, so one run per dimension: the payload
+        # stays the same size however large the array is.
+        "tiles": {"bounds": [encode_runs(np.asarray(b, dtype=np.int64)) for b in layout.blocks.bounds]},
         "devices": {
             "count": layout.device_count,
             "id": encode_runs(cols.ids),

@@ -26,17 +26,16 @@ def encode_runs(values: np.ndarray) -> list[list[int]]:
     # per-element loop into a per-run loop.
     stretch_ends = np.flatnonzero(steps[1:] != steps[:-1]).tolist()
     stretch_ends.append(len(steps) - 1)
-    vals = values.tolist()
-    step_list = steps.tolist()
     runs: list[list[int]] = []
     i = 0
     while i < n:
         if i == n - 1:
-            runs.append([vals[i], 0, 1])
+            runs.append([int(values[i]), 0, 1])
             break
         last_step = stretch_ends[bisect_left(stretch_ends, i)]
         count = last_step - i + 2
-        runs.append([vals[i], step_list[i], count])
+        # Index the few run starts rather than converting whole columns.
+        runs.append([int(values[i]), int(steps[i]), count])
         i += count
     return runs
 

@@ -1,0 +1,710 @@
+"""The browser half of `make bench`: headless Debian Chromium through Playwright.
+
+Two parts:
+
+- ``render_bench``: benchmarks/harness.html loads the widget's real ES module
+  (src/shardviz/static/widget.js) with a stand-in model and draws the payloads
+  python_side.py wrote, at 8 to 4096 devices: first render of a fresh widget,
+  and re-renders as Python's answers to spec edits arrive. Each render is
+  timed by the widget's own ``performance.measure('shardviz:render')``, by the
+  whole script task (decode included), with style and layout forced, and to
+  the next frame. The JS heap after garbage collection is read over CDP before
+  and after 100 edits.
+- ``lab_bench``: JupyterLab with a live kernel. A notebook shows the widget on
+  8 or 512 devices; a spec is typed into ``[data-role="spec-input"]`` and
+  Enter pressed (real key events), and the page times, from that keydown to
+  the mutation that puts the kernel's new type line in the DOM, the round
+  trip; then to the next frame. The kernel's peak RSS comes from /proc, the
+  page's heap from CDP.
+
+Nothing leaves 127.0.0.1: the harness is served from memory through
+Playwright's router, JupyterLab runs on a free loopback port with a token and
+its news and update checks off, and every other request is aborted. Every
+process started here is ended by its id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pathlib
+import re
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+STATIC = REPO / "src" / "shardviz" / "static"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--enable-precise-memory-info",
+]
+ORIGIN = "http://shardviz-bench.invalid"
+MiB = 1024 * 1024
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    values = sorted(v for v in values if v is not None)
+    if not values:
+        return {}
+    return {
+        "median": statistics.median(values),
+        "min": values[0],
+        "max": values[-1],
+        "p90": values[min(len(values) - 1, int(0.9 * len(values) + 0.5) - 1)],
+        "n": len(values),
+    }
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        raise SystemExit(f"{CHROMIUM} is missing: `apt-get install chromium` (the benchmark never downloads a browser)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=60_000)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# What grows in a JupyterLab page over edits, by heap-snapshot node (type, name).
+HEAP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # V8 compiling and re-optimising JupyterLab's and the widget's code.
+    (
+        "code",
+        (
+            "code:",
+            "native:system / WeakArrayList",
+            "native:system / ProtectedFixedArray",
+            "native:system / SharedFunctionInfoWrapper",
+        ),
+    ),
+    # The text input's native undo history (Blink keeps up to 1000 steps).
+    (
+        "undo history",
+        (
+            "native:blink::UndoStep",
+            "native:blink::InsertIntoTextNodeCommand",
+            "native:blink::DeleteFromTextNodeCommand",
+            "native:blink::RemoveNodeCommand",
+            "native:blink::AppendNodeCommand",
+            "native:blink::HeapVectorBacking<cppgc::internal::BasicMember<blink::SimpleEditCommand",
+            "native:blink::SimpleEditCommand",
+            "native:Text",
+        ),
+    ),
+    # Keydown events that lumino's CommandRegistry keeps in _holdKeyBindingPromises.
+    (
+        "key events",
+        (
+            "native:KeyboardEvent",
+            "native:blink::EventPath",
+            "native:blink::TreeScopeEventContext",
+            "native:blink::WindowEventContext",
+            "native:blink::HeapVectorBacking<blink::NodeEventContext>",
+        ),
+    ),
+    # DevTools' buffers for the Network domain Playwright turns on.
+    ("devtools network", ("native:blink::NetworkResourcesData",)),
+    # User timing marks and measures (the widget's shardviz:render) and resource timing.
+    (
+        "performance timeline",
+        ("native:PerformanceMark", "native:PerformanceMeasure", "native:PerformanceResourceTiming"),
+    ),
+)
+
+
+def heap_by_kind(cdp: Any) -> dict[str, list[int]]:
+    """A heap snapshot after GC, summed by node `type:name`: {key: [bytes, count]}."""
+    chunks: list[str] = []
+
+    def on_chunk(event: dict[str, Any]) -> None:
+        chunks.append(event["chunk"])
+
+    cdp.on("HeapProfiler.addHeapSnapshotChunk", on_chunk)
+    try:
+        cdp.send("HeapProfiler.collectGarbage")
+        cdp.send("HeapProfiler.takeHeapSnapshot", {"reportProgress": False})
+    finally:
+        cdp.remove_listener("HeapProfiler.addHeapSnapshotChunk", on_chunk)
+    snap = json.loads("".join(chunks))
+    meta = snap["snapshot"]["meta"]
+    fields = meta["node_fields"]
+    width = len(fields)
+    kinds, strings, nodes = meta["node_types"][0], snap["strings"], snap["nodes"]
+    t_at, n_at, s_at = fields.index("type"), fields.index("name"), fields.index("self_size")
+    out: dict[str, list[int]] = {}
+    for i in range(0, len(nodes), width):
+        key = f"{kinds[nodes[i + t_at]]}:{strings[nodes[i + n_at]][:80]}"
+        entry = out.setdefault(key, [0, 0])
+        entry[0] += nodes[i + s_at]
+        entry[1] += 1
+    return out
+
+
+def heap_growth_by_group(before: dict[str, list[int]], after: dict[str, list[int]]) -> dict[str, int]:
+    grown: dict[str, int] = {name: 0 for name, _ in HEAP_GROUPS}
+    grown["other"] = 0
+    for key in set(before) | set(after):
+        delta = after.get(key, [0, 0])[0] - before.get(key, [0, 0])[0]
+        group = next((name for name, prefixes in HEAP_GROUPS if key.startswith(prefixes)), "other")
+        grown[group] += delta
+    return grown
+
+
+def heap_after_gc(cdp: Any) -> int:
+    """Bytes of JS heap in use after a full garbage collection."""
+    for _ in range(2):  # a second pass collects what the first one's finalizers released
+        cdp.send("HeapProfiler.collectGarbage")
+    return int(cdp.send("Runtime.getHeapUsage")["usedSize"])
+
+
+# ----------------------------------------------------------------------------
+# the render harness
+
+# Edits before the heap is read: V8 compiles and re-optimises the render code
+# for a few hundred renders (about 200 KiB of code and feedback, then flat).
+HEAP_WARM_EDITS = 300
+
+
+def heap_check(page: Any, cdp: Any, edits: int, *, warm: int) -> dict[str, Any]:
+    """The same widget, `edits` more edits (one a frame): heap and DOM counts after GC, before and after."""
+
+    def state() -> tuple[int, dict[str, int]]:
+        return heap_after_gc(cdp), cdp.send("Memory.getDOMCounters")
+
+    cold_heap, cold_dom = state()
+    page.evaluate("(k) => bench.plainEdits(k, {frames: true})", edits)
+    first_heap, _ = state()
+    page.evaluate("(k) => bench.plainEdits(k)", max(0, warm - edits))
+    h0, dom0 = state()
+    page.evaluate("(k) => bench.plainEdits(k, {frames: true})", edits)
+    h1, dom1 = state()
+    return {
+        "edits": edits,
+        "warm_edits": warm,
+        "first_growth_bytes": first_heap - cold_heap,
+        "before_bytes": h0,
+        "after_bytes": h1,
+        "growth_bytes": h1 - h0,
+        "dom_before": dom0,
+        "dom_after": dom1,
+        "dom_grew": any(dom1[k] > dom0[k] for k in ("nodes", "jsEventListeners", "documents")),
+        "timeline_entries": page.evaluate("bench.timelineEntries()"),
+        "cold_dom": cold_dom,
+    }
+
+
+def render_bench(
+    browser: Any, payload_dir: pathlib.Path, counts: list[int], *, first: int, rerenders: int, heap_edits: int
+) -> dict[str, Any]:
+    files = {
+        "/": ("text/html", (HERE / "harness.html").read_bytes()),
+        "/widget.js": ("text/javascript", (STATIC / "widget.js").read_bytes()),
+        "/widget.css": ("text/css", (STATIC / "widget.css").read_bytes()),
+    }
+    for n in counts:
+        files[f"/payloads-{n}.json"] = ("application/json", (payload_dir / f"payloads-{n}.json").read_bytes())
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+    aborted: list[str] = []
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        path = url[len(ORIGIN) :].split("?")[0] if url.startswith(ORIGIN) else None
+        if path in files:
+            kind, body = files[path]
+            r.fulfill(status=200, content_type=kind, body=body)
+        else:
+            aborted.append(url)
+            r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
+        page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+        page.goto(ORIGIN + "/")
+        page.wait_for_function("window.bench && window.bench.ready")
+        cdp = context.new_cdp_session(page)
+        out: dict[str, Any] = {"chromium": browser.version, "counts": {}}
+        for n in counts:
+            page.evaluate("(n) => bench.load(n)", n)
+            # Warm the JIT with a couple of renders of this size, as a notebook session would be.
+            page.evaluate("(n) => bench.firstRender(n, 2)", n)
+            firsts = page.evaluate("([n, k]) => bench.firstRender(n, k)", [n, first])
+            page.evaluate("(n) => bench.mount(n)", n)
+            page.evaluate("(k) => bench.rerender(k)", 8)  # every variant twice: warm
+            again = page.evaluate("(k) => bench.rerender(k)", rerenders)
+            entry: dict[str, Any] = {
+                "render_mode": firsts[0].get("render_mode"),
+                "device_count_in_dom": firsts[0].get("device_count"),
+                "first": {
+                    key: summary([s[key] for s in firsts])
+                    for key in ("measure_ms", "script_ms", "layout_ms", "frame_ms")
+                },
+                "rerender": {
+                    key: summary([s[key] for s in again])
+                    for key in ("measure_ms", "script_ms", "layout_ms", "frame_ms")
+                },
+                "rerender_measures_per_edit": summary([s["measures"] for s in again]),
+                "rerender_all_changed_type": all(s["type_changed"] for s in again),
+            }
+            if heap_edits:
+                entry["heap"] = heap_check(page, cdp, heap_edits, warm=HEAP_WARM_EDITS)
+            page.evaluate("bench.unmount()")
+            out["counts"][str(n)] = entry
+        out["errors"] = errors
+        out["aborted_requests"] = aborted
+        return out
+    finally:
+        context.close()
+
+
+# ----------------------------------------------------------------------------
+# JupyterLab
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _children(pid: int) -> list[int]:
+    """Every live process below `pid`."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
+                parents[int(entry)] = int(stat[stat.rfind(")") + 2 :].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        current = frontier.pop()
+        kids = [p for p, parent in parents.items() if parent == current]
+        found.extend(kids)
+        frontier.extend(kids)
+    return found
+
+
+def proc_memory(pid: int) -> dict[str, float]:
+    """Peak and current resident memory of a process, from /proc (MiB)."""
+    fields = {}
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            fields[key] = int(value.split()[0]) / 1024
+    return {"peak_rss_mib": fields.get("VmHWM", float("nan")), "rss_mib": fields.get("VmRSS", float("nan"))}
+
+
+NODELAY_CONFIG = """
+from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
+
+_open = KernelWebsocketHandler.open
+
+
+async def open(self, *args, **kwargs):
+    self.set_nodelay(True)
+    return await _open(self, *args, **kwargs)
+
+
+KernelWebsocketHandler.open = open
+"""
+
+
+class Lab:
+    """JupyterLab on 127.0.0.1 with a random token, quiet and offline; ended by pid."""
+
+    def __init__(self, base: pathlib.Path, *, tcp_nodelay: bool = False) -> None:
+        self.base = base
+        self.root = base / "root"
+        self.root.mkdir()
+        (base / "config").mkdir()
+        if tcp_nodelay:
+            # Diagnostic only: jupyter_server leaves Nagle's algorithm on for the kernel
+            # websocket, and a message written behind another small one can wait for the
+            # browser's delayed ACK (40 ms on Linux).
+            (base / "config" / "jupyter_server_config.py").write_text(NODELAY_CONFIG)
+        settings = base / "user-settings" / "@jupyterlab" / "apputils-extension"
+        settings.mkdir(parents=True)
+        (settings / "notification.jupyterlab-settings").write_text(
+            json.dumps({"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True})
+        )
+        self.token = secrets.token_hex(24)
+        self.port = _free_port()
+        env = dict(os.environ)
+        env.pop("XLA_FLAGS", None)  # each notebook sets its own device count before JAX starts
+        env.pop("JUPYTER_TOKEN", None)
+        env.update(
+            JAX_PLATFORMS="cpu",
+            PYTHONPATH=os.pathsep.join([str(REPO / "src"), *filter(None, [env.get("PYTHONPATH")])]),
+            JUPYTER_CONFIG_DIR=str(base / "config"),
+            JUPYTER_RUNTIME_DIR=str(base / "runtime"),
+            JUPYTER_DATA_DIR=str(base / "data"),
+            IPYTHONDIR=str(base / "ipython"),
+            PYTHONUNBUFFERED="1",
+        )
+        self.log_path = base / "jupyter-lab.log"
+        command = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ServerApp.ip=127.0.0.1",
+            f"--ServerApp.port={self.port}",
+            "--ServerApp.port_retries=0",
+            f"--ServerApp.root_dir={self.root}",
+            f"--IdentityProvider.token={self.token}",
+            "--ServerApp.terminals_enabled=False",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            f"--LabApp.user_settings_dir={base / 'user-settings'}",
+            f"--LabApp.workspaces_dir={base / 'workspaces'}",
+        ]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command,
+                cwd=self.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.pids: set[int] = set()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("JupyterLab exited at start:\n" + self.log_path.read_text()[-3000:])
+            try:
+                self.api("status", timeout=2)
+                return
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                time.sleep(0.25)
+        self.stop()
+        raise RuntimeError("JupyterLab did not start within 120 s:\n" + self.log_path.read_text()[-3000:])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def api(self, path: str, method: str = "GET", timeout: float = 10) -> Any:
+        request = urllib.request.Request(
+            f"{self.base_url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def note_children(self) -> None:
+        self.pids.update(_children(self.process.pid))
+
+    def stop(self) -> None:
+        self.note_children()
+        if self.process.poll() is None:
+            with contextlib.suppress(Exception):
+                self.api("shutdown", method="POST", timeout=5)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.send_signal(signal.SIGTERM)
+                try:
+                    self.process.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.process.kill()
+                    self.process.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        left = [p for p in self.pids if _alive(p)]
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = [p for p in left if _alive(p)]
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            time.sleep(1)
+            left = [p for p in left if _alive(p)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+LAB_HEAP_WARM_EDITS = 40
+BREAKDOWN = ("to_send_ms", "server_kernel_ms", "to_dom_ms", "to_kernel_ms", "in_kernel_ms", "from_kernel_ms")
+SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
+MESH_SETUP = {
+    8: ("jax.make_mesh((2, 4), ('x', 'y'))", "P('x', 'y')"),
+    512: ("jax.make_mesh((8, 8, 8), ('a', 'b', 'c'))", "P('a', ('b', 'c'))"),
+}
+
+
+def _notebook(n: int, pid_file: pathlib.Path) -> dict[str, Any]:
+    mesh, spec = MESH_SETUP[n]
+    setup = f"""import os, jax
+jax.config.update("jax_num_cpu_devices", {n})
+import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+import shardviz
+assert jax.device_count() == {n}, jax.device_count()
+open({str(pid_file)!r}, "w").write(str(os.getpid()))
+mesh = {mesh}
+x = jax.device_put(np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024), NamedSharding(mesh, {spec}))
+w = shardviz.show(x)"""
+    return {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "setup",
+                "metadata": {},
+                "outputs": [],
+                "source": setup,
+            }
+        ],
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+# Installed before JupyterLab loads: notes when the page sends a kernel message
+# and when a message holding a new payload comes back (for the breakdown).
+WS_SPY_JS = """(() => {
+    const log = { sent: [], busy: [], payloads: [] };
+    window.__svWs = log;
+    const decoder = new TextDecoder();
+    const text = (data) => typeof data === 'string' ? data
+        : data instanceof ArrayBuffer ? decoder.decode(new Uint8Array(data)) : '';
+    // header.date comes first in a message; wall-clock milliseconds.
+    const firstDate = (s) => { const m = /"date":\\s*"([^"]+)"/.exec(s); return m ? Date.parse(m[1]) : null; };
+    const epoch = () => performance.timeOrigin + performance.now();
+    const send = WebSocket.prototype.send;
+    WebSocket.prototype.send = function (data) {
+        const s = text(data);
+        if (s.includes('"spec_text"')) log.sent.push({ t: performance.now(), epoch: epoch() });
+        return send.call(this, data);
+    };
+    const add = WebSocket.prototype.addEventListener;
+    const spy = (socket) => {
+        if (socket.__svSpied) return;
+        socket.__svSpied = true;
+        add.call(socket, 'message', (event) => {
+            const t = performance.now();
+            const s = text(event.data);
+            if (s.includes('"payload"')) log.payloads.push({ t, epoch: epoch(), date: firstDate(s) });
+            else if (s.includes('"execution_state":"busy"') || s.includes('"execution_state": "busy"'))
+                log.busy.push({ t, epoch: epoch(), date: firstDate(s) });
+        });
+    };
+    WebSocket.prototype.addEventListener = function (type, fn, options) {
+        spy(this);
+        return add.call(this, type, fn, options);
+    };
+    const onmessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage');
+    Object.defineProperty(WebSocket.prototype, 'onmessage', {
+        configurable: true,
+        get() { return onmessage.get.call(this); },
+        set(fn) { spy(this); onmessage.set.call(this, fn); },
+    });
+})()"""
+
+# Installed before each edit: resolves with in-page times once the type line shows Python's answer.
+ARM_JS = """(output) => {
+    const input = output.querySelector('[data-role="spec-input"]');
+    const typeText = () => output.querySelector('[data-role="type"]')?.textContent ?? '';
+    const before = typeText();
+    window.__sv = new Promise((resolve) => {
+        let t0 = null;
+        const onKey = (event) => { if (event.key === 'Enter' && t0 === null) t0 = performance.now(); };
+        input.addEventListener('keydown', onKey, { capture: true });
+        const observer = new MutationObserver(() => {
+            const now = typeText();
+            const alert = output.querySelector('[role="alert"]');
+            if (now === before && !alert) return;
+            const t1 = performance.now();
+            observer.disconnect();
+            input.removeEventListener('keydown', onKey, { capture: true });
+            const ws = window.__svWs;
+            const sent = ws ? ws.sent.find((m) => m.t >= t0) : undefined;
+            const busy = ws && sent ? ws.busy.find((m) => m.t >= sent.t) : undefined;
+            const back = ws ? ws.payloads.find((m) => m.t >= t0) : undefined;
+            if (ws) { ws.sent.length = 0; ws.payloads.length = 0; ws.busy.length = 0; }
+            const ms = (a, b) => (a === undefined || b === undefined || a === null || b === null ? null : b - a);
+            requestAnimationFrame(() => setTimeout(() => resolve({
+                round_trip_ms: t1 - t0, frame_ms: performance.now() - t0, type: now,
+                to_send_ms: ms(t0, sent?.t),
+                server_kernel_ms: ms(sent?.t, back?.t),
+                to_dom_ms: ms(back?.t, t1),
+                // wall clock, millisecond dates in Jupyter's message headers:
+                to_kernel_ms: ms(sent?.epoch, busy?.date),
+                in_kernel_ms: ms(busy?.date, back?.date),
+                from_kernel_ms: ms(back?.date, back?.epoch),
+                alert: alert ? alert.textContent : null,
+                cells: output.querySelectorAll('[data-device-id]').length,
+                grid_devices: Number(output.querySelector('[data-device-count]')?.getAttribute('data-device-count')),
+            }), 0));
+        });
+        observer.observe(output, { subtree: true, childList: true, characterData: true });
+    });
+    return before;
+}"""
+
+
+def lab_bench(
+    browser: Any, counts: list[int], edits: dict[int, int], heap_at: int, *, tcp_nodelay: bool = False
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"counts": {}, "tcp_nodelay": tcp_nodelay}
+    with tempfile.TemporaryDirectory(prefix="shardviz-bench-lab-") as tmp:
+        lab = Lab(pathlib.Path(tmp), tcp_nodelay=tcp_nodelay)
+        try:
+            out["jupyterlab"] = _lab_version()
+            for n in counts:
+                out["counts"][str(n)] = _lab_one(lab, browser, n, edits[n], heap=(n == heap_at))
+        finally:
+            lab.stop()
+    return out
+
+
+def _lab_version() -> str:
+    import jupyterlab
+
+    return str(jupyterlab.__version__)
+
+
+def _lab_one(lab: Lab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[str, Any]:
+    pid_file = lab.root / f"kernel-{n}.pid"
+    name = f"bench-{n}.ipynb"
+    (lab.root / name).write_text(json.dumps(_notebook(n, pid_file)))
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="light")
+    context.set_default_timeout(60_000)
+    outside: list[str] = []
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        if url.startswith((lab.base_url + "/", "blob:", "data:")):
+            r.continue_()
+        else:
+            outside.append(url)
+            r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    context.add_init_script(WS_SPY_JS)
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
+        page.goto(f"{lab.base_url}/lab/tree/{name}?token={lab.token}")
+        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+        # JupyterLab may still ask which kernel to use: the notebook names python3.
+        dialog = page.locator(".jp-Dialog .jp-mod-accept")
+        with contextlib.suppress(Exception):
+            dialog.wait_for(timeout=3_000)
+            dialog.click()
+        # Run > Run All Cells, from the menu bar.
+        started = time.monotonic()
+        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-device-count]")).first
+        failure = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+        output.or_(failure).first.wait_for(timeout=120_000)
+        if failure.count():
+            raise RuntimeError(f"the benchmark notebook ({n} devices) failed:\n" + failure.first.inner_text())
+        first_picture_s = time.monotonic() - started
+        field = output.locator('[data-role="spec-input"]')
+        specs = SPECS[n]
+        cdp = context.new_cdp_session(page)
+        samples: list[dict[str, Any]] = []
+        heap_bytes: list[int] = []
+
+        def one_edit(i: int) -> dict[str, Any]:
+            before = output.evaluate(ARM_JS)
+            field.fill(specs[(i + 1) % 2])
+            field.press("Enter")
+            result = page.evaluate("window.__sv")
+            result["before"] = before
+            return dict(result)
+
+        # Warm: JAX caches each reshard, V8 compiles the render path; longer where the heap is read.
+        for i in range(LAB_HEAP_WARM_EDITS if heap else 4):
+            one_edit(i)
+        dom: list[dict[str, int]] = []
+
+        def checkpoint() -> None:
+            heap_bytes.append(heap_after_gc(cdp))
+            dom.append(cdp.send("Memory.getDOMCounters"))
+
+        if heap:
+            snapshot_before = heap_by_kind(cdp)
+            checkpoint()
+        for i in range(edits):
+            samples.append(one_edit(i))
+            if heap and (i + 1) % 25 == 0:
+                checkpoint()
+        if heap:
+            grown_by_group = heap_growth_by_group(snapshot_before, heap_by_kind(cdp))
+        bad = [s for s in samples if s.get("alert")]
+        pid = int(pid_file.read_text())
+        result: dict[str, Any] = {
+            "edits": len(samples),
+            "first_picture_s": first_picture_s,
+            "round_trip_ms": summary([s["round_trip_ms"] for s in samples]),
+            "round_trip_samples_ms": [round(s["round_trip_ms"], 1) for s in samples],
+            "breakdown_ms": {key: summary([s[key] for s in samples]) for key in BREAKDOWN},
+            "breakdown_samples_ms": [[None if s[k] is None else round(s[k], 1) for k in BREAKDOWN] for s in samples],
+            "frame_ms": summary([s["frame_ms"] for s in samples]),
+            "grid_devices": samples[-1]["grid_devices"] if samples else None,
+            "alerts": [s["alert"] for s in bad][:3],
+            "kernel": proc_memory(pid),
+            "errors": errors,
+            "outside_requests": outside,
+        }
+        if heap:
+            result["heap"] = {
+                "edits": len(samples),
+                "before_bytes": heap_bytes[0],
+                "after_bytes": heap_bytes[-1],
+                "growth_bytes": heap_bytes[-1] - heap_bytes[0],
+                "every_25_edits_bytes": heap_bytes,
+                "dom_counters": [dom[0], dom[-1]],
+                "snapshot_growth_by_group_bytes": grown_by_group,
+            }
+        return result
+    finally:
+        lab.note_children()
+        context.close()
+        with contextlib.suppress(Exception):  # end this notebook's kernel now: the next one needs the memory
+            for session in lab.api("sessions"):
+                lab.api(f"kernels/{session['kernel']['id']}", method="DELETE")
