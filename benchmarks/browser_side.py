@@ -627,7 +627,8 @@ def _lab_one(lab: Lab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
         page.goto(f"{lab.base_url}/lab/tree/{name}?token={lab.token}")
         page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=90_000)
+        # Reopened workspaces can hold another notebook's (hidden) indicator too.
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
         # JupyterLab may still ask which kernel to use: the notebook names python3.
         dialog = page.locator(".jp-Dialog .jp-mod-accept")
         with contextlib.suppress(Exception):

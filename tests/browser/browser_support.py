@@ -400,7 +400,7 @@ class LabNotebook:
             arg=cells,
             timeout=120_000,
         )
-        self.page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+        self.page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for()
 
     def run_all(self, cells: int) -> None:
         """Run > Run All Cells, from the menu bar."""

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from browser_support import REPO, SRC, OfflineContext, check_front_end_built
+from browser_support import IMAGES, REPO, SRC, OfflineContext, check_front_end_built, png_size
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -71,6 +71,27 @@ def test_course_page_draws_every_widget_offline(course_site: pathlib.Path, offli
     assert offline_context.aborted == [], f"the page tried to load: {offline_context.aborted}"
     assert [u for u in watch.requests if u != page.url] == []
     watch.assert_clean()
+    screenshot_lesson(page, roots.nth(2))
+
+
+def screenshot_lesson(page, root) -> None:
+    """The README's picture from the course: a widget with the text just above it."""
+    cell = "contains(concat(' ', normalize-space(@class), ' '), ' {} ')"
+    widget_cell = root.locator(f"xpath=ancestor::div[{cell.format('jp-Cell')}][1]")
+    text_cell = widget_cell.locator(f"xpath=preceding-sibling::div[{cell.format('jp-MarkdownCell')}][1]")
+    top, bottom = text_cell.bounding_box(), widget_cell.bounding_box()
+    assert top and bottom, "the course page lost its cell structure"
+    page.mouse.move(1, 1)
+    path = IMAGES / "course-jit-propagation.png"
+    clip = {
+        "x": 0,
+        "y": top["y"],
+        "width": page.viewport_size["width"],
+        "height": bottom["y"] + bottom["height"] - top["y"],
+    }
+    page.screenshot(path=str(path), clip=clip, full_page=True, animations="disabled", caret="hide", scale="css")
+    width, height = png_size(path)
+    assert 300 <= width <= 1600 and 200 <= height <= 2000, f"{path.name} is {width}x{height}"
 
 
 def test_course_index_links_the_page(course_site: pathlib.Path, offline_context: OfflineContext) -> None:
