@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .export import bundle_assets, payload_script
+from .export import CSP, bundle_assets, payload_script
 
 __all__ = [
     "CourseExportError",
@@ -47,10 +47,6 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 MODEL_PREFIX = "IPY_MODEL_"
 BOX_MODELS = {"HBoxModel": "row", "VBoxModel": "column", "BoxModel": "row", "GridBoxModel": "row"}
 
-# No network: inline scripts and styles, images and fonts from data: URLs.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:"
-)
 
 PAGE_STYLE = """
 .shardviz-course-box { display: flex; gap: 1.5em; align-items: flex-start; }
@@ -233,7 +229,7 @@ def to_html(nb: Any, *, title: str | None = None) -> str:
             "script": script,
             "style": style,
             "page_style": PAGE_STYLE,
-            "csp": CONTENT_SECURITY_POLICY,
+            "csp": CSP,
             "widgets": pictures,
         }
     }
@@ -302,7 +298,7 @@ def index_html(entries: Sequence[tuple[str, str, str]], title: str = "shardviz c
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{CONTENT_SECURITY_POLICY}">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{html.escape(title)}</title>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}

@@ -13,8 +13,9 @@ from typing import Any
 
 from .layout import describe
 
-# The page may run only its own inline code and load nothing at all.
-CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
+# The page may run only its own inline code and load nothing at all (images
+# and fonts only from data: URLs).
+CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:"
 
 
 def payload_script(payload: dict[str, Any]) -> str:
@@ -27,7 +28,11 @@ def payload_script(payload: dict[str, Any]) -> str:
 
 
 def bundle_assets() -> tuple[str, str]:
-    """The standalone script and the stylesheet, as text."""
+    """The standalone script and the stylesheet, as text.
+
+    Put the style in ``<style id="shardviz-style">``: the script then finds
+    it and does not add the stylesheet a second time.
+    """
     from .widget import _bundle
 
     script = _bundle("standalone.js").read_text(encoding="utf-8")
@@ -46,7 +51,7 @@ def page_html(payloads: list[dict[str, Any]], title: str) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{html.escape(title)}</title>
-<style>{style}</style>
+<style id="shardviz-style">{style}</style>
 </head>
 <body>
 {body}
