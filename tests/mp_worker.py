@@ -64,6 +64,7 @@ def main(process_id: int, port: int, out_dir: pathlib.Path) -> None:
         "tiles": [{"start": t.start, "stop": t.stop, "device_ids": t.device_ids} for t in layout.tiles],
         "previews": {str(k): v for k, v in previews.items()},
         "after_edit": after_edit,
+        "text": shardviz.render_text(arr, color=False, width=100),
     }
     (out_dir / f"process-{process_id}.json").write_text(json.dumps(report))
     jax.distributed.shutdown()

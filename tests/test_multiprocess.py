@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from shardviz.ranges import compress_ids
 from two_processes import run_two_processes
 
 pytestmark = pytest.mark.multiprocess
@@ -51,3 +52,12 @@ def test_widget_edits_work_in_both(reports, process):
     after = reports[process]["after_edit"]
     assert after["error"] == ""
     assert after["type_str"] == after["typeof"] == "float32[4@y,8@x]"
+
+
+@pytest.mark.parametrize("process", [0, 1])
+def test_terminal_picture_names_the_other_process_devices(reports, process):
+    report = reports[process]
+    remote = sorted(d["id"] for d in report["jax"]["devices"] if d["process_index"] != process)
+    line = next(line for line in report["text"].splitlines() if line.startswith("not addressable here"))
+    assert line.endswith(compress_ids(remote))
+    assert report["text"].splitlines()[0] == report["jax"]["typeof"]

@@ -131,6 +131,9 @@ def _header(layout: Layout, width: int) -> list[Line]:
     ]
     if layout.process_count > 1:
         parts[-1].append(f"process {layout.process_index} of {layout.process_count}")
+        remote = layout.columns.ids[layout.columns.addressable == 0]
+        if len(remote) and not (mesh and mesh.abstract):
+            parts.append([f"not addressable here (other processes): {abbreviate_ids(remote)}"])
     return _text_lines([text for group in parts for text in _flow(group, width)])
 
 
