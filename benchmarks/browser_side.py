@@ -27,36 +27,29 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import pathlib
 import re
-import secrets
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent
 STATIC = REPO / "src" / "shardviz" / "static"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-    "--enable-precise-memory-info",
-]
+# The browser tests' helpers launch Chromium and run JupyterLab for us too.
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from browser_support import (  # noqa: E402
+    JupyterLab,
+    launch_chromium,
+    server_only_context,
+    start_jupyter_lab,
+    stop_jupyter_lab,
+    write_notebook,
+)
+
 ORIGIN = "http://shardviz-bench.invalid"
 MiB = 1024 * 1024
 
@@ -76,16 +69,9 @@ def summary(values: list[float]) -> dict[str, float]:
 
 @contextlib.contextmanager
 def chromium() -> Iterator[Any]:
-    if not os.path.exists(CHROMIUM):
-        raise SystemExit(f"{CHROMIUM} is missing: `apt-get install chromium` (the benchmark never downloads a browser)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=60_000)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    # exact performance.memory figures (Chromium rounds them otherwise)
+    with launch_chromium(extra_args=["--enable-precise-memory-info"]) as browser:
+        yield browser
 
 
 # What grows in a JupyterLab page over edits, by heap-snapshot node (type, name).
@@ -286,29 +272,6 @@ def render_bench(
 # JupyterLab
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _children(pid: int) -> list[int]:
-    """Every live process below `pid`."""
-    parents: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            with contextlib.suppress(OSError):
-                stat = pathlib.Path(f"/proc/{entry}/stat").read_text()
-                parents[int(entry)] = int(stat[stat.rfind(")") + 2 :].split()[1])
-    found, frontier = [], [pid]
-    while frontier:
-        current = frontier.pop()
-        kids = [p for p, parent in parents.items() if parent == current]
-        found.extend(kids)
-        frontier.extend(kids)
-    return found
-
-
 def proc_memory(pid: int) -> dict[str, float]:
     """Peak and current resident memory of a process, from /proc (MiB)."""
     fields = {}
@@ -334,130 +297,6 @@ KernelWebsocketHandler.open = open
 """
 
 
-class Lab:
-    """JupyterLab on 127.0.0.1 with a random token, quiet and offline; ended by pid."""
-
-    def __init__(self, base: pathlib.Path, *, tcp_nodelay: bool = False) -> None:
-        self.base = base
-        self.root = base / "root"
-        self.root.mkdir()
-        (base / "config").mkdir()
-        if tcp_nodelay:
-            # Diagnostic only: jupyter_server leaves Nagle's algorithm on for the kernel
-            # websocket, and a message written behind another small one can wait for the
-            # browser's delayed ACK (40 ms on Linux).
-            (base / "config" / "jupyter_server_config.py").write_text(NODELAY_CONFIG)
-        settings = base / "user-settings" / "@jupyterlab" / "apputils-extension"
-        settings.mkdir(parents=True)
-        (settings / "notification.jupyterlab-settings").write_text(
-            json.dumps({"fetchNews": "false", "checkForUpdates": False, "doNotDisturbMode": True})
-        )
-        self.token = secrets.token_hex(24)
-        self.port = _free_port()
-        env = dict(os.environ)
-        env.pop("XLA_FLAGS", None)  # each notebook sets its own device count before JAX starts
-        env.pop("JUPYTER_TOKEN", None)
-        env.update(
-            JAX_PLATFORMS="cpu",
-            PYTHONPATH=os.pathsep.join([str(REPO / "src"), *filter(None, [env.get("PYTHONPATH")])]),
-            JUPYTER_CONFIG_DIR=str(base / "config"),
-            JUPYTER_RUNTIME_DIR=str(base / "runtime"),
-            JUPYTER_DATA_DIR=str(base / "data"),
-            IPYTHONDIR=str(base / "ipython"),
-            PYTHONUNBUFFERED="1",
-        )
-        self.log_path = base / "jupyter-lab.log"
-        command = [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={self.port}",
-            "--ServerApp.port_retries=0",
-            f"--ServerApp.root_dir={self.root}",
-            f"--IdentityProvider.token={self.token}",
-            "--ServerApp.terminals_enabled=False",
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.handlers.announcements.NeverCheckForUpdate",
-            "--LabApp.extension_manager=readonly",
-            f"--LabApp.user_settings_dir={base / 'user-settings'}",
-            f"--LabApp.workspaces_dir={base / 'workspaces'}",
-        ]
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                command,
-                cwd=self.root,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        self.pids: set[int] = set()
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("JupyterLab exited at start:\n" + self.log_path.read_text()[-3000:])
-            try:
-                self.api("status", timeout=2)
-                return
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                time.sleep(0.25)
-        self.stop()
-        raise RuntimeError("JupyterLab did not start within 120 s:\n" + self.log_path.read_text()[-3000:])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def api(self, path: str, method: str = "GET", timeout: float = 10) -> Any:
-        request = urllib.request.Request(
-            f"{self.base_url}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
-        return json.loads(body) if body else None
-
-    def note_children(self) -> None:
-        self.pids.update(_children(self.process.pid))
-
-    def stop(self) -> None:
-        self.note_children()
-        if self.process.poll() is None:
-            with contextlib.suppress(Exception):
-                self.api("shutdown", method="POST", timeout=5)
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.process.send_signal(signal.SIGTERM)
-                try:
-                    self.process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    self.process.kill()
-                    self.process.wait(timeout=10)
-        deadline = time.monotonic() + 10
-        left = [p for p in self.pids if _alive(p)]
-        while left and time.monotonic() < deadline:
-            time.sleep(0.1)
-            left = [p for p in left if _alive(p)]
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            for pid in left:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, sig)
-            time.sleep(1)
-            left = [p for p in left if _alive(p)]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 LAB_HEAP_WARM_EDITS = 40
 BREAKDOWN = ("to_send_ms", "server_kernel_ms", "to_dom_ms", "to_kernel_ms", "in_kernel_ms", "from_kernel_ms")
 SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
@@ -467,9 +306,9 @@ MESH_SETUP = {
 }
 
 
-def _notebook(n: int, pid_file: pathlib.Path) -> dict[str, Any]:
+def _setup_cell(n: int, pid_file: pathlib.Path) -> str:
     mesh, spec = MESH_SETUP[n]
-    setup = f"""import os, jax
+    return f"""import os, jax
 jax.config.update("jax_num_cpu_devices", {n})
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec as P
@@ -479,24 +318,6 @@ open({str(pid_file)!r}, "w").write(str(os.getpid()))
 mesh = {mesh}
 x = jax.device_put(np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024), NamedSharding(mesh, {spec}))
 w = shardviz.show(x)"""
-    return {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "id": "setup",
-                "metadata": {},
-                "outputs": [],
-                "source": setup,
-            }
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
 
 
 # Installed before JupyterLab loads: notes when the page sends a kernel message
@@ -587,13 +408,21 @@ def lab_bench(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"counts": {}, "tcp_nodelay": tcp_nodelay}
     with tempfile.TemporaryDirectory(prefix="shardviz-bench-lab-") as tmp:
-        lab = Lab(pathlib.Path(tmp), tcp_nodelay=tcp_nodelay)
+        lab = start_jupyter_lab(
+            pathlib.Path(tmp),
+            kernel_devices=None,  # each notebook sets its own device count before JAX starts
+            # Diagnostic only: jupyter_server leaves Nagle's algorithm on for the kernel
+            # websocket, and a message written behind another small one can wait for the
+            # browser's delayed ACK (40 ms on Linux).
+            server_config=NODELAY_CONFIG if tcp_nodelay else "",
+            start_s=120,
+        )
         try:
             out["jupyterlab"] = _lab_version()
             for n in counts:
                 out["counts"][str(n)] = _lab_one(lab, browser, n, edits[n], heap=(n == heap_at))
         finally:
-            lab.stop()
+            stop_jupyter_lab(lab)
     return out
 
 
@@ -603,29 +432,18 @@ def _lab_version() -> str:
     return str(jupyterlab.__version__)
 
 
-def _lab_one(lab: Lab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[str, Any]:
-    pid_file = lab.root / f"kernel-{n}.pid"
+def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[str, Any]:
+    pid_file = lab.root_dir / f"kernel-{n}.pid"
     name = f"bench-{n}.ipynb"
-    (lab.root / name).write_text(json.dumps(_notebook(n, pid_file)))
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="light")
+    write_notebook(lab.root_dir / name, [_setup_cell(n, pid_file)])
+    context, outside = server_only_context(lab, browser)
     context.set_default_timeout(60_000)
-    outside: list[str] = []
-
-    def route(r: Any) -> None:
-        url = r.request.url
-        if url.startswith((lab.base_url + "/", "blob:", "data:")):
-            r.continue_()
-        else:
-            outside.append(url)
-            r.abort("blockedbyclient")
-
-    context.route("**/*", route)
     context.add_init_script(WS_SPY_JS)
     errors: list[str] = []
     try:
         page = context.new_page()
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
-        page.goto(f"{lab.base_url}/lab/tree/{name}?token={lab.token}")
+        page.goto(lab.url(f"lab/tree/{name}"))
         page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
         # Reopened workspaces can hold another notebook's (hidden) indicator too.
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
@@ -704,7 +522,7 @@ def _lab_one(lab: Lab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[
             }
         return result
     finally:
-        lab.note_children()
+        lab.note_kernels()
         context.close()
         with contextlib.suppress(Exception):  # end this notebook's kernel now: the next one needs the memory
             for session in lab.api("sessions"):

@@ -8,10 +8,13 @@
   news feed, update check and extension manager off (no network), kernels
   with 8 simulated CPU devices; started and stopped here, its kernels ended
   by pid if the server leaves any;
-- `LabNotebook` / `open_notebook`: a notebook open in JupyterLab, driven like
-  a user would (menus, keyboard).
+- `server_only_context`: a browser context that reaches the server and
+  nothing else; `LabNotebook` / `open_notebook`: a notebook open in
+  JupyterLab, driven like a user would (menus, keyboard).
 
-Nothing here downloads anything.
+Nothing here downloads anything. benchmarks/browser_side.py uses the Chromium
+and JupyterLab parts too, so they raise RuntimeError (the fixtures turn it into
+a test failure) and pytest is imported only where a test needs it.
 """
 
 from __future__ import annotations
@@ -30,11 +33,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -79,6 +80,8 @@ def png_size(path: pathlib.Path) -> tuple[int, int]:
 
 
 def check_front_end_built() -> None:
+    import pytest  # here, not at the top: the benchmark imports this module without pytest
+
     missing = [name for name in ("widget.js", "widget.css", "standalone.js") if not (STATIC / name).exists()]
     if missing:
         pytest.fail(
@@ -113,6 +116,35 @@ class PageWatch:
 
 # ----------------------------------------------------------------------------
 # the browser
+
+
+def require_chromium() -> None:
+    """Raises RuntimeError, saying what to install, when Chromium or Playwright is missing."""
+    if not os.path.exists(CHROMIUM):
+        raise RuntimeError(
+            f"{CHROMIUM} is missing: install Debian's Chromium (`apt-get install chromium`); "
+            "nothing here downloads a browser"
+        )
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError as err:
+        raise RuntimeError("Playwright for Python is missing: `pip install -e .[test]` installs it") from err
+
+
+@contextlib.contextmanager
+def launch_chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
+    """Debian's Chromium, headless, through Playwright's sync API; closed on leaving."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args], headless=True, timeout=60_000
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 @dataclass
@@ -253,15 +285,29 @@ def _settings_dir(base: pathlib.Path) -> pathlib.Path:
     return settings
 
 
-def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
+def start_jupyter_lab(
+    base: pathlib.Path,
+    *,
+    kernel_devices: int | None = KERNEL_DEVICES,
+    server_config: str = "",
+    start_s: float = LAB_START_S,
+) -> JupyterLab:
+    """JupyterLab with its config, data, settings and workspaces under `base` (a fresh folder).
+
+    Kernels see `kernel_devices` simulated CPU devices, or set their own count
+    when it is None. `server_config` is written as jupyter_server_config.py.
+    Raises RuntimeError with the log's tail when the server does not answer
+    within `start_s` seconds.
+    """
     root = base / "root"
     root.mkdir()
     for name in ("config", "data", "runtime", "workspaces"):
         (base / name).mkdir()
+    if server_config:
+        (base / "config" / "jupyter_server_config.py").write_text(server_config)
     token = secrets.token_hex(24)
     env = dict(os.environ)
     env.update(
-        XLA_FLAGS=f"--xla_force_host_platform_device_count={KERNEL_DEVICES}",
         JAX_PLATFORMS="cpu",
         # the kernel imports this repository's shardviz, installed or not
         PYTHONPATH=os.pathsep.join([str(SRC), *filter(None, [env.get("PYTHONPATH")])]),
@@ -271,6 +317,10 @@ def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
         IPYTHONDIR=str(base / "ipython"),
         PYTHONUNBUFFERED="1",
     )
+    if kernel_devices is None:
+        env.pop("XLA_FLAGS", None)
+    else:
+        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={kernel_devices}"
     env.pop("JUPYTER_TOKEN", None)
     log_path = base / "jupyter-lab.log"
     command = [
@@ -278,7 +328,8 @@ def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
         "-m",
         "jupyterlab",
         "--no-browser",
-        "--allow-root",  # refused otherwise when the suite runs as root (containers)
+        # Jupyter refuses to run as root without it (containers)
+        *(["--allow-root"] if os.geteuid() == 0 else []),
         "--ServerApp.ip=127.0.0.1",
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={root}",
@@ -304,7 +355,7 @@ def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
                 start_new_session=True,
             )
         lab = JupyterLab(process, port, token, root, log_path)
-        deadline = time.monotonic() + LAB_START_S
+        deadline = time.monotonic() + start_s
         while time.monotonic() < deadline and process.poll() is None:
             try:
                 lab.api("status", timeout=2)
@@ -315,7 +366,7 @@ def start_jupyter_lab(base: pathlib.Path) -> JupyterLab:
         stop_jupyter_lab(lab)
         if "already in use" not in last_log and "Address already" not in last_log:
             break
-    pytest.fail(f"JupyterLab did not start within {LAB_START_S} s; its log ends with:\n{last_log}")
+    raise RuntimeError(f"JupyterLab did not start within {start_s} s; its log ends with:\n{last_log}")
 
 
 def stop_jupyter_lab(lab: JupyterLab) -> None:
@@ -445,12 +496,9 @@ class LabNotebook:
         assert not problems, "the server/kernel log reports failures:\n" + "\n".join(problems)
 
 
-@contextlib.contextmanager
-def open_notebook(lab: JupyterLab, browser: Any, name: str, cells: list[str]) -> Iterator[LabNotebook]:
-    """Writes `name` with `cells` into the server's root, opens it in a fresh light-theme context."""
-    write_notebook(lab.root_dir / name, cells)
+def server_only_context(lab: JupyterLab, browser: Any) -> tuple[Any, list[str]]:
+    """A fresh light-theme context whose requests anywhere but the server are aborted, and the list of them."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="light")
-    context.set_default_timeout(UI_TIMEOUT_MS)
     outside: list[str] = []
 
     def route(r: Any) -> None:
@@ -462,6 +510,15 @@ def open_notebook(lab: JupyterLab, browser: Any, name: str, cells: list[str]) ->
             r.abort("blockedbyclient")
 
     context.route("**/*", route)
+    return context, outside
+
+
+@contextlib.contextmanager
+def open_notebook(lab: JupyterLab, browser: Any, name: str, cells: list[str]) -> Iterator[LabNotebook]:
+    """Writes `name` with `cells` into the server's root, opens it in a fresh light-theme context."""
+    write_notebook(lab.root_dir / name, cells)
+    context, outside = server_only_context(lab, browser)
+    context.set_default_timeout(UI_TIMEOUT_MS)
     try:
         page = context.new_page()
         watch = PageWatch().attach(page)

@@ -8,19 +8,18 @@ also a module named `conftest`).
 
 from __future__ import annotations
 
-import os
 import pathlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from browser_support import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     UI_TIMEOUT_MS,
     JupyterLab,
     OfflineContext,
     check_front_end_built,
+    launch_chromium,
+    require_chromium,
     start_jupyter_lab,
     stop_jupyter_lab,
 )
@@ -37,21 +36,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
     """Debian's Chromium, headless, driven by Playwright. Fails (never skips) when it is missing."""
-    if not os.path.exists(CHROMIUM):
-        pytest.fail(
-            f"{CHROMIUM} is missing: install Debian's Chromium (`apt-get install chromium`); "
-            "the browser tests never download a browser"
-        )
     try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Playwright for Python is missing: `pip install -e .[test]` installs it")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=60_000)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+        require_chromium()
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    with launch_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture
@@ -80,7 +70,10 @@ def offline_context(browser: Any) -> Iterator[OfflineContext]:
 def jupyter_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
     """JupyterLab 4 on a free 127.0.0.1 port with a random token; kernels see 8 CPU devices."""
     check_front_end_built()
-    lab = start_jupyter_lab(tmp_path_factory.mktemp("jupyter-lab"))
+    try:
+        lab = start_jupyter_lab(tmp_path_factory.mktemp("jupyter-lab"))
+    except RuntimeError as err:
+        pytest.fail(str(err))
     try:
         yield lab
     finally:
