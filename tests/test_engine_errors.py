@@ -147,6 +147,9 @@ def test_bad_dtype(mesh):
 
 def test_array_with_shape_keyword(mesh):
     x = jax.device_put(jnp.zeros((4, 8)), NamedSharding(mesh, P("x")))
-    with pytest.raises(ShardingError, match=r"shape= and dtype= go with a Sharding"):
+    with pytest.raises(ShardingError, match=r"shape= and dtype= go with a Sharding, not with an array"):
         shardviz.describe(x, shape=(4, 8))
+    sds = jax.ShapeDtypeStruct((4, 8), jnp.float32, sharding=x.sharding)
+    with pytest.raises(ShardingError, match=r"not with a ShapeDtypeStruct"):
+        shardviz.describe(sds, dtype="int8")
     assert not x.is_deleted() and x.sharding.spec == P("x")

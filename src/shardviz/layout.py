@@ -195,9 +195,10 @@ def describe(x: Any, *, shape: Sequence[int] | None = None, dtype: Any = None) -
             "jax.debug.inspect_array_sharding(x, callback=print); call shardviz on the "
             "concrete array outside the transformation."
         )
+    if isinstance(x, (jax.Array, jax.ShapeDtypeStruct)) and (shape is not None or dtype is not None):
+        kind = "an array" if isinstance(x, jax.Array) else "a ShapeDtypeStruct"
+        raise ShardingError(f"shape= and dtype= go with a Sharding, not with {kind} (it has its own)")
     if isinstance(x, jax.Array):
-        if shape is not None or dtype is not None:
-            raise ShardingError("shape= and dtype= go with a Sharding, not with an array (the array has its own)")
         if x.is_deleted():
             raise ShardingError(
                 "the array has been deleted (by .delete() or by donation to a jitted function); "
@@ -242,14 +243,17 @@ def _check_shape(shape: Any) -> tuple[int, ...]:
 def _check_dtype(dtype: Any) -> np.dtype:
     try:
         return np.dtype(jax.numpy.dtype(DEFAULT_DTYPE if dtype is None else dtype))
-    except TypeError:
+    except (TypeError, ValueError):
         raise ShardingError(f"unknown dtype {dtype!r}") from None
 
 
 def _describe_hypothetical(sharding: Sharding, shape: tuple[int, ...], dtype: np.dtype) -> Layout:
     """A layout with no array behind it: typeof comes from JAX's own aval."""
     check_sharding_fits(sharding, shape)
-    aval = jax.typeof(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+    try:
+        aval = jax.typeof(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+    except Exception as err:  # JAX's own refusal, in its words
+        raise ShardingError(f"JAX cannot type a {dtype.name}{list(shape)} array with {sharding}: {err}") from None
     if sharding.memory_kind == "pinned_host" and aval.memory_space != jax.memory.Space.Host:
         # typeof of a ShapeDtypeStruct drops the host space for some shardings;
         # a real array in pinned_host memory prints it, so say it too.

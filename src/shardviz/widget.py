@@ -143,7 +143,7 @@ class ShardingWidget(anywidget.AnyWidget):
         if isinstance(x, jax.Array):
             return describe(x), x.sharding
         if x is not None:
-            layout = describe(x, shape=shape, dtype=dtype) if shape is not None or dtype is not None else describe(x)
+            layout = describe(x, shape=shape, dtype=dtype)
             return layout, x.sharding if isinstance(x, jax.ShapeDtypeStruct) else x
         if shape is None:
             raise ShardingError("ShardingWidget needs an array, a sharding, or shape= (e.g. shape=(8, 8))")
