@@ -17,7 +17,7 @@ import jax
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, PartitionSpec
 
 from .errors import ShardingError
-from .grammar import MeshRequest, format_mesh, format_spec, parse_mesh, parse_spec
+from .grammar import MeshRequest, format_mesh, parse_mesh, parse_spec
 from .layout import check_memory_kind, check_spec, memory_kinds_of
 
 MeshLike = Mesh | AbstractMesh
@@ -50,17 +50,6 @@ def spec_from_text(text: str) -> PartitionSpec:
         return PartitionSpec(*parse_spec(text))
     except ShardingError as err:
         raise EditError(str(err), "spec") from None
-
-
-def mesh_text_of(mesh: MeshLike | None) -> str:
-    if mesh is None:
-        return ""
-    return format_mesh([str(n) for n in mesh.axis_names], mesh.axis_sizes, [t.name for t in mesh.axis_types])
-
-
-def spec_text_of(spec: PartitionSpec) -> str:
-    entries = [() if e is None else (tuple(e) if isinstance(e, tuple) else (e,)) for e in spec]
-    return format_spec([[str(a) for a in e] for e in entries])
 
 
 def mesh_from_text(text: str, current: MeshLike | None, *, allow_virtual: bool) -> MeshLike:

@@ -204,11 +204,13 @@ class ShardingWidget(anywidget.AnyWidget):
             self._mesh, self._spec = sharding.mesh, sharding.spec
         if array is not None or self._original is None:
             self._array = array
+        payload = layout.to_json()
         with self._quietly():
-            self.spec_text = rq.spec_text_of(self._spec) if self._mesh is not None else ""
-            self.mesh_text = rq.mesh_text_of(self._mesh)
+            # The editors show the layout's own texts, in canonical form.
+            self.spec_text = payload["spec_text"]
+            self.mesh_text = payload["mesh_text"]
             self.memory_kind = layout.memory_kind
-            self.payload = layout.to_json()
+            self.payload = payload
             self.error = ""
             self.error_source = ""
 
@@ -227,9 +229,9 @@ class ShardingWidget(anywidget.AnyWidget):
         the picture, the array and the traits' last good values stay.
         """
         source = "mesh" if mesh_text is not None else "spec" if spec_text is not None else "memory_kind"
-        current_mesh_text = rq.mesh_text_of(self._mesh)
         try:
-            mesh: Any = self._mesh if mesh_text is None or mesh_text == current_mesh_text else mesh_text
+            unchanged = mesh_text is None or mesh_text == self.payload["mesh_text"]
+            mesh: Any = self._mesh if unchanged else mesh_text
             spec: Any = self._spec if spec_text is None else spec_text
             kind = self._layout.memory_kind if memory_kind is None else memory_kind
             target = self._resolve(mesh, spec, kind, source)
