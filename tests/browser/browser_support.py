@@ -453,6 +453,21 @@ class LabNotebook:
     def prompts(self) -> list[str]:
         return [t.strip() for t in self.page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").all_inner_texts()]
 
+    def probe(self, cell: int, count: int) -> dict[str, Any]:
+        """Re-run a probe cell that prints `PROBE <count> {json}` and parse that line.
+
+        `count` is how many times the cell will have run, so a stale output
+        from an earlier run can never be read by mistake.
+        """
+        from playwright.sync_api import expect
+
+        self.run_cell(cell)
+        marker = f"PROBE {count} "
+        out = self.cell(cell).locator(".jp-OutputArea-output", has_text=marker)
+        expect(out).to_have_count(1)
+        text = out.inner_text()
+        return json.loads(text[text.index(marker) + len(marker) :].strip().splitlines()[0])
+
     def wait_all_executed(self, cells: int) -> None:
         """Every code cell shows an execution count (not `[*]` or `[ ]`) and the kernel is idle."""
         self.page.wait_for_function(

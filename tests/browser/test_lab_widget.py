@@ -8,7 +8,6 @@ prints. The first tests also take the README screenshots (docs/images/).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Iterator
@@ -107,13 +106,8 @@ class Session:
 
     def kernel_state(self) -> dict[str, Any]:
         """Re-run the probe cell and parse the line it prints."""
-        self.nb.run_cell(PROBE)
         self.probes += 1
-        marker = f"PROBE {self.probes} "
-        out = self.nb.cell(PROBE).locator(".jp-OutputArea-output", has_text=marker)
-        expect(out).to_have_count(1)
-        text = out.inner_text()
-        return json.loads(text[text.index(marker) + len(marker) :].strip().splitlines()[0])
+        return self.nb.probe(PROBE, self.probes)
 
     def screenshot(self, cell: int, name: str, hover: Any = None) -> None:
         """The widget's own element, light theme, the pointer on `hover` or parked away; checked for size."""

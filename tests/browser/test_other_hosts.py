@@ -112,13 +112,8 @@ class NotebookSession:
 
     def kernel_state(self) -> dict[str, Any]:
         """Re-run the probe cell (Ctrl+Enter in its editor) and parse the line it prints."""
-        self.nb.run_cell(PROBE)
         self.probes += 1
-        marker = f"PROBE {self.probes} "
-        out = self.nb.cell(PROBE).locator(".jp-OutputArea-output", has_text=marker)
-        expect(out).to_have_count(1)
-        text = out.inner_text()
-        return json.loads(text[text.index(marker) + len(marker) :].strip().splitlines()[0])
+        return self.nb.probe(PROBE, self.probes)
 
     def assert_healthy(self) -> None:
         problems = notebook7_problems(self.nb.watch)
