@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .export import CSP, bundle_assets, payload_script
+from .export import CSP, bundle_assets, html_document, payload_script
 
 __all__ = [
     "CourseExportError",
@@ -293,29 +293,18 @@ def index_html(entries: Sequence[tuple[str, str, str]], title: str = "shardviz c
         + "</li>"
         for href, name, summary in entries
     )
-    return f"""<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="{CSP}">
-<title>{html.escape(title)}</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }}
-li {{ margin: 0.8em 0; }} li span {{ color: #555; }}
-code {{ font-size: 0.95em; background: #f2f2f2; padding: 0 0.2em; border-radius: 3px; }}
-</style>
-</head>
-<body>
-<h1>{html.escape(title)}</h1>
+    style = """<style>
+body { font-family: system-ui, sans-serif; max-width: 46em; margin: 2em auto; padding: 0 1em; line-height: 1.5; }
+li { margin: 0.8em 0; } li span { color: #555; }
+code { font-size: 0.95em; background: #f2f2f2; padding: 0 0.2em; border-radius: 3px; }
+</style>"""
+    body = f"""<h1>{html.escape(title)}</h1>
 <p>Each page is a notebook run on simulated CPU devices, with its pictures drawn offline.
 Run the notebooks yourself (<code>make lab</code>) to edit the layouts live.</p>
 <ol>
 {items}
-</ol>
-</body>
-</html>
-"""
+</ol>"""
+    return html_document(title, style, body)
 
 
 def _summary(nb: Any) -> str:

@@ -41,9 +41,8 @@ def bundle_assets() -> tuple[str, str]:
     return script.replace("</script", "<\\/script"), style.replace("</style", "<\\/style")
 
 
-def page_html(payloads: list[dict[str, Any]], title: str) -> str:
-    script, style = bundle_assets()
-    body = "\n".join(payload_script(p) for p in payloads)
+def html_document(title: str, head: str, body: str) -> str:
+    """A complete page under the no-network CSP; ``head`` and ``body`` are trusted HTML."""
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -51,14 +50,19 @@ def page_html(payloads: list[dict[str, Any]], title: str) -> str:
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{html.escape(title)}</title>
-<style id="shardviz-style">{style}</style>
+{head}
 </head>
 <body>
 {body}
-<script>{script}</script>
 </body>
 </html>
 """
+
+
+def page_html(payloads: list[dict[str, Any]], title: str) -> str:
+    script, style = bundle_assets()
+    pictures = "\n".join(payload_script(p) for p in payloads)
+    return html_document(title, f'<style id="shardviz-style">{style}</style>', f"{pictures}\n<script>{script}</script>")
 
 
 def save_html(x: Any, path: str | os.PathLike[str], **describe_kwargs: Any) -> str:
