@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { MAP_MAX_HEIGHT, MAP_MAX_WIDTH, mapSize, renderArrayMap } from "./arrayMap";
+import { MAP_GROWTH_FOR_LABELS, MAP_MAX_HEIGHT, MAP_MAX_WIDTH, mapSize, renderArrayMap } from "./arrayMap";
 import { decodePayload, type Payload } from "./payload";
 import { chooseDim, defaultSlice, type SliceChoice, visibleTiles } from "./slicing";
 import { loadFixture } from "./test/fixtures";
@@ -186,6 +186,17 @@ describe("array map size", () => {
     expect(fourByEight.width / fourByEight.height).toBeCloseTo(2);
     const row = sizeOf(made([8], [["x", "y"]])); // float32[8] in 8 tiles
     expect(row.width).toBe(MAP_MAX_WIDTH);
+  });
+
+  it("grows past the maximum, within limits, rather than crush the labels", () => {
+    // float32[8,2] with its rows in 8 tiles: 320 px would leave 40 px a tile.
+    const column = sizeOf(made([8, 2], [["x", "y"], []]));
+    expect(column.height / 8).toBeGreaterThanOrEqual(56);
+    expect(column.height).toBeGreaterThan(MAP_MAX_HEIGHT);
+    expect(column.height / column.width).toBeCloseTo(2); // the same proportions (clamped to 1:2) as before growing
+    // 32 rows of tiles cannot all get 56 px: the growth stops at its limit.
+    const many = sizeOf(made([32, 2], [["x", "y"], []], [4, 8]));
+    expect(many.height).toBe(MAP_MAX_HEIGHT * MAP_GROWTH_FOR_LABELS);
   });
 
   it("fills the width for big arrays and caps the height of tall ones", () => {

@@ -88,16 +88,19 @@ export const MAP_MAX_WIDTH = 440;
 export const MAP_MAX_HEIGHT = 320;
 /** Small arrays get at most this many pixels per element along a drawn dimension... */
 const ELEMENT_MAX = 40;
-/** ...but each tile keeps room for its three label lines where the maximum allows. */
+/** ...but each tile keeps room for its three label lines... */
 const TILE_MIN_WIDTH = 72;
 const TILE_MIN_HEIGHT = 56;
+/** ...growing the map past the maximum by up to this factor to make that room. */
+export const MAP_GROWTH_FOR_LABELS = 2;
 
 /**
  * The drawing area's size: the slice's proportions (see aspectRatio) at the
  * largest size within MAP_MAX_WIDTH x MAP_MAX_HEIGHT, scaled down for small
  * arrays to ELEMENT_MAX pixels per element, though never below the size at
- * which the tiles' labels fit. One scale for both sides keeps the tiles in
- * proportion to their extents.
+ * which the tiles' labels fit (growing past the maximum for that, up to
+ * MAP_GROWTH_FOR_LABELS; tiles smaller still drop label lines in CSS). One
+ * scale for both sides keeps the tiles in proportion to their extents.
  */
 export function mapSize(layout: Layout, choice: SliceChoice): CanvasSize {
   const { shape } = layout.payload;
@@ -110,11 +113,13 @@ export function mapSize(layout: Layout, choice: SliceChoice): CanvasSize {
     (extent(choice.colDim) * ELEMENT_MAX) / width,
     (extent(choice.rowDim) * ELEMENT_MAX) / height,
   );
-  const labelFit = Math.max(
-    (cuts(choice.colDim) * TILE_MIN_WIDTH) / width,
-    (cuts(choice.rowDim) * TILE_MIN_HEIGHT) / height,
-  );
-  const scale = Math.min(1, Math.max(elementFit, labelFit));
+  const labelFitAcross = (cuts(choice.colDim) * TILE_MIN_WIDTH) / width;
+  const labelFitDown = (cuts(choice.rowDim) * TILE_MIN_HEIGHT) / height;
+  const fit = Math.min(1, Math.max(elementFit, labelFitAcross, labelFitDown));
+  // Rows of tiles too short for their labels grow the map (in proportion)
+  // past the maximum height, within a limit and never past the maximum width.
+  const growth = Math.min(MAP_GROWTH_FOR_LABELS, MAP_MAX_WIDTH / width, labelFitDown);
+  const scale = Math.max(fit, growth);
   return { width: Math.round(width * scale), height: Math.round(height * scale) };
 }
 
