@@ -352,32 +352,72 @@ def start_jupyter_lab(
             f"--JupyterNotebookApp.user_settings_dir={base / 'user-settings'}",
             f"--JupyterNotebookApp.workspaces_dir={base / 'workspaces'}",
         ]
+    name = "JupyterLab" if app == "lab" else "Jupyter Notebook"
+
+    def answers(port: int) -> bool:
+        status = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/status", headers={"Authorization": f"token {token}"}
+        )
+        with urllib.request.urlopen(status, timeout=2) as response:
+            return bool(response.status == 200)
+
+    process, port = launch_on_free_port(
+        lambda port: [*command, f"--ServerApp.port={port}"],
+        cwd=root,
+        env=env,
+        log_path=log_path,
+        ready=answers,
+        start_s=start_s,
+        name=name,
+    )
+    return JupyterLab(process, port, token, root, log_path)
+
+
+def launch_on_free_port(
+    command: Callable[[int], list[str]],
+    *,
+    cwd: pathlib.Path,
+    env: dict[str, str],
+    log_path: pathlib.Path,
+    ready: Callable[[int], bool],
+    start_s: float,
+    name: str,
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start `command(port)` on a free 127.0.0.1 port in its own process group,
+    logging to `log_path`, and wait until `ready(port)`.
+
+    Another process may take the free port between the probe and the bind, so
+    a start that fails on the address is tried again (three times in all). A
+    server that never gets ready is killed with its group, and RuntimeError
+    carries the end of its log.
+    """
     last_log = ""
-    for _attempt in range(3):  # another process may take the free port between the probe and the bind
+    for _attempt in range(3):
         port = free_port()
         with open(log_path, "wb") as log:
             process = subprocess.Popen(
-                [*command, f"--ServerApp.port={port}"],
-                cwd=root,
+                command(port),
+                cwd=cwd,
                 env=env,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        lab = JupyterLab(process, port, token, root, log_path)
         deadline = time.monotonic() + start_s
         while time.monotonic() < deadline and process.poll() is None:
             try:
-                lab.api("status", timeout=2)
-                return lab
+                if ready(port):
+                    return process, port
             except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                time.sleep(0.25)
-        last_log = lab.log_tail()
-        stop_jupyter_lab(lab)
+                pass
+            time.sleep(0.25)
+        last_log = log_path.read_text(errors="replace")[-4000:]
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # nothing it started is worth a clean stop
+        process.wait(timeout=10)
         if "already in use" not in last_log and "Address already" not in last_log:
             break
-    name = "JupyterLab" if app == "lab" else "Jupyter Notebook"
     raise RuntimeError(f"{name} did not start within {start_s} s; its log ends with:\n{last_log}")
 
 
@@ -541,27 +581,42 @@ def server_only_context(lab: JupyterLab, browser: Any) -> tuple[Any, list[str]]:
 
 
 @contextlib.contextmanager
-def open_notebook(lab: JupyterLab, browser: Any, name: str, cells: list[str]) -> Iterator[LabNotebook]:
-    """Writes `name` with `cells` into the server's root, opens it in a fresh light-theme context."""
-    write_notebook(lab.root_dir / name, cells)
-    context, outside = server_only_context(lab, browser)
+def open_notebook(
+    server: JupyterLab, browser: Any, name: str, cells: list[str], *, app: str = "lab"
+) -> Iterator[LabNotebook]:
+    """Writes `name` with `cells` into the server's root and opens it in a fresh light-theme context.
+
+    `app="notebook"` opens Jupyter Notebook 7's own page (/notebooks/<name>) on a
+    server started with `start_jupyter_lab(..., app="notebook")`. Its cells, prompts,
+    menus, outputs and kernel indicator use JupyterLab's classes, so LabNotebook
+    drives it as it is; its `assert_healthy` knows nothing of NOTEBOOK7_START_UP_ERROR
+    (see notebook7_problems).
+    """
+    write_notebook(server.root_dir / name, cells)
+    context, outside = server_only_context(server, browser)
     context.set_default_timeout(UI_TIMEOUT_MS)
     try:
         page = context.new_page()
         watch = PageWatch().attach(page)
-        page.goto(lab.url(f"lab/tree/{name}"))
-        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        # The status bar names the kernel and says Idle once it is connected.
-        page.locator(".jp-StatusBar-Widget", has_text=KERNEL_IDLE).first.wait_for(timeout=90_000)
-        notebook = LabNotebook(lab, context, page, watch, outside)
-        yield notebook
+        if app == "lab":
+            page.goto(server.url(f"lab/tree/{name}"))
+            page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+            # The status bar names the kernel and says Idle once it is connected.
+            page.locator(".jp-StatusBar-Widget", has_text=KERNEL_IDLE).first.wait_for(timeout=90_000)
+        else:
+            page.goto(server.url(f"notebooks/{name}"))
+            page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+            # The toolbar names the kernel, and its indicator says idle once the kernel is connected.
+            page.locator(".jp-Toolbar-kernelName", has_text="Python 3 (ipykernel)").first.wait_for(timeout=90_000)
+            page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
+        yield LabNotebook(server, context, page, watch, outside)
     finally:
-        lab.note_kernels()
+        server.note_kernels()
         context.close()
 
 
 # ----------------------------------------------------------------------------
-# a notebook open in Jupyter Notebook 7 (start the server with app="notebook")
+# Jupyter Notebook 7's page (open_notebook with app="notebook")
 
 
 # Notebook 7.6's shortcuts plugin reads the settings of a plugin that a sibling
@@ -575,26 +630,3 @@ NOTEBOOK7_START_UP_ERROR = re.compile(
 def notebook7_problems(watch: PageWatch) -> list[str]:
     """`watch.problems()` less Notebook 7's own start-up page error (NOTEBOOK7_START_UP_ERROR)."""
     return [p for p in watch.problems() if not NOTEBOOK7_START_UP_ERROR.search(p)]
-
-
-@contextlib.contextmanager
-def open_notebook7(server: JupyterLab, browser: Any, name: str, cells: list[str]) -> Iterator[LabNotebook]:
-    """Like `open_notebook`, in Jupyter Notebook 7's own page (/notebooks/<name>) on a server
-    started with `start_jupyter_lab(..., app="notebook")`. The cells, prompts, menus, outputs
-    and kernel indicator use JupyterLab's classes there, so LabNotebook drives it as it is;
-    its `assert_healthy` knows nothing of NOTEBOOK7_START_UP_ERROR (see notebook7_problems)."""
-    write_notebook(server.root_dir / name, cells)
-    context, outside = server_only_context(server, browser)
-    context.set_default_timeout(UI_TIMEOUT_MS)
-    try:
-        page = context.new_page()
-        watch = PageWatch().attach(page)
-        page.goto(server.url(f"notebooks/{name}"))
-        page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        # The toolbar names the kernel, and its indicator says idle once the kernel is connected.
-        page.locator(".jp-Toolbar-kernelName", has_text="Python 3 (ipykernel)").first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
-        yield LabNotebook(server, context, page, watch, outside)
-    finally:
-        server.note_kernels()
-        context.close()

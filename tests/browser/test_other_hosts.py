@@ -22,7 +22,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -41,9 +40,9 @@ from browser_support import (
     _descendants,
     _wait_gone,
     check_front_end_built,
-    free_port,
+    launch_on_free_port,
     notebook7_problems,
-    open_notebook7,
+    open_notebook,
     server_only_context,
     start_jupyter_lab,
     stop_jupyter_lab,
@@ -130,7 +129,7 @@ class NotebookSession:
 
 @pytest.fixture(scope="module")
 def notebook_session(jupyter_notebook: JupyterLab, browser: Any) -> Iterator[NotebookSession]:
-    with open_notebook7(jupyter_notebook, browser, "shardviz-notebook7.ipynb", NB_CELLS) as nb:
+    with open_notebook(jupyter_notebook, browser, "shardviz-notebook7.ipynb", NB_CELLS, app="notebook") as nb:
         start_up_errors = [p for p in nb.watch.problems() if NOTEBOOK7_START_UP_ERROR.search(p)]
         nb.run_all(len(NB_CELLS))
         yield NotebookSession(nb, start_up_errors)
@@ -291,43 +290,31 @@ def start_marimo(base: pathlib.Path) -> Marimo:
     app.write_text(MARIMO_APP)
     env = _marimo_env(base)
     marimo = [sys.executable, "-m", "marimo", "-y"]
-    last_log = ""
-    for _attempt in range(3):  # another process may take the free port between the probe and the bind
-        port = free_port()
-        log_path = base / "marimo.log"
-        with open(log_path, "wb") as log:
-            process = subprocess.Popen(
-                [
-                    *marimo,
-                    "run",
-                    str(app),
-                    "--headless",
-                    "--host=127.0.0.1",
-                    f"--port={port}",
-                    "--no-token",
-                    "--no-sandbox",
-                ],
-                cwd=base,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        server = Marimo(process, port, log_path)
-        deadline = time.monotonic() + MARIMO_START_S
-        while time.monotonic() < deadline and process.poll() is None:
-            try:
-                with urllib.request.urlopen(f"{server.base_url}/health", timeout=2) as response:
-                    if response.status == 200:
-                        return server
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                time.sleep(0.25)
-        last_log = server.log()[-4000:]
-        stop_marimo(server)
-        if "already in use" not in last_log and "Address already" not in last_log:
-            break
-    raise RuntimeError(f"marimo did not start within {MARIMO_START_S} s; its log ends with:\n{last_log}")
+    log_path = base / "marimo.log"
+
+    def healthy(port: int) -> bool:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
+            return bool(response.status == 200)
+
+    process, port = launch_on_free_port(
+        lambda port: [
+            *marimo,
+            "run",
+            str(app),
+            "--headless",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--no-token",
+            "--no-sandbox",
+        ],
+        cwd=base,
+        env=env,
+        log_path=log_path,
+        ready=healthy,
+        start_s=MARIMO_START_S,
+        name="marimo",
+    )
+    return Marimo(process, port, log_path)
 
 
 @dataclass
