@@ -36,10 +36,6 @@ class MeshInfo:
     def shape(self) -> dict[str, int]:
         return dict(zip(self.axis_names, self.axis_sizes))
 
-    @property
-    def size(self) -> int:
-        return math.prod(self.axis_sizes)
-
 
 @dataclass(frozen=True)
 class Tile:
