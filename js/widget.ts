@@ -2,20 +2,24 @@
  * The anywidget entry: the only module that touches the model. It mounts
  * the view the payload's kind asks for (js/views/index.ts) over a host of
  * the model: LiveHost for the array view (edits are drawn from the local
- * engine at once, then from the kernel's answer), a plain model host for the
- * tree view (rules are applied by the kernel). It forwards trait changes and
+ * engine at once, then from the kernel's answer), plain model hosts for the
+ * tree view (rules are applied by the kernel) and the program view (an input
+ * spec edit is traced and compiled again by the kernel). It forwards trait changes and
  * custom messages to the view, and returns a cleanup that removes every
  * listener it added.
  */
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
 import { LiveHost, type LiveModel } from "./host/liveHost";
+import { modelProgramHost } from "./host/programHost";
+import { PROGRAM_TRAIT_NAMES, type ProgramTraits } from "./host/programTraits";
 import type { SyncedTraits } from "./host/traits";
 import { TRAIT_NAMES } from "./host/traits";
 import { modelTreeHost } from "./host/treeHost";
 import { TREE_TRAIT_NAMES, type TreeTraits } from "./host/treeTraits";
 import { ShardvizView } from "./views/array";
 import { type MountedView, type ViewFactories, ViewSwitch } from "./views/index";
+import { ProgramView } from "./views/program";
 import { TreeView } from "./views/tree";
 
 function arrayView(el: HTMLElement, model: LiveModel): MountedView {
@@ -35,9 +39,10 @@ function render({ model, el }: Pick<RenderProps<SyncedTraits>, "model" | "el">):
   const factories: ViewFactories = {
     array: (target) => arrayView(target, model as unknown as LiveModel),
     tree: (target) => new TreeView(target, modelTreeHost(model as unknown as AnyModel<TreeTraits>)),
+    program: (target) => new ProgramView(target, modelProgramHost(model as unknown as AnyModel<ProgramTraits>)),
   };
   const view = new ViewSwitch(el, () => model.get("payload"), factories);
-  const names = Array.from(new Set<string>([...TRAIT_NAMES, ...TREE_TRAIT_NAMES]));
+  const names = Array.from(new Set<string>([...TRAIT_NAMES, ...TREE_TRAIT_NAMES, ...PROGRAM_TRAIT_NAMES]));
   const handlers: [string, () => void][] = names.map((name) => [
     `change:${name}`,
     // Redraw only; no save_changes here: saving from a change handler would echo back to Python.

@@ -10,8 +10,8 @@
 import type { DeviceKind, Payload, Run } from "../payload/array";
 import type { Tree } from "../payload/tree";
 import { leafType } from "../payload/tree";
-import { meshOrderBlocks } from "./blocks";
-import { type DeviceFacts, layoutPayload } from "./payload";
+import type { DeviceFacts } from "./payload";
+import { deviceGrid, type MeshContext, placeOnMesh } from "./place";
 import { encodeRuns } from "./runs";
 
 /** Why the browser cannot lay out a leaf itself. */
@@ -62,66 +62,61 @@ export function meshDevices(tree: Tree, m: number): DeviceFacts {
   };
 }
 
+/** Mesh `m` of a tree with its devices, as the placement engine takes it; null for a payload too old. */
+function meshContext(tree: Tree, m: number): MeshContext | null {
+  const mesh = tree.payload.meshes[m];
+  const machineDevices = tree.payload.machine_devices;
+  if (mesh.memory_kinds === undefined || machineDevices === undefined) return null;
+  return {
+    mesh: { names: mesh.names, sizes: mesh.sizes, types: mesh.types, abstract: mesh.abstract },
+    devices: meshDevices(tree, m),
+    memoryKinds: mesh.memory_kinds,
+    machineDevices,
+    processIndex: tree.payload.process_index,
+    processCount: tree.payload.process_count,
+  };
+}
+
 /** Leaf i's array payload, or why the browser leaves it to the kernel. */
 export function leafLayout(tree: Tree, i: number): LeafLayoutOutcome {
   const g = tree.group[i];
   if (g === undefined || g < 0) return { status: "not-array" };
   const group = tree.payload.groups[g];
   if (group.mesh === null) return { status: "no-mesh" };
-  const mesh = tree.payload.meshes[group.mesh];
-  const machineDevices = tree.payload.machine_devices;
-  if (mesh.memory_kinds === undefined || machineDevices === undefined) return { status: "old-payload" };
-  const shape = tree.payload.leaves.shape[i].slice();
-  const spec = group.spec.map((axes) => axes.slice());
+  const context = meshContext(tree, group.mesh);
+  if (context === null) return { status: "old-payload" };
   return {
     status: "local",
-    payload: layoutPayload({
-      typeStr: leafType(tree, i),
-      dtype: group.dtype,
-      itemsize: group.itemsize,
-      shape,
-      spec,
-      memoryKind: group.memory_kind,
-      memoryKinds: mesh.memory_kinds,
-      mesh: { names: mesh.names, sizes: mesh.sizes, types: mesh.types, abstract: mesh.abstract },
-      shardingName: group.sharding,
-      hasArray: group.array,
-      processIndex: tree.payload.process_index,
-      processCount: tree.payload.process_count,
-      machineDevices,
-      blocks: meshOrderBlocks(mesh.sizes, mesh.names, spec, shape),
-      devices: meshDevices(tree, group.mesh),
-      arrayName: null,
-    }),
+    payload: placeOnMesh(
+      {
+        typeStr: leafType(tree, i),
+        dtype: group.dtype,
+        itemsize: group.itemsize,
+        shape: tree.payload.leaves.shape[i],
+        spec: group.spec,
+        memoryKind: group.memory_kind,
+        shardingName: group.sharding,
+        hasArray: group.array,
+      },
+      context,
+    ),
   };
 }
 
 /**
- * The first mesh's devices as an array layout with one block per device:
- * `int8[N]` split over every mesh axis, so device k (mesh order) holds tile
- * k. The memory heat map draws its cells from it. Null without a mesh.
+ * The first mesh's devices as an array layout with one block per device
+ * (see `deviceGrid`): the memory heat map draws its cells from it. Null
+ * without a mesh.
  */
 export function deviceGridPayload(tree: Tree): Payload | null {
   const mesh = tree.payload.meshes[0];
   if (!mesh) return null;
-  const count = tree.meshPositions[0].length;
-  const spec = [mesh.names.slice()];
-  return layoutPayload({
-    typeStr: "",
-    dtype: "int8",
-    itemsize: 1,
-    shape: [count],
-    spec,
-    memoryKind: "device",
-    memoryKinds: mesh.memory_kinds ?? ["device"],
+  return deviceGrid({
     mesh: { names: mesh.names, sizes: mesh.sizes, types: mesh.types, abstract: mesh.abstract },
-    shardingName: "NamedSharding",
-    hasArray: false,
+    devices: meshDevices(tree, 0),
+    memoryKinds: mesh.memory_kinds ?? ["device"],
+    machineDevices: tree.payload.machine_devices ?? tree.meshPositions[0].length,
     processIndex: tree.payload.process_index,
     processCount: tree.payload.process_count,
-    machineDevices: tree.payload.machine_devices ?? count,
-    blocks: meshOrderBlocks(mesh.sizes, mesh.names, spec, [count]),
-    devices: meshDevices(tree, 0),
-    arrayName: null,
   });
 }

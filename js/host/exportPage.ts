@@ -4,15 +4,20 @@
  * `<div data-shardviz-root>` just before it. No network, no kernel: an array
  * layout is edited in the page by the local engine (PageHost); a tree is
  * drawn whole (its table, heat map, audit and the leaves' layouts on meshes)
- * with the rules in force shown read-only; anything else is shown read-only.
+ * with the rules in force shown read-only; a program is drawn whole (listing,
+ * collectives, totals, values' layouts and groups) with its input specs
+ * read-only, since tracing again needs a kernel; anything else is shown read-only.
  */
 
 import { isPayload, PAYLOAD_VERSION, type Payload } from "../payload/array";
+import { isProgramPayload } from "../payload/program";
 import { isTreePayload } from "../payload/tree";
 import { ShardvizView } from "../views/array";
 import type { MountedView } from "../views/index";
+import { ProgramView } from "../views/program";
 import { TreeView } from "../views/tree";
 import { PageHost } from "./pageHost";
+import { staticProgramHost } from "./programHost";
 import type { SyncedTraits, ViewHost } from "./traits";
 import { staticTreeHost } from "./treeHost";
 
@@ -57,6 +62,7 @@ export function renderAllExports(doc: Document = document): MountedView[] {
 /** A view of one exported payload: editable in the page when the local engine reads it, else read-only. */
 function drawExport(target: HTMLElement, payload: unknown): MountedView {
   if (isTreePayload(payload)) return new TreeView(target, staticTreeHost(payload));
+  if (isProgramPayload(payload)) return new ProgramView(target, staticProgramHost(payload));
   if (isPayload(payload) && payload.version === PAYLOAD_VERSION) {
     const host = new PageHost(payload);
     const view = new ShardvizView(target, host);

@@ -20,7 +20,26 @@ export interface SyncedTraits {
   memory_kind: string;
   /** What the last good edit changed on its own (a spec carried over to a new mesh); "" otherwise. */
   notice: string;
+  /** What moving the array to this layout cost (Python's `move`); absent where there is no kernel. */
+  move?: MoveSummary;
 }
+
+/** One collective of a move, as src/shardviz/widgets/array.py `resharding` sends it. */
+export interface MoveCollective {
+  kind: string;
+  /** Mesh axes its groups span; null when they are no set of whole axes. */
+  axes: string[] | null;
+  group_size: number;
+  count: number;
+  /** Bytes one device sends for it, runs counted. */
+  wire_bytes: number;
+}
+
+/** `{}` (nothing moved, or no array), the move's collectives and bytes, or why no single program moves it. */
+export type MoveSummary =
+  | Record<string, never>
+  | { collectives: MoveCollective[]; wire_bytes: number }
+  | { error: string };
 
 /** The traits a user edit sets; Python answers by updating the others. */
 export type EditableTrait = "spec_text" | "mesh_text" | "memory_kind";
@@ -50,4 +69,5 @@ export const TRAIT_NAMES: readonly (keyof SyncedTraits)[] = [
   "mesh_text",
   "memory_kind",
   "notice",
+  "move",
 ];

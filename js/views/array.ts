@@ -13,6 +13,7 @@ import { type PreviewState, renderInspector } from "../components/inspector";
 import type { Highlight, PictureEvents, PictureView, Target } from "../components/interaction";
 import { sameTarget } from "../components/interaction";
 import { renderMeshGrid } from "../components/meshGrid";
+import { renderMove } from "../components/moveLine";
 import { reconcileSlice, type SliceChoice } from "../components/slicing";
 import { renderTypeLine } from "../components/typeLine";
 import type { SyncedTraits, ViewHost } from "../host/traits";
@@ -66,6 +67,7 @@ export class ShardvizView {
   private readonly inspectorSlot = h("div", { class: "sv-inspector-slot" });
   private readonly codeSlot = h("div", { class: "sv-code-slot" });
   private readonly statusSlot = h("div", { class: "sv-status" });
+  private readonly moveSlot = h("div", { class: "sv-move-slot" });
   private readonly editors: EditorsPanel;
 
   private layout: Layout | null = null;
@@ -90,6 +92,7 @@ export class ShardvizView {
           this.statusSlot,
           pictures,
           this.editors.element,
+          this.moveSlot,
           this.codeSlot,
         ]);
     this.root.addEventListener(
@@ -103,7 +106,7 @@ export class ShardvizView {
       { signal: this.lifetime.signal },
     );
     el.append(this.root);
-    this.update(["payload", "error", "error_source", "spec_text", "mesh_text", "memory_kind", "notice"]);
+    this.update(["payload", "error", "error_source", "spec_text", "mesh_text", "memory_kind", "notice", "move"]);
   }
 
   /** Applies trait changes; the pictures redraw only when the payload really changed. */
@@ -115,6 +118,9 @@ export class ShardvizView {
     }
     if (keys.has("spec_text") || keys.has("mesh_text") || keys.has("memory_kind")) this.editors.syncTexts();
     if (keys.has("notice")) this.editors.showNotice(this.host.get("notice") ?? "");
+    if (keys.has("move") || keys.has("payload")) {
+      replaceChildren(this.moveSlot, [renderMove(this.host.get("move"), this.layout?.payload.mesh?.names ?? [])]);
+    }
   }
 
   /** Handles custom messages from Python (preview answers). */

@@ -3,11 +3,11 @@
  * (js/widget.ts, the export page) say how to build each view with its host;
  * `ViewSwitch` mounts the one the payload asks for and swaps it when the
  * kind changes (the trait starts as `{}`, and a widget may be handed a
- * payload of another kind). A new view (a program view, say) is one more
- * kind here and one more factory in each entry.
+ * payload of another kind). A new view is one more kind here and one more
+ * factory in each entry.
  */
 
-export type ViewKind = "array" | "tree";
+export type ViewKind = "array" | "tree" | "program";
 
 /** What an entry needs of a mounted view. */
 export interface MountedView {
@@ -23,7 +23,7 @@ export type ViewFactories = Record<ViewKind, (el: HTMLElement) => MountedView>;
 /** The view a payload asks for; anything else (nothing yet, an unknown kind) goes to the array view, which says so. */
 export function viewKind(payload: unknown): ViewKind {
   const kind = (payload as { kind?: unknown } | null)?.kind;
-  return kind === "tree" ? "tree" : "array";
+  return kind === "tree" || kind === "program" ? kind : "array";
 }
 
 export class ViewSwitch implements MountedView {

@@ -1,0 +1,182 @@
+/**
+ * The table of a program's collectives: one row per collective of the
+ * compiled module (an async pair is one), sortable by the bytes each device
+ * sends per call. Rows carry `data-role="collective"`, `data-kind` and
+ * `data-collective` (its index in the payload); a row is selected by click,
+ * Enter or Space, and arrow keys move between rows.
+ */
+
+import type { Program } from "../payload/program";
+import { h, replaceChildren } from "../util/dom";
+import { formatBytes } from "../util/ranges";
+import { axisMark } from "./axisText";
+import { collectiveLine, runsText } from "./programText";
+
+/** Bytes per call, most first; fewest first; or the module's own order. */
+export type CollectiveOrder = "bytes-desc" | "bytes-asc" | "program";
+
+const NEXT_ORDER: Record<CollectiveOrder, CollectiveOrder> = {
+  "bytes-desc": "bytes-asc",
+  "bytes-asc": "program",
+  program: "bytes-desc",
+};
+
+/** Row order for a sort: stable, so equal bytes keep the module's order. */
+export function collectiveOrder(program: Program, order: CollectiveOrder): number[] {
+  const rows = program.payload.collectives.map((_, i) => i);
+  if (order === "program") return rows;
+  const bytes = program.payload.collectives.map((c) => c.total_wire_bytes);
+  const sign = order === "bytes-desc" ? -1 : 1;
+  return rows.sort((a, b) => sign * (bytes[a] - bytes[b]) || a - b);
+}
+
+export interface CollectiveTableOptions {
+  onSelect: (c: number) => void;
+  signal: AbortSignal;
+}
+
+export class CollectiveTable {
+  readonly element: HTMLElement;
+  private readonly body = h("tbody");
+  private readonly sortButton: HTMLButtonElement;
+  private readonly bytesHeader: HTMLTableCellElement;
+  private readonly table: HTMLTableElement;
+  private readonly empty = h("p", { class: "sv-muted", "data-role": "no-collectives" });
+  private program: Program | null = null;
+  private order: CollectiveOrder = "bytes-desc";
+  private selected: number | null = null;
+
+  constructor(options: CollectiveTableOptions) {
+    const { signal } = options;
+    this.sortButton = h("button", { type: "button", class: "sv-sort", "data-role": "sort-bytes" }, []);
+    this.sortButton.addEventListener(
+      "click",
+      () => {
+        this.order = NEXT_ORDER[this.order];
+        this.renderRows();
+      },
+      { signal },
+    );
+    this.bytesHeader = h("th", { scope: "col", class: "sv-num" }, [this.sortButton]);
+    this.table = h("table", { class: "sv-coll-table" }, [
+      h("thead", {}, [
+        h("tr", {}, [
+          h("th", { scope: "col", class: "sv-num" }, ["#"]),
+          h("th", { scope: "col" }, ["kind"]),
+          h("th", { scope: "col" }, ["axes"]),
+          h("th", { scope: "col", class: "sv-num", title: "devices per group" }, ["group"]),
+          h("th", { scope: "col", class: "sv-num", title: "bytes each device sends per run (ring estimate)" }, [
+            "per run",
+          ]),
+          h("th", { scope: "col", class: "sv-num", title: "runs per call of the program" }, ["runs"]),
+          this.bytesHeader,
+          h("th", { scope: "col" }, ["line"]),
+        ]),
+      ]),
+      this.body,
+    ]);
+    this.element = h("div", { class: "sv-coll-wrap", "data-role": "collectives" }, [this.table, this.empty]);
+    const rowOf = (event: Event): HTMLElement | null =>
+      ((event.target as Element | null)?.closest?.("tr[data-collective]") as HTMLElement | null) ?? null;
+    this.body.addEventListener(
+      "click",
+      (event) => {
+        const row = rowOf(event);
+        if (row) options.onSelect(Number(row.getAttribute("data-collective")));
+      },
+      { signal },
+    );
+    this.body.addEventListener(
+      "keydown",
+      (event) => {
+        const row = rowOf(event);
+        if (!row) return;
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          options.onSelect(Number(row.getAttribute("data-collective")));
+        } else if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+          event.preventDefault();
+          const next = (event.key === "ArrowDown" ? row.nextElementSibling : row.previousElementSibling) as HTMLElement;
+          next?.focus();
+        }
+      },
+      { signal },
+    );
+  }
+
+  setProgram(program: Program): void {
+    this.program = program;
+    if (this.selected !== null && this.selected >= program.payload.collectives.length) this.selected = null;
+    this.renderRows();
+  }
+
+  setSelected(c: number | null, reveal = false): void {
+    this.selected = c;
+    for (const row of Array.from(this.body.children) as HTMLElement[]) {
+      const on = Number(row.getAttribute("data-collective")) === c;
+      row.classList.toggle("sv-selected", on);
+      row.setAttribute("aria-selected", String(on));
+      if (on && reveal) row.scrollIntoView?.({ block: "nearest" });
+    }
+  }
+
+  private renderRows(): void {
+    const program = this.program;
+    if (!program) return;
+    const { collectives, mesh } = program.payload;
+    const names = mesh?.names ?? [];
+    const arrow = this.order === "bytes-desc" ? " \u25bc" : this.order === "bytes-asc" ? " \u25b2" : "";
+    this.sortButton.textContent = `bytes per call${arrow}`;
+    this.sortButton.title =
+      this.order === "bytes-desc"
+        ? "Sorted by bytes, most first; click for fewest first"
+        : this.order === "bytes-asc"
+          ? "Sorted by bytes, fewest first; click for the program's order"
+          : "In the program's order; click to sort by bytes, most first";
+    this.bytesHeader.setAttribute(
+      "aria-sort",
+      this.order === "bytes-desc" ? "descending" : this.order === "bytes-asc" ? "ascending" : "none",
+    );
+    const rows = collectiveOrder(program, this.order).map((i) => {
+      const c = collectives[i];
+      const axes = h("td", {}, []);
+      if (c.axes === null)
+        axes.append(h("span", { class: "sv-muted", title: "the groups are no set of whole mesh axes" }, ["?"]));
+      else if (c.axes.length === 0) axes.append(h("span", { class: "sv-muted" }, ["none"]));
+      else {
+        c.axes.forEach((a, j) => {
+          axes.append(...(j > 0 ? [", "] : []), axisMark(a, names.indexOf(a)));
+        });
+      }
+      return h(
+        "tr",
+        {
+          "data-role": "collective",
+          "data-kind": c.kind,
+          "data-collective": i,
+          "data-bytes": c.total_wire_bytes,
+          tabindex: 0,
+          "aria-selected": String(i === this.selected),
+          class: i === this.selected ? "sv-selected" : null,
+        },
+        [
+          h("td", { class: "sv-num sv-muted" }, [String(i)]),
+          h("td", { class: "sv-coll-kind" }, [c.kind]),
+          axes,
+          h("td", { class: "sv-num" }, [String(c.group_size)]),
+          h("td", { class: "sv-num" }, [formatBytes(c.wire_bytes)]),
+          h("td", { class: "sv-num" }, [runsText(c)]),
+          h("td", { class: "sv-num sv-strong" }, [formatBytes(c.total_wire_bytes)]),
+          h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
+            collectiveLine(program.payload, c) || "\u2014",
+          ]),
+        ],
+      );
+    });
+    replaceChildren(this.body, rows);
+    this.table.hidden = rows.length === 0;
+    this.empty.textContent =
+      rows.length === 0 ? "No collectives: the devices never exchange data in this program." : "";
+    this.empty.hidden = rows.length > 0;
+  }
+}

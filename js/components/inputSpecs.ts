@@ -1,0 +1,282 @@
+/**
+ * The program's inputs and outputs with their types, and one spec editor per
+ * array input. An editor commits on Enter (Escape puts Python's text back);
+ * the view sends every input's spec text, Python's for the others, as the
+ * `input_specs` trait, and Python re-traces. After each answer an editor
+ * shows Python's text (the payload's `spec_text`), except that a text it
+ * sent and Python refused stays, with the error beside it, so it can be
+ * fixed. Errors of input k (`error_source` `input:k`) show under its editor.
+ */
+
+import type { Program } from "../payload/program";
+import { h, replaceChildren } from "../util/dom";
+import { renderAxisText, renderSpec } from "./axisText";
+import { typeHidesAxes } from "./sourceListing";
+
+export interface InputSpecsOptions {
+  readOnly: boolean;
+  /** Why nothing can be edited here (a saved page), shown above the editors. */
+  note?: string;
+  /** A spec text in canonical form (as Python writes it back), or null when it does not parse. */
+  canonical: (text: string) => string | null;
+  /** Sends one spec text per array input. Called only from user events. */
+  send: (specs: string[]) => void;
+  onSelectInput: (k: number) => void;
+  onSelectOutput: (k: number) => void;
+  signal: AbortSignal;
+}
+
+/** Python's state after an answer. */
+export interface InputsAnswer {
+  error: string;
+  errorSource: string;
+}
+
+interface Editor {
+  input: HTMLInputElement;
+  status: HTMLElement;
+  /** Text this editor sent, kept while Python refuses it. */
+  sent: string | null;
+  /** The user typed since the box last showed Python's text or sent. */
+  typed: boolean;
+}
+
+export type IoSelection = { kind: "input" | "output"; index: number } | null;
+
+export class InputSpecs {
+  readonly element: HTMLElement;
+  private readonly options: InputSpecsOptions;
+  private readonly inputsBody = h("tbody");
+  private readonly outputsBody = h("tbody");
+  private editors: Editor[] = [];
+  private program: Program | null = null;
+  private rowsKey = "";
+  private answer: InputsAnswer = { error: "", errorSource: "" };
+  /** The editor whose edit Python is answering now (-1: none). */
+  private pending = -1;
+  /** The editor that sent the last edit (its text stays while a program error shows). */
+  private lastSender = -1;
+
+  constructor(options: InputSpecsOptions) {
+    this.options = options;
+    const { signal } = options;
+    this.element = h("div", { class: "sv-io", "data-role": "inputs" }, [
+      options.readOnly ? h("p", { class: "sv-note", "data-role": "read-only-note" }, [options.note ?? ""]) : null,
+      h("table", { class: "sv-io-table" }, [
+        h("thead", {}, [
+          h("tr", {}, [
+            h("th", { scope: "col" }, ["input"]),
+            h("th", { scope: "col" }, ["type"]),
+            h("th", { scope: "col" }, ["spec"]),
+          ]),
+        ]),
+        this.inputsBody,
+        h("thead", {}, [
+          h("tr", {}, [h("th", { scope: "col" }, ["output"]), h("th", { scope: "col", colspan: 2 }, ["type"])]),
+        ]),
+        this.outputsBody,
+      ]),
+    ]);
+    this.element.addEventListener(
+      "click",
+      (event) => {
+        const button = (event.target as Element | null)?.closest?.("[data-io]");
+        if (!button) return;
+        const k = Number(button.getAttribute("data-index"));
+        if (button.getAttribute("data-io") === "input") options.onSelectInput(k);
+        else options.onSelectOutput(k);
+      },
+      { signal },
+    );
+  }
+
+  /** Python's text for input k now. */
+  private python(k: number): string {
+    return this.program?.payload.inputs[k]?.spec_text ?? "";
+  }
+
+  setProgram(program: Program): void {
+    this.program = program;
+    const { inputs, outputs, types, mesh } = program.payload;
+    const names = mesh?.names ?? [];
+    const key = JSON.stringify([inputs.map((i) => i.path), outputs.map((o) => o.path)]);
+    const typeCell = (t: number): HTMLElement => {
+      const row = types[t];
+      const cell = h("td", { class: "sv-io-type" }, [renderAxisText(row.type_str, names)]);
+      if (row.spec !== null && typeHidesAxes(program)) cell.append(" ", renderSpec(row.spec, names));
+      return cell;
+    };
+    if (key !== this.rowsKey) {
+      this.rowsKey = key;
+      this.pending = -1;
+      this.lastSender = -1;
+      this.editors = inputs.map((entry, k) => this.editor(entry.path, k));
+      replaceChildren(
+        this.inputsBody,
+        inputs.map((entry, k) =>
+          h("tr", { "data-input-row": k }, [
+            h("td", {}, [ioButton("input", k, entry.path)]),
+            typeCell(entry.type),
+            h("td", { class: "sv-io-spec" }, [this.editors[k].input, this.editors[k].status]),
+          ]),
+        ),
+      );
+    } else {
+      Array.from(this.inputsBody.children).forEach((row, k) => {
+        row.children[1].replaceWith(typeCell(inputs[k].type));
+      });
+    }
+    replaceChildren(
+      this.outputsBody,
+      outputs.map((entry, k) =>
+        h("tr", { "data-output-row": k }, [h("td", {}, [ioButton("output", k, entry.path)]), typeCell(entry.type)]),
+      ),
+    );
+    if (inputs.length === 0) {
+      this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
+    }
+  }
+
+  /** Shows Python's state after an answer (any trait change). */
+  sync(answer: InputsAnswer): void {
+    this.answer = answer;
+    this.pending = -1;
+    this.editors.forEach((editor, k) => {
+      const python = this.python(k);
+      const mine = this.errorFor(k);
+      const refused =
+        answer.error !== "" && (mine !== "" || (answer.errorSource === "program" && k === this.lastSender));
+      const typing = editor.typed && editor.input.ownerDocument.activeElement === editor.input;
+      if (refused && editor.sent !== null) {
+        if (!editor.typed) editor.input.value = editor.sent;
+      } else if (!typing) {
+        editor.typed = false;
+        editor.sent = null;
+        if (editor.input.value !== python) editor.input.value = python;
+      }
+      if (refused) editor.input.setAttribute("aria-invalid", "true");
+      else editor.input.removeAttribute("aria-invalid");
+      this.renderStatus(k);
+    });
+  }
+
+  setSelected(selection: IoSelection): void {
+    for (const button of Array.from(this.element.querySelectorAll<HTMLElement>("[data-io]"))) {
+      const on =
+        selection !== null &&
+        button.getAttribute("data-io") === selection.kind &&
+        Number(button.getAttribute("data-index")) === selection.index;
+      button.classList.toggle("sv-chip-selected", on);
+      button.setAttribute("aria-pressed", String(on));
+    }
+  }
+
+  private errorFor(k: number): string {
+    return this.answer.error && this.answer.errorSource === `input:${k}` ? this.answer.error : "";
+  }
+
+  private editor(path: string, k: number): Editor {
+    const { signal, readOnly } = this.options;
+    const input = h("input", {
+      type: "text",
+      class: "sv-input",
+      "data-role": "input-spec",
+      "data-input": k,
+      "aria-label": `spec of ${path}`,
+      placeholder: "spec, e.g. x, None",
+      spellcheck: "false",
+      autocomplete: "off",
+      disabled: readOnly,
+    });
+    input.value = this.python(k);
+    const status = h("div", { class: "sv-status-line", "data-status-for": `input:${k}` });
+    const editor: Editor = { input, status, sent: null, typed: false };
+    input.addEventListener(
+      "input",
+      () => {
+        editor.typed = true;
+        this.renderStatus(k);
+      },
+      { signal },
+    );
+    input.addEventListener(
+      "keydown",
+      (event) => {
+        if (event.key === "Enter") {
+          event.preventDefault();
+          this.submit(k);
+        } else if (event.key === "Escape") {
+          // Escape belongs to the box: it must not also clear the view's selection or leave the cell.
+          event.preventDefault();
+          event.stopPropagation();
+          editor.typed = false;
+          editor.sent = null;
+          input.value = this.python(k);
+          this.renderStatus(k);
+        }
+      },
+      { signal },
+    );
+    return editor;
+  }
+
+  private submit(k: number): void {
+    if (this.options.readOnly || !this.program) return;
+    const editor = this.editors[k];
+    const text = editor.input.value;
+    const python = this.python(k);
+    const same = text === python || this.options.canonical(text) === python;
+    editor.typed = false;
+    if (same && !this.answer.error) {
+      // Python's own spec, written another way: nothing to trace again.
+      editor.sent = null;
+      editor.input.value = python;
+      this.renderStatus(k);
+      return;
+    }
+    const specs = this.program.payload.inputs.map((_, j) => this.python(j));
+    // Python's own spec again after a refusal: sent with a trailing space (the grammar ignores it) so that the
+    // trait changes and Python answers, clearing the error, without tracing again.
+    specs[k] = same && text === python ? `${text} ` : text;
+    editor.sent = same ? null : text;
+    this.pending = k;
+    this.lastSender = k;
+    this.renderStatus(k);
+    this.options.send(specs);
+  }
+
+  private renderStatus(k: number): void {
+    const editor = this.editors[k];
+    const error = this.errorFor(k);
+    const dirty = editor.typed && editor.input.value !== this.python(k);
+    let content: HTMLElement | null = null;
+    if (this.pending === k) {
+      content = h("div", { class: "sv-hint-line", "data-role": "retracing" }, [
+        "Tracing and compiling again with this spec\u2026",
+      ]);
+    } else if (error) {
+      content = h("div", { class: "sv-error", role: "alert", "data-source": `input:${k}` }, [error]);
+    } else if (dirty) {
+      content = h("div", { class: "sv-hint-line", "data-role": "draft-hint" }, [
+        "Enter traces and compiles again; Esc reverts",
+      ]);
+    }
+    replaceChildren(editor.status, [content]);
+  }
+}
+
+function ioButton(kind: "input" | "output", k: number, path: string): HTMLElement {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: "sv-chip sv-io-name",
+      "data-io": kind,
+      "data-index": k,
+      "data-role": kind === "input" ? "input-name" : "output-name",
+      "aria-pressed": "false",
+      title: `show the layout of ${path}`,
+    },
+    [path],
+  );
+}

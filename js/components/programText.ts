@@ -1,0 +1,64 @@
+/** Words for what a program payload says: collectives' axes and bytes, where a sharding came from. */
+
+import type { Program, ProgramCollective, ProgramPayload } from "../payload/program";
+import { lineLabel } from "../payload/program";
+import { formatBytes } from "../util/ranges";
+
+/** `over y`, `over x, y`, `within each device`, or `over groups that are no set of whole mesh axes`. */
+export function axesText(c: ProgramCollective): string {
+  if (c.axes === null) return "over groups that are no set of whole mesh axes";
+  if (c.axes.length === 0) return "within each device (groups of one)";
+  return `over ${c.axes.join(", ")}`;
+}
+
+/** `×24` (or `≥×24` where a loop of unknown trip count or a branch is on the way). */
+export function runsText(c: ProgramCollective): string {
+  return `${c.count_exact ? "" : "\u2265"}\u00d7${c.count}`;
+}
+
+/** `3.0 KiB ×24 = 72 KiB`, or `1.5 KiB` for a collective that runs once. */
+export function bytesText(c: ProgramCollective): string {
+  if (c.count === 1 && c.count_exact) return formatBytes(c.wire_bytes);
+  return `${formatBytes(c.wire_bytes)} ${runsText(c)} = ${formatBytes(c.total_wire_bytes)}`;
+}
+
+/** The collective's source line, `file.py:12`, or "" when XLA kept none. */
+export function collectiveLine(payload: ProgramPayload, c: ProgramCollective): string {
+  return lineLabel(payload, c.file, c.line);
+}
+
+const ORIGINS: Record<string, string> = {
+  argument: "the argument's own sharding",
+  compiled: "the compiled program's output sharding",
+  jaxpr: "its type in the jaxpr (Explicit axes)",
+  xla: "XLA's partitioner, before SPMD partitioning",
+  "single device": "the program's one device",
+  manual: "none: inside shard_map each device holds its own block",
+  unknown: "unknown",
+};
+
+/** Where value i's sharding came from, in words. */
+export function originText(program: Program, i: number): string {
+  const origin = program.payload.origins[program.payload.values.from[i]] ?? "unknown";
+  return ORIGINS[origin] ?? origin;
+}
+
+/** How the program's values got their shardings, for the summary. */
+export function modeText(mode: string): string {
+  switch (mode) {
+    case "explicit":
+      return "shardings from the jaxpr's types (Explicit axes)";
+    case "auto":
+      return "shardings as XLA's partitioner chose them (Auto axes)";
+    case "mixed":
+      return "shardings from XLA's partitioner (mixed axis types)";
+    default:
+      return "no mesh: one device";
+  }
+}
+
+/** `16,640` flops, or a plain "not reported". */
+export function countText(n: number | null): string {
+  if (n === null) return "not reported";
+  return n >= 1e6 ? n.toExponential(3).replace("e+", "e") : Math.round(n).toLocaleString("en-US");
+}

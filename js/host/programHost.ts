@@ -1,0 +1,40 @@
+/**
+ * Hosts of the program view: over a live model (an input spec edit goes to
+ * the kernel, which traces and compiles the program again), and over a saved
+ * page's payload (read-only: tracing needs a kernel).
+ */
+
+import type { AnyModel } from "@anywidget/types";
+import type { ProgramPayload } from "../payload/program";
+import type { ProgramHost, ProgramTraits } from "./programTraits";
+
+export function modelProgramHost(model: AnyModel<ProgramTraits>): ProgramHost {
+  return {
+    readOnly: false,
+    get: (key) => model.get(key),
+    edit: (key, value) => {
+      // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
+      model.set(key, value);
+      model.save_changes();
+    },
+  };
+}
+
+export const SAVED_PROGRAM_NOTE =
+  "Saved page, no kernel: this is the program as traced. Changing an input's spec traces and compiles the program again, which needs a live kernel (shardviz.ProgramWidget in a notebook).";
+
+export function staticProgramHost(payload: ProgramPayload): ProgramHost {
+  const traits: ProgramTraits = {
+    payload,
+    error: "",
+    error_source: "",
+    notice: "",
+    input_specs: payload.inputs.map((i) => i.spec_text),
+  };
+  return {
+    readOnly: true,
+    note: SAVED_PROGRAM_NOTE,
+    get: (key) => traits[key],
+    edit: () => {},
+  };
+}

@@ -1,0 +1,367 @@
+/**
+ * The program payload Python sends (docs/program-payload.md, version 1) and
+ * the index arithmetic to read it: value columns, device groups of
+ * collectives as mesh positions, and which line of the traced function's
+ * listing leads to each value. Nothing here touches the DOM or picks colours.
+ */
+
+import type { DeviceKind, MeshInfo, Run } from "./array";
+import { expandRuns, PayloadError } from "./array";
+
+export const PROGRAM_PAYLOAD_VERSION = 1;
+
+/** A row of `types`: a value's shape, dtype and sharding; `spec` null where the sharding is unknown. */
+export interface ProgramType {
+  shape: number[];
+  dtype: string;
+  /** Bytes per element; in rows with a known sharding. */
+  itemsize?: number;
+  spec: string[][] | null;
+  memory_kind: string | null;
+  type_str: string;
+  /** Device ids holding a value laid out with no mesh (a one-device program). */
+  devices?: Run[];
+}
+
+/** The array payload's device columns without the per-value ones (tile, replica). */
+export interface ProgramDevices {
+  count: number;
+  id: Run[];
+  process: Run[];
+  addressable: Run[];
+  kind: Run[];
+  virtual: boolean;
+  machine_order: boolean;
+  coords?: Run[][];
+  core_on_chip?: Run[];
+  slice_index?: Run[];
+}
+
+export interface ProgramValues {
+  name: string[];
+  role: number[];
+  primitive: number[];
+  type: number[];
+  from: number[];
+  note: number[];
+  body: number[];
+  line: number[];
+  listing_line: (number | null)[];
+}
+
+export interface ProgramLine {
+  file: number | null;
+  line: number | null;
+  listing_line: number | null;
+  values: number[];
+  collectives: number[];
+  wire_bytes: number;
+}
+
+export interface ProgramBody {
+  primitive: string;
+  trip_count: number | null;
+  file: number | null;
+  line: number | null;
+  parent: number;
+}
+
+export interface ProgramCollective {
+  kind: string;
+  name: string;
+  axes: string[] | null;
+  group_size: number;
+  groups: number;
+  result_bytes: number;
+  operand_count: number;
+  count: number;
+  count_exact: boolean;
+  wire_bytes: number;
+  total_wire_bytes: number;
+  file: number | null;
+  line: number | null;
+  listing_line: number | null;
+  op_name: string;
+  hlo: string;
+  hlo_truncated: boolean;
+  channel_id: number | null;
+}
+
+export interface GroupSet {
+  form: string;
+  sizes: Run[];
+  positions: Run[];
+  sources?: Run[];
+  targets?: Run[];
+}
+
+/** `[key, wire_bytes, collectives, runs]`. */
+export type TotalRow = [key: string, wireBytes: number, collectives: number, runs: number];
+
+export interface ProgramMemory {
+  argument_bytes: number;
+  output_bytes: number;
+  temp_bytes: number;
+  alias_bytes: number;
+  generated_code_bytes: number;
+  peak_bytes: number | null;
+  host_argument_bytes: number;
+  host_output_bytes: number;
+  host_temp_bytes: number;
+  host_alias_bytes: number;
+}
+
+export interface ProgramSource {
+  name: string;
+  file: number;
+  first_line: number;
+  lines: string[];
+}
+
+export interface ProgramPayload {
+  kind: "program";
+  version: 1;
+  name: string;
+  hlo_module: string;
+  sharding_mode: string;
+  num_partitions: number;
+  process_index: number;
+  process_count: number;
+  mesh: MeshInfo | null;
+  machine_devices: number;
+  devices: ProgramDevices | null;
+  kinds: DeviceKind[];
+  memory_kinds: string[];
+  assignment: Run[] | null;
+  source: ProgramSource | null;
+  inputs: { path: string; type: number; spec_text: string }[];
+  outputs: { path: string; type: number }[];
+  values: ProgramValues;
+  lines: ProgramLine[];
+  bodies: ProgramBody[];
+  collectives: ProgramCollective[];
+  group_sets: GroupSet[];
+  totals: { wire_bytes: number; runs: number; by_axis: TotalRow[]; by_kind: TotalRow[]; by_line: TotalRow[] };
+  memory: ProgramMemory | null;
+  flops: number | null;
+  bytes_accessed: number | null;
+  files: string[];
+  types: ProgramType[];
+  primitives: string[];
+  origins: string[];
+  notes: string[];
+  roles: string[];
+  wire_formulas: Record<string, string>;
+}
+
+/** Device groups of one collective, by mesh-order position of the devices. */
+export interface DeviceGroups {
+  /** Each group's devices, as mesh positions (in the order XLA lists them). */
+  groups: number[][];
+  /** For each mesh position, the group it is in (-1: none). */
+  groupOf: Int32Array;
+  /** A collective-permute's sends, as mesh positions `[source, target]`; empty for other kinds. */
+  pairs: [number, number][];
+}
+
+/** Everything the drawing code needs, decoded once per payload. */
+export interface Program {
+  payload: ProgramPayload;
+  valueCount: number;
+  /** Devices of the mesh (0 without a mesh). */
+  deviceCount: number;
+  /** Device ids in mesh order. */
+  ids: Int32Array;
+  /** Mesh position of each partition position (the ids in collective groups); null when unknown. */
+  meshOfPartition: Int32Array | null;
+  /** Device groups of each entry of `group_sets`; null where they cannot be placed on the mesh. */
+  groupSets: (DeviceGroups | null)[];
+  /** The listing line that leads to each value (its own frame, else its loop's call site), or null. */
+  valueListingLine: (number | null)[];
+  /** The same for each collective. */
+  collectiveListingLine: (number | null)[];
+  /** Enclosing bodies of each body, outermost first (the body itself last). */
+  bodyChain: number[][];
+}
+
+export function isProgramPayload(value: unknown): value is ProgramPayload {
+  return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "program";
+}
+
+const VALUE_COLUMNS: readonly (keyof ProgramValues)[] = [
+  "name",
+  "role",
+  "primitive",
+  "type",
+  "from",
+  "note",
+  "body",
+  "line",
+  "listing_line",
+];
+
+/** Checks the payload's shape and decodes its columns; throws PayloadError naming what is wrong. */
+export function decodeProgram(payload: ProgramPayload): Program {
+  if (payload.version !== PROGRAM_PAYLOAD_VERSION) {
+    throw new PayloadError(
+      `this front end reads program payload version ${PROGRAM_PAYLOAD_VERSION}, got ${String(payload.version)}`,
+    );
+  }
+  const values = payload.values;
+  const n = values.name.length;
+  for (const column of VALUE_COLUMNS) {
+    if (!Array.isArray(values[column]) || values[column].length !== n) {
+      throw new PayloadError(`the value column ${column} does not hold ${n} entries`);
+    }
+  }
+  const inRange = (what: string, index: number | null, size: number, allowNone = false): void => {
+    if (index === null || (allowNone && index === -1)) return;
+    if (!Number.isInteger(index) || index < 0 || index >= size) {
+      throw new PayloadError(`${what} ${String(index)} is out of range (${size} entries)`);
+    }
+  };
+  for (let i = 0; i < n; i++) {
+    inRange("value type", values.type[i], payload.types.length);
+    inRange("value line", values.line[i], payload.lines.length);
+    inRange("value body", values.body[i], payload.bodies.length, true);
+  }
+  for (const io of [...payload.inputs, ...payload.outputs]) inRange("type", io.type, payload.types.length);
+  for (const c of payload.collectives) inRange("group set", c.groups, payload.group_sets.length);
+  const placed = new Set<number>();
+  for (const entry of payload.lines) {
+    for (const c of entry.collectives) {
+      inRange("collective", c, payload.collectives.length);
+      placed.add(c);
+    }
+  }
+  if (placed.size !== payload.collectives.length) throw new PayloadError("a collective is on no source line");
+  payload.bodies.forEach((b, i) => {
+    inRange("body parent", b.parent, payload.bodies.length, true);
+    if (b.parent >= i) throw new PayloadError(`body ${i} names a parent listed after it`);
+  });
+
+  const mesh = payload.mesh;
+  const deviceCount = payload.devices?.count ?? 0;
+  const meshSize = mesh ? mesh.sizes.reduce((a, b) => a * b, 1) : 0;
+  if (mesh && meshSize !== deviceCount) {
+    throw new PayloadError(`the mesh holds ${meshSize} devices but the payload lists ${deviceCount}`);
+  }
+  const ids = payload.devices ? expandRuns(payload.devices.id, deviceCount) : new Int32Array(0);
+  let meshOfPartition: Int32Array | null = null;
+  if (payload.assignment && deviceCount > 0) {
+    meshOfPartition = expandRuns(payload.assignment);
+    for (const k of meshOfPartition) {
+      if (k < 0 || k >= deviceCount) throw new PayloadError(`the assignment names mesh position ${k}, out of range`);
+    }
+  }
+  const bodyChain: number[][] = [];
+  payload.bodies.forEach((b, i) => {
+    bodyChain.push(b.parent >= 0 ? [...bodyChain[b.parent], i] : [i]);
+  });
+  const listing = listingLines(payload);
+  return {
+    payload,
+    valueCount: n,
+    deviceCount,
+    ids,
+    meshOfPartition,
+    groupSets: payload.group_sets.map((set) => decodeGroups(set, meshOfPartition, deviceCount)),
+    valueListingLine: listing.values,
+    collectiveListingLine: listing.collectives,
+    bodyChain,
+  };
+}
+
+/**
+ * A group set's groups as mesh positions: partition position p is the device
+ * at mesh position `meshOfPartition[p]`. Null when the program's device
+ * order is unknown (no mesh, or no assignment): the groups cannot be placed.
+ */
+export function decodeGroups(
+  set: GroupSet,
+  meshOfPartition: Int32Array | null,
+  deviceCount: number,
+): DeviceGroups | null {
+  if (meshOfPartition === null || deviceCount === 0) return null;
+  const toMesh = (p: number): number => {
+    if (p < 0 || p >= meshOfPartition.length) throw new PayloadError(`a group names partition ${p}, out of range`);
+    return meshOfPartition[p];
+  };
+  const flat = expandRuns(set.positions);
+  const sizes = expandRuns(set.sizes);
+  const groups: number[][] = [];
+  const groupOf = new Int32Array(deviceCount).fill(-1);
+  let at = 0;
+  for (const size of sizes) {
+    if (at + size > flat.length) throw new PayloadError("group sizes add up to more positions than listed");
+    const group = Array.from(flat.subarray(at, at + size), toMesh);
+    for (const k of group) groupOf[k] = groups.length;
+    groups.push(group);
+    at += size;
+  }
+  if (at !== flat.length) throw new PayloadError("group sizes add up to fewer positions than listed");
+  const pairs: [number, number][] = [];
+  if (set.sources && set.targets) {
+    const sources = expandRuns(set.sources);
+    const targets = expandRuns(set.targets, sources.length);
+    sources.forEach((s, i) => {
+      pairs.push([toMesh(s), toMesh(targets[i])]);
+    });
+  }
+  return { groups, groupOf, pairs };
+}
+
+/**
+ * The listing line each value and collective belongs under. A value's own
+ * `listing_line` when it has one; a value inside a loop body whose frames
+ * stop inside the body (JAX keeps only the body's frames) belongs where its
+ * body is called: the listing line of the values and collectives made on
+ * that call's line.
+ */
+function listingLines(payload: ProgramPayload): { values: (number | null)[]; collectives: (number | null)[] } {
+  const { values, lines, bodies, collectives } = payload;
+  // Each source line's listing line: the first its values or collectives name.
+  const ofLine: (number | null)[] = lines.map((entry) => {
+    for (const i of entry.values) if (values.listing_line[i] !== null) return values.listing_line[i];
+    for (const c of entry.collectives) if (collectives[c]?.listing_line !== null) return collectives[c].listing_line;
+    return entry.listing_line;
+  });
+  const lineAt = new Map<string, number>();
+  lines.forEach((entry, i) => {
+    if (entry.file !== null && entry.line !== null) lineAt.set(`${entry.file}:${entry.line}`, i);
+  });
+  const ofBody = (b: number): number | null => {
+    for (let at = b; at >= 0; at = bodies[at].parent) {
+      const body = bodies[at];
+      const i = body.file === null || body.line === null ? undefined : lineAt.get(`${body.file}:${body.line}`);
+      if (i !== undefined && ofLine[i] !== null) return ofLine[i];
+    }
+    return null;
+  };
+  return {
+    values: values.name.map((_, i) => values.listing_line[i] ?? (values.body[i] >= 0 ? ofBody(values.body[i]) : null)),
+    collectives: collectives.map((c) => {
+      if (c.listing_line !== null) return c.listing_line;
+      const i = c.file === null || c.line === null ? undefined : lineAt.get(`${c.file}:${c.line}`);
+      return i === undefined ? null : ofLine[i];
+    }),
+  };
+}
+
+/** `file.py:12`, with the file's last path part only; "" for no line. */
+export function lineLabel(payload: ProgramPayload, file: number | null, line: number | null): string {
+  if (file === null || line === null) return "";
+  const path = payload.files[file] ?? "";
+  const base = path.split(/[\\/]/).pop() ?? path;
+  return `${base}:${line}`;
+}
+
+/** Partition spec text as JAX prints it, names unquoted: `P(x, (y, z))`, `P()` when replicated. */
+export function specText(spec: readonly (readonly string[])[]): string {
+  let end = spec.length;
+  while (end > 0 && spec[end - 1].length === 0) end--;
+  const entries = spec
+    .slice(0, end)
+    .map((axes) => (axes.length === 0 ? "None" : axes.length === 1 ? axes[0] : `(${axes.join(", ")})`));
+  return `P(${entries.join(", ")})`;
+}

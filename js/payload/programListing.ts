@@ -1,0 +1,117 @@
+/**
+ * What the source listing shows beside each line of the traced function:
+ * the values the line makes and the collectives it causes, grouped by the
+ * source line that really made them (a line of a function it calls, a loop
+ * body), with loop and branch bodies folded. Values and collectives that no
+ * listing line leads to (the inputs, a program whose source Python could
+ * not read) are grouped by their own source line apart. Pure arithmetic on
+ * a decoded program.
+ */
+
+import type { Program } from "./program";
+
+/** The values and collectives of one source line (an entry of the payload's `lines`). */
+export interface SourceGroup {
+  /** Index into the payload's `lines`. */
+  line: number;
+  /** Values made outside any body. */
+  values: number[];
+  /** Values made inside bodies, one fold per innermost body, in the order first met. */
+  folds: { body: number; values: number[] }[];
+  collectives: number[];
+}
+
+export interface ListingRow {
+  /** The line number in the file. */
+  lineNo: number;
+  text: string;
+  groups: SourceGroup[];
+  valueCount: number;
+  collectiveCount: number;
+  /** Bytes one device sends per call for the collectives under this line (loops counted). */
+  wireBytes: number;
+}
+
+export interface ListingPlan {
+  /** One row per line of the traced function's source; empty when Python could not read it. */
+  rows: ListingRow[];
+  /** Groups no listing line leads to, in the payload's line order. */
+  elsewhere: SourceGroup[];
+}
+
+export function listingPlan(program: Program): ListingPlan {
+  const { payload } = program;
+  const source = payload.source;
+  const rows: ListingRow[] = (source?.lines ?? []).map((text, i) => ({
+    lineNo: (source?.first_line ?? 0) + i,
+    text,
+    groups: [],
+    valueCount: 0,
+    collectiveCount: 0,
+    wireBytes: 0,
+  }));
+  const rowOf = (listingLine: number | null): ListingRow | null => {
+    if (listingLine === null || !source) return null;
+    return rows[listingLine - source.first_line] ?? null;
+  };
+  const elsewhere = new Map<number, SourceGroup>();
+  const groupIn = (row: ListingRow | null, line: number): SourceGroup => {
+    let group = row ? row.groups.find((g) => g.line === line) : elsewhere.get(line);
+    if (!group) {
+      group = { line, values: [], folds: [], collectives: [] };
+      if (row) row.groups.push(group);
+      else elsewhere.set(line, group);
+    }
+    return group;
+  };
+  const { values } = payload;
+  for (let i = 0; i < program.valueCount; i++) {
+    const row = rowOf(program.valueListingLine[i]);
+    const group = groupIn(row, values.line[i]);
+    const body = values.body[i];
+    if (body < 0) {
+      group.values.push(i);
+    } else {
+      let fold = group.folds.find((f) => f.body === body);
+      if (!fold) {
+        fold = { body, values: [] };
+        group.folds.push(fold);
+      }
+      fold.values.push(i);
+    }
+    if (row) row.valueCount++;
+  }
+  const lineOfCollective = new Map<number, number>();
+  payload.lines.forEach((entry, l) => {
+    for (const c of entry.collectives) lineOfCollective.set(c, l);
+  });
+  payload.collectives.forEach((c, i) => {
+    const row = rowOf(program.collectiveListingLine[i]);
+    groupIn(row, lineOfCollective.get(i) ?? 0).collectives.push(i);
+    if (row) {
+      row.collectiveCount++;
+      row.wireBytes += c.total_wire_bytes;
+    }
+  });
+  // Within a row, the line itself first, then the lines it calls, in file order.
+  for (const row of rows) {
+    row.groups.sort((a, b) => rank(program, a.line, row.lineNo) - rank(program, b.line, row.lineNo));
+  }
+  return { rows, elsewhere: Array.from(elsewhere.values()).sort((a, b) => a.line - b.line) };
+}
+
+function rank(program: Program, line: number, lineNo: number): number {
+  const entry = program.payload.lines[line];
+  const own = entry.file === program.payload.source?.file && entry.line === lineNo;
+  return own ? -1 : line;
+}
+
+/** `scan ×24`, `while`, `cond` and the bodies around it, outermost first: `scan ×24 › cond`. */
+export function foldLabel(program: Program, body: number): string {
+  return program.bodyChain[body]
+    .map((b) => {
+      const { primitive, trip_count } = program.payload.bodies[b];
+      return trip_count !== null ? `${primitive} \u00d7${trip_count}` : primitive;
+    })
+    .join(" \u203a ");
+}

@@ -1,0 +1,451 @@
+/**
+ * The program view: where a traced program's shardings go and what it
+ * communicates. It composes the summary, the inputs (one spec editor per
+ * array input) and outputs, the annotated source listing, the table of
+ * collectives, the totals per mesh axis, memory and flops, and the selected
+ * value's layout (the array view's pictures, computed in the browser from
+ * the payload) or the selected collective's device groups on the mesh grid.
+ * Browser-only state (the selection) stays apart from the synced traits and
+ * survives a re-trace where the same value or collective is still there.
+ */
+
+import { axisMark, renderAxisText } from "../components/axisText";
+import { CollectiveTable } from "../components/collectiveTable";
+import { GroupGrid } from "../components/groupGrid";
+import { InputSpecs } from "../components/inputSpecs";
+import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
+import { renderAxisTotals, renderMemory } from "../components/programTotals";
+import { SourceListing } from "../components/sourceListing";
+import { formatSpec, parseSpec } from "../engine/grammar";
+import type { MeshContext } from "../engine/place";
+import { deviceGrid } from "../engine/place";
+import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
+import type { ProgramHost } from "../host/programTraits";
+import type { SyncedTraits, ViewHost } from "../host/traits";
+import { decodePayload, type Layout, type Payload } from "../payload/array";
+import { decodeProgram, isProgramPayload, lineLabel, type Program } from "../payload/program";
+import { foldLabel, listingPlan } from "../payload/programListing";
+import { h, replaceChildren } from "../util/dom";
+import { formatBytes } from "../util/ranges";
+import { measured, ROOT_CLASS, ShardvizView } from "./array";
+
+/** What is selected: a value (by index), a collective, or an input's or output's layout. */
+export type ProgramSelection =
+  | { kind: "value"; index: number }
+  | { kind: "collective"; index: number }
+  | { kind: "input"; index: number }
+  | { kind: "output"; index: number };
+
+export class ProgramView {
+  readonly root: HTMLElement;
+  private readonly host: ProgramHost;
+  private readonly lifetime = new AbortController();
+  private readonly summarySlot = h("div", { class: "sv-summary-slot" });
+  private readonly statusSlot = h("div", { class: "sv-status" });
+  private readonly alertSlot = h("div", { class: "sv-alert-slot" });
+  private readonly noticeSlot = h("div", { class: "sv-notice-slot", role: "status" });
+  private readonly totalsSlot = h("div", { class: "sv-totals-slot" });
+  private readonly memorySlot = h("div", { class: "sv-memory-slot" });
+  private readonly selectionTitle = h("h3", { class: "sv-panel-title" }, ["Selected"]);
+  private readonly selectionMessage = h("div", { class: "sv-selection-message" });
+  private readonly layoutSlot = h("div", { class: "sv-selection-layout" });
+  private readonly groupSlot = h("div", { class: "sv-selection-groups" });
+  private readonly listing: SourceListing;
+  private readonly table: CollectiveTable;
+  private readonly inputs: InputSpecs;
+  private readonly groups: GroupGrid;
+
+  private program: Program | null = null;
+  private payloadRef: unknown = null;
+  private context: MeshContext | null = null;
+  private grid: Layout | null = null;
+  private layouts = new Map<number, ValueLayout>();
+  private selection: ProgramSelection | null = null;
+  private layoutView: ShardvizView | null = null;
+  private layoutTraits: SyncedTraits | null = null;
+
+  constructor(el: HTMLElement, host: ProgramHost) {
+    this.host = host;
+    const signal = this.lifetime.signal;
+    this.listing = new SourceListing({
+      onSelectValue: (i) => this.select({ kind: "value", index: i }),
+      onSelectCollective: (c) => this.select({ kind: "collective", index: c }),
+      signal,
+    });
+    this.table = new CollectiveTable({ onSelect: (c) => this.select({ kind: "collective", index: c }), signal });
+    this.inputs = new InputSpecs({
+      readOnly: host.readOnly,
+      note: host.note,
+      canonical: canonicalSpec,
+      send: (specs) => host.edit("input_specs", specs),
+      onSelectInput: (k) => this.select({ kind: "input", index: k }),
+      onSelectOutput: (k) => this.select({ kind: "output", index: k }),
+      signal,
+    });
+    this.groups = new GroupGrid(signal);
+    this.root = h("div", { class: `${ROOT_CLASS} sv-program`, "data-shardviz": "", "data-view": "program" }, [
+      this.summarySlot,
+      this.statusSlot,
+      h("div", { class: "sv-alerts" }, [this.alertSlot, this.noticeSlot]),
+      h("section", { class: "sv-panel sv-io-panel", "aria-label": "Inputs and outputs" }, [
+        h("h3", { class: "sv-panel-title" }, ["Inputs and outputs"]),
+        this.inputs.element,
+      ]),
+      h("div", { class: "sv-program-main" }, [
+        h("section", { class: "sv-panel sv-source-panel", "aria-label": "Source" }, [
+          h("h3", { class: "sv-panel-title" }, ["Source"]),
+          this.listing.element,
+        ]),
+        h("section", { class: "sv-panel sv-selection", "data-role": "selection", "aria-label": "Selected" }, [
+          this.selectionTitle,
+          this.selectionMessage,
+          this.layoutSlot,
+          this.groupSlot,
+        ]),
+      ]),
+      h("div", { class: "sv-program-lower" }, [
+        h("section", { class: "sv-panel sv-coll-panel", "aria-label": "Collectives" }, [
+          h("h3", { class: "sv-panel-title" }, ["Collectives"]),
+          this.table.element,
+        ]),
+        h("div", { class: "sv-program-side" }, [
+          h("section", { class: "sv-panel", "aria-label": "Bytes per mesh axis" }, [
+            h("h3", { class: "sv-panel-title" }, ["Bytes per mesh axis"]),
+            this.totalsSlot,
+          ]),
+          h("section", { class: "sv-panel", "aria-label": "Memory per device" }, [
+            h("h3", { class: "sv-panel-title" }, ["Memory per device"]),
+            this.memorySlot,
+          ]),
+        ]),
+      ]),
+    ]);
+    this.groupSlot.append(this.groups.element);
+    this.root.addEventListener(
+      "keydown",
+      (event) => {
+        if (event.key === "Escape" && this.selection) this.select(null);
+      },
+      { signal },
+    );
+    el.append(this.root);
+    this.update(["payload", "error", "error_source", "notice", "input_specs"]);
+  }
+
+  /** Applies trait changes; the pictures redraw only when Python sent a new payload. */
+  update(changed: Iterable<string>): void {
+    const keys = new Set(changed);
+    if (keys.has("payload")) this.setPayload(this.host.get("payload"));
+    if (keys.has("error") || keys.has("error_source")) this.renderAlert();
+    if (keys.has("notice")) {
+      const notice = this.host.get("notice");
+      replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
+    }
+    if (["payload", "error", "error_source", "input_specs"].some((k) => keys.has(k))) {
+      this.inputs.sync({ error: this.host.get("error"), errorSource: this.host.get("error_source") });
+    }
+  }
+
+  /** The program view takes no custom messages. */
+  receive(_message: unknown): void {}
+
+  destroy(): void {
+    this.layoutView?.destroy();
+    this.lifetime.abort();
+    this.root.remove();
+  }
+
+  /** What is selected now. */
+  get selected(): ProgramSelection | null {
+    return this.selection;
+  }
+
+  /** Selects a value, a collective, an input or an output (null clears); redraws only the selection. */
+  select(selection: ProgramSelection | null): void {
+    if (!this.program) return;
+    measured(() => {
+      this.selection = selection;
+      this.showSelection(true);
+    });
+  }
+
+  private renderAlert(): void {
+    const error = this.host.get("error");
+    const source = this.host.get("error_source");
+    const own = source.startsWith("input:");
+    replaceChildren(this.alertSlot, [
+      error && !own
+        ? h("div", { class: "sv-error", role: "alert", "data-source": source || "general" }, [
+            source === "program" ? `The program did not trace or compile with these specs: ${error}` : error,
+          ])
+        : null,
+    ]);
+  }
+
+  private setPayload(value: unknown): void {
+    if (value === this.payloadRef) return;
+    this.payloadRef = value;
+    if (!isProgramPayload(value)) {
+      replaceChildren(this.statusSlot, [h("p", { class: "sv-muted" }, ["Nothing to show yet."])]);
+      return;
+    }
+    let program: Program;
+    try {
+      program = decodeProgram(value);
+    } catch (error) {
+      // Keep the last good picture; say why the new one is not drawn.
+      replaceChildren(this.statusSlot, [
+        h("div", { class: "sv-error", role: "alert", "data-source": "payload" }, [
+          `Cannot draw this program: ${error instanceof Error ? error.message : String(error)}`,
+        ]),
+      ]);
+      return;
+    }
+    replaceChildren(this.statusSlot, []);
+    measured(() => this.draw(program));
+  }
+
+  private draw(program: Program): void {
+    const previous = this.program;
+    this.program = program;
+    this.context = programContext(program);
+    this.grid = this.context ? decodePayload(deviceGrid(this.context)) : null;
+    this.layouts = new Map();
+    replaceChildren(this.summarySlot, [renderSummary(program)]);
+    this.inputs.setProgram(program);
+    this.listing.setProgram(program, listingPlan(program));
+    this.table.setProgram(program);
+    replaceChildren(this.totalsSlot, [renderAxisTotals(program)]);
+    replaceChildren(this.memorySlot, [renderMemory(program)]);
+    this.selection = previous && this.selection ? carried(previous, program, this.selection) : null;
+    this.showSelection(false);
+  }
+
+  private layoutOf(t: number, reason: string): ValueLayout {
+    let layout = this.layouts.get(t);
+    if (!layout) {
+      layout = typeLayout(this.program as Program, t, this.context, reason);
+      // Unknown layouts carry the value's own reason; only known ones are shared between values.
+      if (layout.status !== "unknown") this.layouts.set(t, layout);
+    }
+    return layout;
+  }
+
+  private showSelection(reveal: boolean): void {
+    const program = this.program;
+    if (!program) return;
+    const selection = this.selection;
+    this.listing.setSelected(
+      selection?.kind === "value" || selection?.kind === "collective" ? selection : null,
+      reveal,
+    );
+    this.table.setSelected(selection?.kind === "collective" ? selection.index : null, reveal);
+    this.inputs.setSelected(selection?.kind === "input" || selection?.kind === "output" ? selection : null);
+    if (!selection) {
+      this.selectionTitle.textContent = "Selected";
+      replaceChildren(this.selectionMessage, [
+        h("p", { class: "sv-muted sv-hint" }, [
+          "Select a value (in the source or the inputs) to see its layout, or a collective to see its device groups.",
+        ]),
+      ]);
+      this.showLayout(null);
+      this.showGroups(null);
+      return;
+    }
+    if (selection.kind === "collective") {
+      this.showCollective(program, selection.index);
+      return;
+    }
+    const { payload } = program;
+    let t: number;
+    let reason = "";
+    let title: string;
+    const facts: (string | HTMLElement)[] = [];
+    if (selection.kind === "value") {
+      const i = selection.index;
+      const { values } = payload;
+      t = values.type[i];
+      reason = payload.notes[values.note[i]] ?? "";
+      const made = values.primitive[i] >= 0 ? payload.primitives[values.primitive[i]] : payload.roles[values.role[i]];
+      title = `Value ${values.name[i]} (${made})`;
+      const entry = payload.lines[values.line[i]];
+      const where = lineLabel(payload, entry.file, entry.line);
+      facts.push(where ? `made on ${where}` : "no source line");
+      if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
+      facts.push(`sharding from ${originText(program, i)}`);
+    } else {
+      const entry = selection.kind === "input" ? payload.inputs[selection.index] : payload.outputs[selection.index];
+      t = entry.type;
+      title = `${selection.kind === "input" ? "Input" : "Output"} ${entry.path}`;
+      facts.push(
+        selection.kind === "input" ? "sharding from the argument" : "sharding of the compiled program's output",
+      );
+    }
+    this.selectionTitle.textContent = title;
+    const layout = this.layoutOf(t, reason);
+    const row = payload.types[t];
+    const message: HTMLElement[] = [
+      h("p", { class: "sv-selection-type" }, [renderAxisText(row.type_str, payload.mesh?.names ?? [])]),
+      h("p", { class: "sv-muted sv-selection-facts" }, [facts.join("; ")]),
+    ];
+    if (layout.status === "unknown") {
+      message.push(
+        h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
+          `Its sharding is not known: ${layout.reason}. shardviz shows no layout rather than guess one.`,
+        ]),
+      );
+    } else if (layout.status === "no-mesh") {
+      message.push(
+        h("p", { class: "sv-note", "data-role": "no-mesh" }, [
+          `No mesh: the whole array is on device ${layout.deviceIds.join(", ") || "(not recorded)"}.`,
+        ]),
+      );
+    } else if (layout.status === "old-payload") {
+      message.push(
+        h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
+          "This payload is too old to lay values out in the browser (its types carry no itemsize).",
+        ]),
+      );
+    }
+    replaceChildren(this.selectionMessage, message);
+    this.showGroups(null);
+    this.showLayout(layout.status === "local" ? layout.payload : null);
+  }
+
+  private showCollective(program: Program, c: number): void {
+    const collective = program.payload.collectives[c];
+    this.selectionTitle.textContent = `Collective ${collective.kind} ${axesText(collective)}`;
+    const { payload } = program;
+    const facts = h("dl", { class: "sv-coll-facts" });
+    const add = (label: string, value: string): void => {
+      facts.append(h("dt", {}, [label]), h("dd", {}, [value]));
+    };
+    add("bytes per device", bytesText(collective));
+    add(
+      "runs per call",
+      `${runsText(collective)}${collective.count_exact ? "" : " (a loop of unknown trip count or a branch is on the way)"}`,
+    );
+    add("group size", String(collective.group_size));
+    add(
+      "result per device",
+      `${formatBytes(collective.result_bytes)}${collective.operand_count > 1 ? ` (${collective.operand_count} operands)` : ""}`,
+    );
+    add("estimate", payload.wire_formulas[collective.kind] ?? "");
+    add("line", collectiveLine(payload, collective) || "not recorded");
+    if (collective.op_name) add("op", collective.op_name);
+    replaceChildren(this.selectionMessage, [
+      facts,
+      h("details", { class: "sv-hlo" }, [
+        h("summary", {}, ["HLO instruction"]),
+        h("pre", { "data-role": "hlo" }, [collective.hlo + (collective.hlo_truncated ? " \u2026" : "")]),
+      ]),
+    ]);
+    this.showLayout(null);
+    this.showGroups(c);
+  }
+
+  private showGroups(c: number | null): void {
+    const program = this.program;
+    if (c === null || !program || !this.grid) {
+      this.groupSlot.hidden = true;
+      if (c !== null && !this.grid) {
+        this.selectionMessage.append(
+          h("p", { class: "sv-note" }, ["This program has no mesh, so there are no device groups to draw."]),
+        );
+      }
+      return;
+    }
+    this.groupSlot.hidden = false;
+    this.groups.show(program, this.grid, c);
+  }
+
+  /** The array view's pictures for a layout payload, kept (and repainted in place) across selections. */
+  private showLayout(payload: Payload | null): void {
+    if (payload === null) {
+      this.layoutSlot.hidden = true;
+      return;
+    }
+    this.layoutSlot.hidden = false;
+    if (this.layoutView && this.layoutTraits) {
+      this.layoutTraits.payload = payload;
+      this.layoutView.update(["payload"]);
+      return;
+    }
+    const traits: SyncedTraits = {
+      payload,
+      error: "",
+      error_source: "",
+      spec_text: payload.spec_text,
+      mesh_text: payload.mesh_text,
+      memory_kind: payload.memory_kind,
+      notice: "",
+    };
+    // A picture, not an editor: a value's layout is the program's to decide.
+    const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
+    this.layoutTraits = traits;
+    this.layoutView = new ShardvizView(this.layoutSlot, host, { embedded: true });
+  }
+}
+
+/** A spec text as Python writes it back, or null when the grammar refuses it (Python then says why). */
+export function canonicalSpec(text: string): string | null {
+  try {
+    return formatSpec(parseSpec(text).map((entry) => entry ?? []));
+  } catch {
+    return null;
+  }
+}
+
+/** The same selection in a re-traced program: the value or collective of the same name, or the same input. */
+function carried(before: Program, after: Program, selection: ProgramSelection): ProgramSelection | null {
+  if (selection.kind === "input" || selection.kind === "output") {
+    const list = selection.kind === "input" ? after.payload.inputs : after.payload.outputs;
+    return selection.index < list.length ? selection : null;
+  }
+  if (selection.kind === "value") {
+    const name = before.payload.values.name[selection.index];
+    const index = after.payload.values.name.indexOf(name);
+    return index >= 0 ? { kind: "value", index } : null;
+  }
+  const name = before.payload.collectives[selection.index]?.name;
+  const index = after.payload.collectives.findIndex((c) => c.name === name);
+  return index >= 0 ? { kind: "collective", index } : null;
+}
+
+function renderSummary(program: Program): HTMLElement {
+  const { payload } = program;
+  const mesh = payload.mesh;
+  const chips: (string | HTMLElement)[] = [];
+  const chip = (text: string | HTMLElement, title = ""): HTMLElement =>
+    h("span", { class: "sv-chip", title: title || null }, [text]);
+  if (mesh) {
+    const meshText = h("span", {}, []);
+    mesh.names.forEach((name, i) => {
+      if (i > 0) meshText.append(" ");
+      meshText.append(axisMark(name, i), `=${mesh.sizes[i]}`);
+    });
+    const types = Array.from(new Set(mesh.types));
+    meshText.append(` (${types.join(", ")})`);
+    chips.push(chip(meshText, "the program's mesh"));
+  }
+  chips.push(chip(`${payload.num_partitions} device${payload.num_partitions === 1 ? "" : "s"}`));
+  chips.push(chip(modeText(payload.sharding_mode)));
+  chips.push(
+    chip(
+      payload.totals.runs === 0
+        ? "no collectives"
+        : `${formatBytes(payload.totals.wire_bytes)} sent per device per call`,
+      "ring estimates, loops counted",
+    ),
+  );
+  if (payload.process_count > 1) chips.push(chip(`process ${payload.process_index} of ${payload.process_count}`));
+  return h("div", { class: "sv-program-summary", "data-role": "program-summary" }, [
+    h("div", { class: "sv-program-title" }, [
+      h("code", { class: "sv-program-name" }, [payload.name]),
+      h("span", { class: "sv-muted" }, [
+        ` (${payload.hlo_module}), ${program.valueCount} values, ${payload.collectives.length} collectives`,
+      ]),
+    ]),
+    h("div", { class: "sv-chip-row" }, chips),
+  ]);
+}
