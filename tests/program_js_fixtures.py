@@ -44,11 +44,13 @@ def mlp(x, w1, w2):
     return h @ w2
 
 
-def stack_loss(params, x):
-    def layer(h, p):
-        w_in, w_out = p
-        return h + jnp.dot(jnp.tanh(h @ w_in), w_out), None
+def layer(h, p):
+    w_in, w_out = p
+    return h + jnp.dot(jnp.tanh(h @ w_in), w_out), None
 
+
+def stack_loss(params, x):
+    # The scan's body is a function of its own: its values' frames stop inside it, outside this listing.
     out, _ = jax.lax.scan(layer, x, params)
     return (out**2).mean()
 
@@ -265,6 +267,29 @@ def widget_answers() -> dict[str, Any]:
     return {"start": start, "good": good, "bad_spec": bad_spec, "failing": failing}
 
 
+def array_moves() -> dict[str, Any]:
+    """What the array widget's ``move`` says after edits (the traits it syncs), with JAX's own collectives
+    of the same move for comparison (the compiled identity's module, read without shardviz)."""
+    from shardviz import ShardingWidget
+
+    devices = jax.devices()
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices[:8], axis_types=(AxisType.Auto,) * 2)
+    x = jax.device_put(jnp.arange(64.0).reshape(8, 8), NamedSharding(mesh, P("x", "y")))
+    w = ShardingWidget(x)
+    w.set_state({"spec_text": "None, None"})
+    identity = jax.jit(lambda a: a, out_shardings=NamedSharding(mesh, P()))
+    gathered = {
+        "payload": w.payload,
+        "move": w.move,
+        "jax": hlo_collectives(identity.lower(x).compile()),
+    }
+    w.set_state({"spec_text": "x, y"})  # the way back: each device keeps a slice of what it holds
+    back = {"payload": w.payload, "move": w.move}
+    w.mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices[4:12])
+    elsewhere = {"payload": w.payload, "move": w.move}
+    return {"gathered": gathered, "back": back, "elsewhere": elsewhere}
+
+
 def write_program_fixtures(target: Any) -> int:
     """Writes every program fixture as compact JSON into the folder `target`; returns how many files."""
     import json
@@ -280,6 +305,7 @@ def write_program_fixtures(target: Any) -> int:
     files["program_truth"] = truth
     files["program_value_parity"] = parity
     files["program_answers"] = widget_answers()
+    files["array_moves"] = array_moves()
     for name, content in files.items():
         (target / f"{name}.json").write_text(json.dumps(content, separators=(",", ":")))
     return len(files)

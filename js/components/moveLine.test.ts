@@ -1,0 +1,69 @@
+/**
+ * The array view says what its last edit cost to move the data, from the
+ * `move` trait the Python widget synced after real edits
+ * (tests/program_js_fixtures.py `array_moves`), checked against the
+ * collectives of JAX's own compile of the same move.
+ */
+
+import { afterEach, describe, expect, it } from "vitest";
+import type { MoveSummary } from "../host/traits";
+import type { Payload } from "../payload/array";
+import { query, type Rendered, renderWidget } from "../test/render";
+import { loadJson } from "../test/treeFixtures";
+import { formatBytes } from "../util/ranges";
+
+interface Move {
+  payload: Payload;
+  move: MoveSummary;
+  jax?: { kind: string; groups: number[][] | null }[];
+}
+
+const moves = loadJson<Record<"gathered" | "back" | "elsewhere", Move>>("array_moves");
+let shown: Rendered | null = null;
+
+afterEach(() => {
+  shown?.cleanup();
+  shown = null;
+});
+
+describe("the array view's move line", () => {
+  it("is absent before any edit moved the array", () => {
+    shown = renderWidget(moves.gathered.payload, { move: {} });
+    expect(shown.el.querySelector('[data-role="move"]')).toBeNull();
+  });
+
+  it("names each collective of the move, its axes and bytes, as JAX's compile of the move has them", () => {
+    const { payload, move, jax } = moves.gathered;
+    shown = renderWidget(payload, { move });
+    const line = query(shown.el, '[data-role="move"]');
+    if (!("collectives" in move)) throw new Error("the fixture's move has no collectives");
+    expect(line.textContent).toContain(`sent ${formatBytes(move.wire_bytes)} per device`);
+    const items = Array.from(line.querySelectorAll<HTMLElement>('[data-role="move-collective"]'));
+    expect(items.map((i) => i.getAttribute("data-kind")).sort()).toEqual((jax ?? []).map((c) => c.kind).sort());
+    items.forEach((item, n) => {
+      const c = move.collectives[n];
+      expect(item.textContent).toContain(`over ${c.axes?.join(", ")}: ${formatBytes(c.wire_bytes)} per device`);
+      expect(item.querySelector(".sv-axis-ref")?.textContent).toBe(c.axes?.[0]);
+    });
+    // The group sizes are JAX's: all-gathers over y (4 devices) and over x (2 devices).
+    expect(move.collectives.map((c) => c.group_size).sort()).toEqual(
+      (jax ?? []).map((c) => c.groups?.[0].length).sort(),
+    );
+  });
+
+  it("says when the move needed no collective, and why no single program moves it onto other devices", () => {
+    shown = renderWidget(moves.back.payload, { move: moves.back.move });
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain("needed no collective");
+    shown.cleanup();
+    shown = renderWidget(moves.elsewhere.payload, { move: moves.elsewhere.move });
+    const error = "error" in moves.elsewhere.move ? moves.elsewhere.move.error : "";
+    expect(error).toContain("incompatible devices");
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain(error);
+  });
+
+  it("follows Python's answer to the next edit", () => {
+    shown = renderWidget(moves.gathered.payload, { move: moves.gathered.move });
+    shown.model.fromPython({ payload: moves.back.payload, move: moves.back.move });
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain("needed no collective");
+  });
+});

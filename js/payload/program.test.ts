@@ -1,0 +1,123 @@
+/**
+ * Reading the program payload: every fixture (real compiles) decodes; each
+ * collective's device groups, read through the payload's assignment and
+ * device columns, are the groups JAX's own compiled module gives (device
+ * ids, tests/program_js_fixtures.py `hlo_collectives`), including on a mesh
+ * whose devices are not in id order; values inside a scan body belong under
+ * the listing line that calls the scan. Malformed payloads are refused with
+ * a message naming what is wrong.
+ */
+
+import { describe, expect, it } from "vitest";
+import { loadProgram, PROGRAM_NAMES, programTruth } from "../test/programFixtures";
+import { PayloadError } from "./array";
+import { decodeProgram, lineLabel, type ProgramPayload, specText } from "./program";
+import { listingPlan } from "./programListing";
+
+const sortedGroups = (groups: number[][]): string =>
+  JSON.stringify(groups.map((g) => [...g].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]));
+
+describe("decoding a program payload", () => {
+  for (const name of PROGRAM_NAMES) {
+    it(`places ${name}'s collective groups on the devices JAX's compiled module names`, () => {
+      const program = decodeProgram(loadProgram(name));
+      const truth = programTruth(name);
+      const ours = program.payload.collectives.map((c) => {
+        const groups = program.groupSets[c.groups];
+        if (!groups) throw new Error(`no groups for ${c.name}`);
+        const ids = (k: number) => program.ids[k];
+        return groups.pairs.length > 0
+          ? { kind: c.kind, pairs: JSON.stringify(groups.pairs.map(([s, t]) => [ids(s), ids(t)]).sort()) }
+          : { kind: c.kind, groups: sortedGroups(groups.groups.map((g) => g.map(ids))) };
+      });
+      const theirs = truth.collectives.map((c) =>
+        c.pairs
+          ? { kind: c.kind, pairs: JSON.stringify([...c.pairs].sort()) }
+          : { kind: c.kind, groups: sortedGroups(c.groups ?? []) },
+      );
+      const key = (x: object) => JSON.stringify(x);
+      expect(ours.map(key).sort()).toEqual(theirs.map(key).sort());
+      // Every device of the mesh is in exactly one group (or, for a permute, the groups are connected pairs).
+      for (const set of program.groupSets) {
+        expect(set).not.toBeNull();
+        const seen = set?.groups.flat() ?? [];
+        expect(new Set(seen).size).toBe(seen.length);
+      }
+    });
+  }
+
+  it("maps partition positions through the assignment: the permuted mesh's groups are its rows", () => {
+    const program = decodeProgram(loadProgram("permuted"));
+    const ids = Array.from(program.ids);
+    expect(ids).toEqual([5, 2, 7, 0, 3, 6, 1, 4]); // the mesh's own order, not the ids' order
+    const groups = program.groupSets[0]?.groups.map((g) => g.map((k) => ids[k]));
+    expect(sortedGroups(groups ?? [])).toBe(sortedGroups([ids.slice(0, 4), ids.slice(4)]));
+    expect(sortedGroups(groups ?? [])).toBe(sortedGroups(programTruth("permuted").collectives[0].groups ?? []));
+  });
+
+  it("puts values of a scan body under the listing line that calls the scan", () => {
+    const program = decodeProgram(loadProgram("scan_grad"));
+    const { values, bodies, source } = program.payload;
+    expect(bodies.map((b) => [b.primitive, b.trip_count])).toEqual([["scan", 24]]);
+    const inBody = values.name.map((_, i) => i).filter((i) => values.body[i] === 0);
+    expect(inBody.length).toBeGreaterThan(5);
+    const callLine = source?.lines.findIndex((text) => text.includes("lax.scan(")) ?? -1;
+    expect(callLine).toBeGreaterThanOrEqual(0);
+    for (const i of inBody) expect(program.valueListingLine[i]).toBe((source?.first_line ?? 0) + callLine);
+    // So do the loop's collectives (their own frames already lead there).
+    const loop = program.payload.collectives.filter((c) => c.count === 24);
+    expect(loop.length).toBeGreaterThan(0);
+    for (const c of loop)
+      expect(program.collectiveListingLine[program.payload.collectives.indexOf(c)]).toBe(
+        (source?.first_line ?? 0) + callLine,
+      );
+  });
+
+  it("lists every value and every collective exactly once in the listing plan", () => {
+    for (const name of PROGRAM_NAMES) {
+      const program = decodeProgram(loadProgram(name));
+      const plan = listingPlan(program);
+      const groups = [...plan.rows.flatMap((r) => r.groups), ...plan.elsewhere];
+      const values = groups.flatMap((g) => [...g.values, ...g.folds.flatMap((f) => f.values)]).sort((a, b) => a - b);
+      expect(values).toEqual(program.payload.values.name.map((_, i) => i));
+      const collectives = groups.flatMap((g) => g.collectives).sort((a, b) => a - b);
+      expect(collectives).toEqual(program.payload.collectives.map((_, i) => i));
+      // Bytes per listing row add up to the collectives under it.
+      for (const row of plan.rows) {
+        const under = row.groups.flatMap((g) => g.collectives);
+        expect(row.wireBytes).toBe(under.reduce((sum, c) => sum + program.payload.collectives[c].total_wire_bytes, 0));
+      }
+    }
+  });
+
+  it("names source lines and writes specs as JAX prints them", () => {
+    const payload = loadProgram("mlp");
+    expect(lineLabel(payload, 0, 41)).toBe("program_js_fixtures.py:41");
+    expect(lineLabel(payload, null, 3)).toBe("");
+    expect(specText([["x"], []])).toBe("P(x)");
+    expect(specText([[], ["x", "y"]])).toBe("P(None, (x, y))");
+    expect(specText([[], []])).toBe("P()");
+  });
+
+  it("refuses malformed payloads, naming what is wrong", () => {
+    const good = loadProgram("mlp");
+    const broken = (patch: (p: ProgramPayload) => void): ProgramPayload => {
+      const copy = JSON.parse(JSON.stringify(good)) as ProgramPayload;
+      patch(copy);
+      return copy;
+    };
+    const cases: [ProgramPayload, RegExp][] = [
+      [broken((p) => Object.assign(p, { version: 2 })), /version 1, got 2/],
+      [broken((p) => p.values.type.pop()), /column type/],
+      [broken((p) => (p.values.type[0] = 99)), /value type 99 is out of range/],
+      [broken((p) => (p.collectives[0].groups = 7)), /group set 7/],
+      [broken((p) => (p.lines[2].collectives = [])), /on no source line/],
+      [broken((p) => (p.assignment = [[0, 1, 7]])), /group names partition 7/],
+      [broken((p) => p.mesh?.sizes.splice(0, 1, 3)), /mesh holds 12 devices but the payload lists 8/],
+    ];
+    for (const [payload, message] of cases) {
+      expect(() => decodeProgram(payload)).toThrow(PayloadError);
+      expect(() => decodeProgram(payload)).toThrow(message);
+    }
+  });
+});

@@ -1,0 +1,368 @@
+/**
+ * The program view through the real widget entry, on payloads `shardviz.trace`
+ * wrote from real compiles, checked against what JAX says about the same
+ * programs (tests/program_js_fixtures.py `jax_truth`: types, the compiled
+ * module's collectives and device groups, memory and flops) and against what
+ * the Python widget answered to spec edits.
+ */
+
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { groupColour } from "../components/groupGrid";
+import { renderAllExports } from "../host/exportPage";
+import { SAVED_PROGRAM_NOTE } from "../host/programHost";
+import type { Payload } from "../payload/array";
+import type { ProgramPayload } from "../payload/program";
+import {
+  loadProgram,
+  PROGRAM_NAMES,
+  type ProgramName,
+  programAnswers,
+  programTruth,
+  type RenderedProgram,
+  renderProgram,
+} from "../test/programFixtures";
+import { query } from "../test/render";
+import { loadJson } from "../test/treeFixtures";
+import { formatBytes } from "../util/ranges";
+import { RENDER_MEASURE } from "./array";
+
+const all = <T extends Element = HTMLElement>(el: ParentNode, selector: string): T[] =>
+  Array.from(el.querySelectorAll<T>(selector));
+const rows = (el: HTMLElement) => all(el, '[data-role="collective"]');
+const parity = loadJson<Record<string, (Payload | null)[]>>("program_value_parity");
+
+let shown: RenderedProgram | null = null;
+function show(name: ProgramName | ProgramPayload): RenderedProgram {
+  shown = renderProgram(typeof name === "string" ? loadProgram(name) : name);
+  return shown;
+}
+
+afterEach(() => {
+  shown?.cleanup();
+  shown = null;
+});
+
+describe("the program view", () => {
+  beforeEach(() => performance.clearMeasures());
+
+  for (const name of PROGRAM_NAMES) {
+    it(`draws ${name}: types, collectives, totals and memory as JAX reports them`, () => {
+      const payload = loadProgram(name);
+      const truth = programTruth(name);
+      const { el } = show(name);
+      expect(el.querySelector('[data-view="program"]')).not.toBeNull();
+      expect(el.querySelector('[role="alert"]')).toBeNull();
+      // Inputs and outputs with JAX's own types.
+      const types = (role: string) => all(el, `[data-${role}-row] .sv-io-type .sv-type-text`).map((t) => t.textContent);
+      expect(types("input")).toEqual(truth.input_types);
+      expect(types("output")).toEqual(truth.output_types);
+      // One row per collective of the compiled module, of the kinds JAX's module has.
+      const kinds = rows(el).map((r) => r.getAttribute("data-kind"));
+      expect([...kinds].sort()).toEqual(truth.collectives.map((c) => c.kind).sort());
+      // A bar per mesh axis with the payload's bytes.
+      const bars = all(el, '[data-role="axis-total"]');
+      expect(bars.map((b) => b.getAttribute("data-axis"))).toEqual(payload.totals.by_axis.map((r) => r[0]));
+      expect(bars.map((b) => Number(b.getAttribute("data-bytes")))).toEqual(payload.totals.by_axis.map((r) => r[1]));
+      // Memory and flops as JAX's memory_analysis() and cost_analysis() gave them.
+      const memory = truth.memory;
+      if (memory) {
+        expect(query(el, '[data-role="memory-argument_bytes"]').textContent).toBe(formatBytes(memory.argument_bytes));
+        expect(query(el, '[data-role="memory-output_bytes"]').textContent).toBe(formatBytes(memory.output_bytes));
+        expect(query(el, '[data-role="memory-temp_bytes"]').textContent).toBe(formatBytes(memory.temp_bytes));
+      }
+      expect(query(el, '[data-role="flops"]').textContent).toBe(
+        truth.flops === null ? "not reported" : Math.round(truth.flops).toLocaleString("en-US"),
+      );
+      // The listing has the traced function's lines.
+      const lines = all(el, '[data-role="source-line"]');
+      expect(lines.map((l) => l.querySelector(".sv-src-code")?.textContent)).toEqual(payload.source?.lines);
+      expect(performance.getEntriesByName(RENDER_MEASURE)).toHaveLength(1);
+    });
+  }
+
+  it("annotates each line with the values it makes and the collectives it causes, loop bodies folded", () => {
+    const payload = loadProgram("scan_grad");
+    const { el } = show("scan_grad");
+    const scanLine = all(el, '[data-role="source-line"]').find((l) => l.textContent?.includes("lax.scan("));
+    if (!scanLine) throw new Error("no scan line");
+    // The loop's collectives, with kind, axes and bytes x 24.
+    const chips = all(scanLine, '[data-role="line-collective"]');
+    const loop = payload.collectives.filter((c) => c.count === 24);
+    expect(chips.map((c) => c.getAttribute("data-kind")).sort()).toEqual(loop.map((c) => c.kind).sort());
+    for (const chip of chips) {
+      const c = payload.collectives[Number(chip.getAttribute("data-collective"))];
+      expect(chip.textContent).toContain(`over ${c.axes?.join(", ")}`);
+      expect(chip.textContent).toContain(`${formatBytes(c.wire_bytes)} \u00d724 = ${formatBytes(c.total_wire_bytes)}`);
+    }
+    // The scan body is folded: its values are drawn only when the fold opens.
+    const fold = query<HTMLDetailsElement>(scanLine, '[data-role="fold"]');
+    expect(fold.querySelector("summary")?.textContent).toMatch(/^scan \u00d724 body: \d+ values$/);
+    expect(fold.querySelectorAll('[data-role="value"]')).toHaveLength(0);
+    fold.open = true;
+    fold.dispatchEvent(new Event("toggle"));
+    const inside = all(fold, '[data-role="value"]').map((v) => Number(v.getAttribute("data-value")));
+    expect(inside.length).toBeGreaterThan(0);
+    for (const i of inside) expect(payload.values.body[i]).toBe(0);
+    // Auto axes: the type leaves the axes out, so the spec XLA chose is shown beside it, axes coloured.
+    const chip = query(el, '[data-role="value"]');
+    expect(chip.querySelector(".sv-spec-text")).not.toBeNull();
+  });
+
+  it("colours a value's @axis types like the array widget's axes (Explicit axes)", () => {
+    const payload = loadProgram("explicit");
+    const { el } = show("explicit");
+    const marked = all(el, '[data-role="value"]').filter((v) => v.querySelector(".sv-axis-ref"));
+    expect(marked.length).toBeGreaterThan(0);
+    for (const chip of marked) {
+      const i = Number(chip.getAttribute("data-value"));
+      expect(chip.querySelector(".sv-type-text")?.textContent).toBe(payload.types[payload.values.type[i]].type_str);
+      for (const mark of all(chip, ".sv-axis-ref")) {
+        const axis = payload.mesh?.names.indexOf(mark.textContent ?? "") ?? -1;
+        expect(axis).toBeGreaterThanOrEqual(0);
+        expect(mark.style.getPropertyValue("--sv-axis")).not.toBe("");
+      }
+      expect(chip.querySelector(".sv-spec-text")).toBeNull(); // Explicit: the type says it all
+    }
+  });
+
+  it("sorts the collectives by bytes, both ways, and back to the program's order", () => {
+    const { el } = show("scan_grad");
+    const bytes = () => rows(el).map((r) => Number(r.getAttribute("data-bytes")));
+    const order = () => rows(el).map((r) => Number(r.getAttribute("data-collective")));
+    const sort = query(el, '[data-role="sort-bytes"]');
+    expect(bytes()).toEqual([...bytes()].sort((a, b) => b - a));
+    expect(sort.closest("th")?.getAttribute("aria-sort")).toBe("descending");
+    sort.click();
+    expect(bytes()).toEqual([...bytes()].sort((a, b) => a - b));
+    expect(sort.closest("th")?.getAttribute("aria-sort")).toBe("ascending");
+    sort.click();
+    expect(order()).toEqual([...order()].sort((a, b) => a - b));
+    expect(sort.closest("th")?.getAttribute("aria-sort")).toBe("none");
+  });
+
+  it("selecting a value shows its layout, computed in the browser equal to Python's", () => {
+    const payload = loadProgram("mlp");
+    const expected = parity.mlp;
+    const { el } = show("mlp");
+    const i = payload.values.role.findIndex((r, k) => r === 1 && expected[k] !== null);
+    query(el, `[data-role="value"][data-value="${i}"]`).click();
+    const selection = query(el, '[data-role="selection"]');
+    const want = expected[i] as Payload;
+    expect(query(selection, '[data-role="type"]').textContent).toBe(want.type_str);
+    const cells = all(selection, ".sv-mesh [data-device-id]");
+    expect(cells.map((c) => Number(c.getAttribute("data-device-id")))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const tiles: number[] = [];
+    for (const [start, step, count] of want.devices.tile) for (let k = 0; k < count; k++) tiles.push(start + k * step);
+    expect(cells.map((c) => Number(c.getAttribute("data-tile-of")))).toEqual(tiles);
+    expect(selection.querySelector(".sv-map")).not.toBeNull();
+    expect(query(el, `[data-role="value"][data-value="${i}"]`).getAttribute("aria-pressed")).toBe("true");
+    // Escape clears the selection.
+    selection.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+    expect(query(selection, ".sv-selection-layout").hidden).toBe(true);
+    expect(query(el, `[data-role="value"][data-value="${i}"]`).getAttribute("aria-pressed")).toBe("false");
+  });
+
+  it("says a value's sharding is unknown, and why, instead of guessing", () => {
+    const payload = loadProgram("shard_map");
+    const { el } = show("shard_map");
+    const manual = payload.values.from.indexOf(payload.origins.indexOf("manual"));
+    expect(manual).toBeGreaterThanOrEqual(0);
+    const chip = el.querySelector<HTMLElement>(`[data-role="value"][data-value="${manual}"]`);
+    if (!chip) throw new Error("no chip for the manual value");
+    expect(chip.textContent).toContain("per device");
+    chip.click();
+    const note = query(el, '[data-role="sharding-unknown"]');
+    expect(note.textContent).toContain(payload.notes[payload.values.note[manual]]);
+    expect(query(el, '[data-role="selection"]').querySelector(".sv-mesh")).toBeNull();
+  });
+
+  it("selecting a collective colours its device groups, one colour per group, as JAX's module groups them", () => {
+    const truth = programTruth("permuted");
+    const { el } = show("permuted");
+    rows(el)[0].click();
+    const grid = query(el, '[data-role="group-grid"]');
+    const cells = all(grid, "[data-device-id]");
+    expect(cells).toHaveLength(8);
+    const byGroup = new Map<string, number[]>();
+    for (const cell of cells) {
+      const g = cell.getAttribute("data-group") as string;
+      expect(cell.style.backgroundColor).toBe(toRgb(groupColour(Number(g))));
+      byGroup.set(g, [...(byGroup.get(g) ?? []), Number(cell.getAttribute("data-device-id"))]);
+    }
+    const ours = [...byGroup.values()].map((g) => g.sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]);
+    const theirs = (truth.collectives[0].groups ?? [])
+      .map((g) => [...g].sort((a, b) => a - b))
+      .sort((a, b) => a[0] - b[0]);
+    expect(ours).toEqual(theirs);
+    expect(new Set(cells.map((c) => c.style.backgroundColor)).size).toBe(theirs.length);
+    expect(all(grid, '[data-role="group"]')).toHaveLength(theirs.length);
+    expect(rows(el)[0].getAttribute("aria-selected")).toBe("true");
+    expect(query(el, '[data-role="hlo"]').textContent).toContain("all-reduce");
+  });
+
+  it("shows a collective-permute's sends on the grid as JAX's source-target pairs", () => {
+    const truth = programTruth("shard_map");
+    const { el } = show("shard_map");
+    query(el, '[data-role="collective"][data-kind="collective-permute"]').click();
+    const pairs = (truth.collectives.find((c) => c.kind === "collective-permute")?.pairs ?? []).map(([s, t]) => [s, t]);
+    for (const [source, target] of pairs) {
+      const cell = query(el, `[data-role="group-grid"] [data-device-id="${source}"]`);
+      expect(cell.textContent).toContain(`\u2192${target}`);
+      expect(cell.getAttribute("aria-label")).toContain(`sends to device ${target}`);
+    }
+  });
+
+  it("a collective chip in the listing selects the same collective as its table row", () => {
+    const { el } = show("mlp");
+    const chip = query(el, '[data-role="line-collective"]');
+    chip.click();
+    const c = chip.getAttribute("data-collective");
+    expect(query(el, `[data-role="collective"][data-collective="${c}"]`).getAttribute("aria-selected")).toBe("true");
+    expect(chip.getAttribute("aria-pressed")).toBe("true");
+    expect(all(el, '[data-role="group-grid"] [data-device-id][data-group]')).toHaveLength(8);
+  });
+
+  it("sends an input spec edit on Enter with Python's texts for the other inputs, and redraws Python's answer", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    const editor = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="0"]');
+    expect(all<HTMLInputElement>(view.el, '[data-role="input-spec"]').map((i) => i.value)).toEqual(answers.start);
+    editor.value = "x, y";
+    editor.dispatchEvent(new Event("input"));
+    expect(view.saved()).toHaveLength(0); // typing alone sends nothing
+    editor.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(view.saved()).toEqual([{ input_specs: ["x, y", answers.start[1], answers.start[2]] }]);
+    expect(query(view.el, '[data-role="retracing"]')).not.toBeNull();
+    view.fromPython({ payload: answers.good.payload, input_specs: answers.good.input_specs });
+    expect(view.el.querySelector('[data-role="retracing"]')).toBeNull();
+    expect(editor.value).toBe(answers.good.input_specs[0]);
+    const kinds = rows(view.el).map((r) => r.getAttribute("data-kind"));
+    expect(kinds.sort()).toEqual(answers.good.payload.collectives.map((c) => c.kind).sort());
+    expect(kinds.length).toBeGreaterThan(loadProgram("mlp").collectives.length);
+  });
+
+  it("shows a bad spec's error beside its input, keeps what was typed, and a program error in the general alert", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    const w1 = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="1"]');
+    w1.value = "q";
+    w1.dispatchEvent(new Event("input"));
+    w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(view.saved()[0].input_specs?.[1]).toBe("q");
+    view.fromPython({ error: answers.bad_spec.error, error_source: answers.bad_spec.error_source });
+    const alert = query(view.el, '[role="alert"][data-source="input:1"]');
+    expect(alert.textContent).toBe(answers.bad_spec.error);
+    expect(alert.closest('[data-input-row="1"]')).not.toBeNull(); // beside its own input
+    expect(w1.value).toBe("q");
+    expect(w1.getAttribute("aria-invalid")).toBe("true");
+    // Escape puts Python's text back; Enter on Python's own text clears the error without a re-trace.
+    w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+    expect(w1.value).toBe(answers.start[1]);
+    w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(view.saved()[1].input_specs?.[1]).toBe(`${answers.start[1]} `);
+    view.fromPython({ error: "", error_source: "" });
+    expect(view.el.querySelector('[role="alert"]')).toBeNull();
+    // A program that fails under new shardings: the general alert, the editor keeps the text it sent.
+    const x = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="0"]');
+    x.value = "x, y";
+    x.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    view.fromPython({ error: answers.failing.error, error_source: answers.failing.error_source });
+    const general = query(view.el, '[role="alert"][data-source="program"]');
+    expect(general.textContent).toContain(answers.failing.error);
+    expect(general.closest("[data-input-row]")).toBeNull();
+    expect(x.value).toBe("x, y");
+    expect(x.getAttribute("aria-invalid")).toBe("true");
+  });
+
+  it("sends nothing for the same spec written another way", () => {
+    const view = show("mlp");
+    const x = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="0"]');
+    x.value = "P('x', None)";
+    x.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(view.saved()).toHaveLength(0);
+    expect(x.value).toBe("x");
+  });
+
+  it("shows Python's notice and keeps the selection across a re-trace", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    query(view.el, '[data-role="input-name"][data-index="0"]').click();
+    expect(query(view.el, '[data-role="selection"] [data-role="type"]').textContent).toBe("float32[16,32]");
+    view.fromPython({ payload: answers.good.payload, notice: "re-traced" });
+    expect(query(view.el, '[data-role="notice"]').textContent).toBe("re-traced");
+    const cells = all(view.el, '[data-role="selection"] .sv-mesh [data-tile-of]');
+    // x is now split over (x, y): eight tiles, one per device.
+    expect(new Set(cells.map((c) => c.getAttribute("data-tile-of"))).size).toBe(8);
+  });
+
+  it("reports memory and flops JAX did not give as not reported", () => {
+    const payload = { ...loadProgram("mlp"), memory: null, flops: null, bytes_accessed: null };
+    const { el } = show(payload);
+    expect(query(el, '[data-role="memory-none"]').textContent).toBe("not reported");
+    expect(query(el, '[data-role="flops"]').textContent).toBe("not reported");
+    expect(query(el, '[data-role="bytes-accessed"]').textContent).toBe("not reported");
+  });
+
+  it("draws a program with no collectives and no mesh", () => {
+    const { el } = show("single_device");
+    expect(rows(el)).toHaveLength(0);
+    expect(query(el, '[data-role="no-collectives"]').textContent).toContain("No collectives");
+    query(el, '[data-role="value"]').click();
+    expect(query(el, '[data-role="no-mesh"]').textContent).toContain("device 3");
+  });
+
+  it("keeps hostile axis names as text", () => {
+    const { el } = show("hostile");
+    expect(el.querySelector("img")).toBeNull();
+    expect(el.querySelector("script")).toBeNull();
+    const marks = all(el, ".sv-axis-ref").map((m) => m.textContent);
+    expect(marks).toContain("<img src=x onerror=alert(1)>");
+    rows(el)[0].click();
+    expect(el.querySelector("img")).toBeNull();
+  });
+
+  it("keeps the last good picture and says why when a payload cannot be drawn", () => {
+    const view = show("mlp");
+    const broken = { ...loadProgram("mlp"), version: 9 } as unknown as ProgramPayload;
+    view.fromPython({ payload: broken });
+    expect(query(view.el, '[role="alert"][data-source="payload"]').textContent).toContain("version");
+    expect(rows(view.el)).toHaveLength(1);
+  });
+
+  it("switches to the program view when a widget's payload becomes a program", () => {
+    const view = renderProgram({} as unknown as ProgramPayload);
+    shown = view;
+    expect(view.el.querySelector('[data-view="program"]')).toBeNull();
+    view.fromPython({ payload: loadProgram("mlp") });
+    expect(view.el.querySelector('[data-view="program"]')).not.toBeNull();
+  });
+});
+
+describe("a saved program page", () => {
+  it("draws everything read-only, with a plain note that tracing again needs a kernel", () => {
+    const host = document.createElement("div");
+    const payload = loadProgram("scan_grad");
+    host.innerHTML = '<div data-shardviz-root></div><script type="application/json" data-shardviz-payload></script>';
+    (host.querySelector("script") as HTMLScriptElement).textContent = JSON.stringify(payload);
+    document.body.append(host);
+    const views = renderAllExports(document);
+    expect(views).toHaveLength(1);
+    expect(query(host, '[data-role="read-only-note"]').textContent).toBe(SAVED_PROGRAM_NOTE);
+    const editors = all<HTMLInputElement>(host, '[data-role="input-spec"]');
+    expect(editors).toHaveLength(payload.inputs.length);
+    for (const editor of editors) expect(editor.disabled).toBe(true);
+    expect(rows(host)).toHaveLength(payload.collectives.length);
+    // Layouts and groups are computed in the page.
+    query(host, '[data-role="value"]').click();
+    expect(host.querySelector('[data-role="selection"] .sv-mesh')).not.toBeNull();
+    rows(host)[0].click();
+    expect(all(host, '[data-role="group-grid"] [data-device-id][data-group]')).toHaveLength(8);
+    views[0].destroy();
+  });
+});
+
+/** `#rrggbb` as jsdom reports a style colour. */
+function toRgb(hex: string): string {
+  const [r, g, b] = [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+  return `rgb(${r}, ${g}, ${b})`;
+}
