@@ -55,6 +55,13 @@ def stack_loss(params, x):
     return (out**2).mean()
 
 
+def two_scans(params, x):
+    # One body function, scanned on two lines: each scan's values belong under its own line.
+    first, _ = jax.lax.scan(layer, x, params)
+    second, _ = jax.lax.scan(layer, first, params)
+    return second.sum()
+
+
 def ring_body(a):
     total = jax.lax.psum(a, "y")
     shifted = jax.lax.ppermute(total, "x", perm=[(0, 1), (1, 0)])
@@ -111,6 +118,7 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     return {
         "mlp": (mlp, mlp_args),
         "scan_grad": (jax.value_and_grad(stack_loss), (params, put((BATCH, WIDTH), P("data", None), dm))),
+        "two_scans": (two_scans, (params, put((BATCH, WIDTH), P("data", None), dm))),
         "shard_map": (make_ring(explicit), (put((8, 16), P("x", "y"), explicit),)),
         "explicit": (
             make_explicit_mlp(explicit),

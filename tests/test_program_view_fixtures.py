@@ -99,3 +99,28 @@ def test_a_spec_written_another_way_is_no_edit_and_clears_an_error():
     w.set_state({"input_specs": ["x, None "]})
     assert w.error == "" and w.error_source == "" and w.program is shown and w.input_specs == ["x"]
     np.testing.assert_array_equal(np.asarray(a), np.ones((8, 16)))
+
+
+def line_with(fun, text: str) -> int:
+    """The file line number of the first line of ``fun``'s source holding ``text`` (read with inspect)."""
+    import inspect
+
+    lines, first = inspect.getsourcelines(fun)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_values_of_a_body_lead_to_the_line_that_calls_the_body(traced):
+    import program_js_fixtures as pf
+
+    prog, _ = traced["two_scans"]
+    calls = [line_with(pf.two_scans, "first, _ = jax.lax.scan("), line_with(pf.two_scans, "second, _ = jax.lax.scan(")]
+    inside = [v for v in prog.values if v.bodies]
+    assert inside and {v.source_line for v in inside} == {line_with(pf.layer, "return h + jnp.dot(")}
+    # JAX keeps only the body's own frames; the scan's frames complete the stack, each scan its own.
+    assert {v.listing_line for v in inside} == set(calls)
+    for v in inside:
+        assert v.listing_line == v.bodies[0].source.line
+    prog, _ = traced["shard_map"]
+    manual = [v for v in prog.values if v.sharding_from == "manual"]
+    call = line_with(pf.make_ring(prog.origin.mesh), "jax.shard_map(")
+    assert manual and {v.listing_line for v in manual} == {call}

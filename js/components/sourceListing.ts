@@ -173,9 +173,10 @@ export class SourceListing {
       const block = h("div", { class: "sv-src-group", "data-source-line": group.line });
       if (!own) {
         const where = lineLabel(payload, entry.file, entry.line);
-        block.append(
-          h("div", { class: "sv-src-from sv-muted" }, [where ? `via ${where}` : "no source line (JAX recorded none)"]),
-        );
+        const inputs =
+          group.values.length > 0 && group.values.every((i) => payload.roles[payload.values.role[i]] === "input");
+        const label = where ? `via ${where}` : inputs ? "the inputs" : "no source line (JAX recorded none)";
+        block.append(h("div", { class: "sv-src-from sv-muted" }, [label]));
       }
       if (group.collectives.length > 0) {
         block.append(

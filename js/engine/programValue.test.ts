@@ -14,7 +14,16 @@ import { decodeProgram, type ProgramPayload } from "../payload/program";
 import { loadJson } from "../test/treeFixtures";
 import { programDeviceGrid, valueLayout } from "./programValue";
 
-const NAMES = ["mlp", "scan_grad", "shard_map", "explicit", "permuted", "single_device", "hostile"] as const;
+const NAMES = [
+  "mlp",
+  "scan_grad",
+  "two_scans",
+  "shard_map",
+  "explicit",
+  "permuted",
+  "single_device",
+  "hostile",
+] as const;
 const parity = loadJson<Record<string, (Payload | null)[]>>("program_value_parity");
 
 describe("a program value's layout from the program payload", () => {

@@ -73,6 +73,32 @@ describe("decoding a program payload", () => {
       );
   });
 
+  it("puts each scan's body values under its own line when one body function is scanned twice", () => {
+    const program = decodeProgram(loadProgram("two_scans"));
+    const { values, bodies, source } = program.payload;
+    expect(bodies.map((b) => b.primitive)).toEqual(["scan", "scan"]);
+    const lineOf = (needle: string) =>
+      (source?.first_line ?? 0) + (source?.lines.findIndex((text) => text.includes(needle)) ?? -1);
+    const calls = [lineOf("first, _ = jax.lax.scan("), lineOf("second, _ = jax.lax.scan(")];
+    expect(bodies.map((b) => b.line)).toEqual(calls);
+    bodies.forEach((_, b) => {
+      const inside = values.name.map((_, i) => i).filter((i) => values.body[i] === b);
+      expect(inside.length).toBeGreaterThan(0);
+      for (const i of inside) expect(program.valueListingLine[i]).toBe(calls[b]);
+    });
+  });
+
+  it("puts a shard_map body's values under the line that calls shard_map", () => {
+    const program = decodeProgram(loadProgram("shard_map"));
+    const { values, origins, source } = program.payload;
+    const call = (source?.first_line ?? 0) + (source?.lines.findIndex((text) => text.includes("jax.shard_map(")) ?? -1);
+    const manual = values.name.map((_, i) => i).filter((i) => origins[values.from[i]] === "manual");
+    expect(manual.length).toBeGreaterThan(0);
+    for (const i of manual) {
+      expect(program.valueListingLine[i]).toBe(call);
+    }
+  });
+
   it("lists every value and every collective exactly once in the listing plan", () => {
     for (const name of PROGRAM_NAMES) {
       const program = decodeProgram(loadProgram(name));

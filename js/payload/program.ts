@@ -1,8 +1,7 @@
 /**
  * The program payload Python sends (docs/program-payload.md, version 1) and
- * the index arithmetic to read it: value columns, device groups of
- * collectives as mesh positions, and which line of the traced function's
- * listing leads to each value. Nothing here touches the DOM or picks colours.
+ * the index arithmetic to read it: value columns and device groups of
+ * collectives as mesh positions. Nothing here touches the DOM or picks colours.
  */
 
 import type { DeviceKind, MeshInfo, Run } from "./array";
@@ -176,7 +175,7 @@ export interface Program {
   meshOfPartition: Int32Array | null;
   /** Device groups of each entry of `group_sets`; null where they cannot be placed on the mesh. */
   groupSets: (DeviceGroups | null)[];
-  /** The listing line that leads to each value (its own frame, else its loop's call site), or null. */
+  /** The line of the traced function's listing that leads to each value, or null (Python's `listing_line`). */
   valueListingLine: (number | null)[];
   /** The same for each collective. */
   collectiveListingLine: (number | null)[];
@@ -258,7 +257,6 @@ export function decodeProgram(payload: ProgramPayload): Program {
   payload.bodies.forEach((b, i) => {
     bodyChain.push(b.parent >= 0 ? [...bodyChain[b.parent], i] : [i]);
   });
-  const listing = listingLines(payload);
   return {
     payload,
     valueCount: n,
@@ -266,8 +264,8 @@ export function decodeProgram(payload: ProgramPayload): Program {
     ids,
     meshOfPartition,
     groupSets: payload.group_sets.map((set) => decodeGroups(set, meshOfPartition, deviceCount)),
-    valueListingLine: listing.values,
-    collectiveListingLine: listing.collectives,
+    valueListingLine: values.listing_line,
+    collectiveListingLine: payload.collectives.map((c) => c.listing_line),
     bodyChain,
   };
 }
@@ -309,43 +307,6 @@ export function decodeGroups(
     });
   }
   return { groups, groupOf, pairs };
-}
-
-/**
- * The listing line each value and collective belongs under. A value's own
- * `listing_line` when it has one; a value inside a loop body whose frames
- * stop inside the body (JAX keeps only the body's frames) belongs where its
- * body is called: the listing line of the values and collectives made on
- * that call's line.
- */
-function listingLines(payload: ProgramPayload): { values: (number | null)[]; collectives: (number | null)[] } {
-  const { values, lines, bodies, collectives } = payload;
-  // Each source line's listing line: the first its values or collectives name.
-  const ofLine: (number | null)[] = lines.map((entry) => {
-    for (const i of entry.values) if (values.listing_line[i] !== null) return values.listing_line[i];
-    for (const c of entry.collectives) if (collectives[c]?.listing_line !== null) return collectives[c].listing_line;
-    return entry.listing_line;
-  });
-  const lineAt = new Map<string, number>();
-  lines.forEach((entry, i) => {
-    if (entry.file !== null && entry.line !== null) lineAt.set(`${entry.file}:${entry.line}`, i);
-  });
-  const ofBody = (b: number): number | null => {
-    for (let at = b; at >= 0; at = bodies[at].parent) {
-      const body = bodies[at];
-      const i = body.file === null || body.line === null ? undefined : lineAt.get(`${body.file}:${body.line}`);
-      if (i !== undefined && ofLine[i] !== null) return ofLine[i];
-    }
-    return null;
-  };
-  return {
-    values: values.name.map((_, i) => values.listing_line[i] ?? (values.body[i] >= 0 ? ofBody(values.body[i]) : null)),
-    collectives: collectives.map((c) => {
-      if (c.listing_line !== null) return c.listing_line;
-      const i = c.file === null || c.line === null ? undefined : lineAt.get(`${c.file}:${c.line}`);
-      return i === undefined ? null : ofLine[i];
-    }),
-  };
 }
 
 /** `file.py:12`, with the file's last path part only; "" for no line. */

@@ -16,6 +16,7 @@ import { loadJson } from "./treeFixtures";
 export const PROGRAM_NAMES = [
   "mlp",
   "scan_grad",
+  "two_scans",
   "shard_map",
   "explicit",
   "permuted",

@@ -284,10 +284,12 @@ export class ProgramView {
     this.selectionTitle.textContent = title;
     const layout = this.layoutOf(t, reason);
     const row = payload.types[t];
-    const message: HTMLElement[] = [
-      h("p", { class: "sv-selection-type" }, [renderAxisText(row.type_str, payload.mesh?.names ?? [])]),
-      h("p", { class: "sv-muted sv-selection-facts" }, [facts.join("; ")]),
-    ];
+    // A drawn layout shows the type in its own type line.
+    const message: HTMLElement[] = [];
+    if (layout.status !== "local") {
+      message.push(h("p", { class: "sv-selection-type" }, [renderAxisText(row.type_str, payload.mesh?.names ?? [])]));
+    }
+    message.push(h("p", { class: "sv-muted sv-selection-facts" }, [facts.join("; ")]));
     if (layout.status === "unknown") {
       message.push(
         h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [

@@ -132,8 +132,10 @@ def _walk_eqns(
     for eqn in jaxpr.eqns:
         stack = eqn.source_info.name_stack if parent_stack is None else parent_stack + eqn.source_info.name_stack
         # Equations of a library function JAX traced elsewhere may carry no user
-        # frame; the user's line that calls them is where they come from.
-        frames = user_frames(eqn.source_info) or caller_frames
+        # frame; the user's line that calls them is where they come from. Those of
+        # a body (scan, shard_map, ...) keep only the body's own frames: the
+        # calling equation's frames complete their stack.
+        frames = _with_callers(user_frames(eqn.source_info), caller_frames)
         name = eqn.primitive.name
         subs = [sub for key in sorted(eqn.params) for sub in _jaxprs(eqn.params[key])]
         call_outputs = (
@@ -157,6 +159,16 @@ def _walk_eqns(
             for v in (*sub.constvars, *sub.invars):
                 namer(v)
             yield from _walk_eqns(sub, namer, stack, inner_bodies, inner_manual, set(), set(), frames)
+
+
+def _with_callers(inner: tuple[SourceLocation, ...], callers: tuple[SourceLocation, ...]) -> tuple[SourceLocation, ...]:
+    """An equation's frames (innermost first) followed by its caller's that it does not already list."""
+    if not inner or not callers:
+        return inner or callers
+    last = inner[-1]
+    if last in callers:  # the stack already runs into the caller's: add only what lies beyond
+        return inner + callers[callers.index(last) + 1 :]
+    return inner + callers
 
 
 def _jaxprs(value: Any) -> Iterator[Any]:
