@@ -11,8 +11,8 @@
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
 import { LiveHost, type LiveModel } from "./host/liveHost";
-import { modelProgramHost } from "./host/programHost";
-import { PROGRAM_TRAIT_NAMES, type ProgramTraits } from "./host/programTraits";
+import { modelProgramHost, type ProgramModel } from "./host/programHost";
+import { PROGRAM_TRAIT_NAMES } from "./host/programTraits";
 import type { SyncedTraits } from "./host/traits";
 import { TRAIT_NAMES } from "./host/traits";
 import { modelTreeHost } from "./host/treeHost";
@@ -39,7 +39,7 @@ function render({ model, el }: Pick<RenderProps<SyncedTraits>, "model" | "el">):
   const factories: ViewFactories = {
     array: (target) => arrayView(target, model as unknown as LiveModel),
     tree: (target) => new TreeView(target, modelTreeHost(model as unknown as AnyModel<TreeTraits>)),
-    program: (target) => new ProgramView(target, modelProgramHost(model as unknown as AnyModel<ProgramTraits>)),
+    program: (target) => new ProgramView(target, modelProgramHost(model as unknown as ProgramModel)),
   };
   const view = new ViewSwitch(el, () => model.get("payload"), factories);
   const names = Array.from(new Set<string>([...TRAIT_NAMES, ...TREE_TRAIT_NAMES, ...PROGRAM_TRAIT_NAMES]));

@@ -6,6 +6,7 @@
  * shows Python's text (the payload's `spec_text`), except that a text it
  * sent and Python refused stays, with the error beside it, so it can be
  * fixed. Errors of input k (`error_source` `input:k`) show under its editor.
+ * While Python works on an edit the editor says so.
  */
 
 import type { Program } from "../payload/program";
@@ -137,10 +138,20 @@ export class InputSpecs {
     }
   }
 
-  /** Shows Python's state after an answer (any trait change). */
-  sync(answer: InputsAnswer): void {
+  /**
+   * Shows Python's state. Python's answer to an edit arrives as several trait
+   * changes, then `answered` (the view passes true once Python says it has
+   * answered the edit): until then the editors' texts are left alone.
+   */
+  sync(answer: InputsAnswer, answered = false): void {
     this.answer = answer;
-    this.pending = -1;
+    if (answered) this.pending = -1;
+    if (this.pending >= 0) {
+      this.editors.forEach((_, k) => {
+        this.renderStatus(k);
+      });
+      return;
+    }
     this.editors.forEach((editor, k) => {
       const python = this.python(k);
       const mine = this.errorFor(k);

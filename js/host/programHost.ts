@@ -6,15 +6,25 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
+import { EDIT_SEQ } from "./liveHost";
 import type { ProgramHost, ProgramTraits } from "./programTraits";
 
-export function modelProgramHost(model: AnyModel<ProgramTraits>): ProgramHost {
+/**
+ * The live host. Edits are numbered (`edit_seq`, as every view's are) and Python answers each
+ * with `{"kind": "edit-answered", "seq": n}` once its traits hold the answer:
+ * an answer that changes no trait (the same error again) still arrives.
+ */
+export type ProgramModel = AnyModel<ProgramTraits & { [EDIT_SEQ]: number }>;
+
+export function modelProgramHost(model: ProgramModel): ProgramHost {
+  let seq = 0;
   return {
     readOnly: false,
     get: (key) => model.get(key),
     edit: (key, value) => {
       // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
       model.set(key, value);
+      model.set(EDIT_SEQ, ++seq);
       model.save_changes();
     },
   };

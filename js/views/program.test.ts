@@ -10,6 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupColour } from "../components/groupGrid";
 import { renderAllExports } from "../host/exportPage";
 import { SAVED_PROGRAM_NOTE } from "../host/programHost";
+import type { ProgramTraits } from "../host/programTraits";
+import type { SyncedTraits } from "../host/traits";
 import type { Payload } from "../payload/array";
 import type { ProgramPayload } from "../payload/program";
 import {
@@ -30,6 +32,11 @@ const all = <T extends Element = HTMLElement>(el: ParentNode, selector: string):
   Array.from(el.querySelectorAll<T>(selector));
 const rows = (el: HTMLElement) => all(el, '[data-role="collective"]');
 const parity = loadJson<Record<string, (Payload | null)[]>>("program_value_parity");
+
+/** Python answers the front end's last edit: its traits change, then it says the edit is answered. */
+function answer(view: RenderedProgram, changes: Partial<ProgramTraits>): void {
+  view.model.answer(view.model.editSeqs[view.model.editSeqs.length - 1], changes as Partial<SyncedTraits>);
+}
 
 let shown: RenderedProgram | null = null;
 function show(name: ProgramName | ProgramPayload): RenderedProgram {
@@ -233,7 +240,7 @@ describe("the program view", () => {
     editor.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(view.saved()).toEqual([{ input_specs: ["x, y", answers.start[1], answers.start[2]] }]);
     expect(query(view.el, '[data-role="retracing"]')).not.toBeNull();
-    view.fromPython({ payload: answers.good.payload, input_specs: answers.good.input_specs });
+    answer(view, { payload: answers.good.payload, input_specs: answers.good.input_specs });
     expect(view.el.querySelector('[data-role="retracing"]')).toBeNull();
     expect(editor.value).toBe(answers.good.input_specs[0]);
     const kinds = rows(view.el).map((r) => r.getAttribute("data-kind"));
@@ -249,7 +256,7 @@ describe("the program view", () => {
     w1.dispatchEvent(new Event("input"));
     w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(view.saved()[0].input_specs?.[1]).toBe("q");
-    view.fromPython({ error: answers.bad_spec.error, error_source: answers.bad_spec.error_source });
+    answer(view, { error: answers.bad_spec.error, error_source: answers.bad_spec.error_source });
     const alert = query(view.el, '[role="alert"][data-source="input:1"]');
     expect(alert.textContent).toBe(answers.bad_spec.error);
     expect(alert.closest('[data-input-row="1"]')).not.toBeNull(); // beside its own input
@@ -260,18 +267,51 @@ describe("the program view", () => {
     expect(w1.value).toBe(answers.start[1]);
     w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(view.saved()[1].input_specs?.[1]).toBe(`${answers.start[1]} `);
-    view.fromPython({ error: "", error_source: "" });
+    answer(view, { error: "", error_source: "" });
     expect(view.el.querySelector('[role="alert"]')).toBeNull();
     // A program that fails under new shardings: the general alert, the editor keeps the text it sent.
     const x = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="0"]');
     x.value = "x, y";
     x.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-    view.fromPython({ error: answers.failing.error, error_source: answers.failing.error_source });
+    answer(view, { error: answers.failing.error, error_source: answers.failing.error_source });
     const general = query(view.el, '[role="alert"][data-source="program"]');
     expect(general.textContent).toContain(answers.failing.error);
     expect(general.closest("[data-input-row]")).toBeNull();
     expect(x.value).toBe("x, y");
     expect(x.getAttribute("aria-invalid")).toBe("true");
+  });
+
+  it("numbers each edit and ends the re-tracing line when Python answers, even an answer that changes nothing", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    const w1 = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="1"]');
+    for (const round of [1, 2]) {
+      w1.value = "q";
+      w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(query(view.el, '[data-role="retracing"]')).not.toBeNull();
+      expect(view.model.editSeqs).toHaveLength(round);
+      // The same refusal twice: the second time no trait changes, only the answered message comes.
+      if (round === 1) view.fromPython({ error: answers.bad_spec.error, error_source: answers.bad_spec.error_source });
+      view.model.message({ kind: "edit-answered", seq: view.model.editSeqs[round - 1] });
+      expect(view.el.querySelector('[data-role="retracing"]')).toBeNull();
+      expect(query(view.el, '[role="alert"][data-source="input:1"]').textContent).toBe(answers.bad_spec.error);
+      expect(w1.value).toBe("q");
+    }
+  });
+
+  it("keeps the refused text when Python's answer comes one trait at a time", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    const w1 = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="1"]');
+    w1.value = "q";
+    w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    // As a kernel publishes them: the trait the front end wrote put back, then error, then its source.
+    view.fromPython({ input_specs: answers.start });
+    view.fromPython({ error: answers.bad_spec.error });
+    view.fromPython({ error_source: answers.bad_spec.error_source });
+    view.model.message({ kind: "edit-answered", seq: view.model.editSeqs[0] });
+    expect(w1.value).toBe("q");
+    expect(query(view.el, '[role="alert"][data-source="input:1"]').textContent).toBe(answers.bad_spec.error);
   });
 
   it("sends nothing for the same spec written another way", () => {

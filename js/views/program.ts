@@ -20,6 +20,7 @@ import { formatSpec, parseSpec } from "../engine/grammar";
 import type { MeshContext } from "../engine/place";
 import { deviceGrid } from "../engine/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
+import { isEditAnswered } from "../host/liveHost";
 import type { ProgramHost } from "../host/programTraits";
 import type { SyncedTraits, ViewHost } from "../host/traits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
@@ -129,7 +130,7 @@ export class ProgramView {
       { signal },
     );
     el.append(this.root);
-    this.update(["payload", "error", "error_source", "notice", "input_specs"]);
+    this.update(["payload", "error", "error_source", "notice"]);
   }
 
   /** Applies trait changes; the pictures redraw only when Python sent a new payload. */
@@ -141,13 +142,18 @@ export class ProgramView {
       const notice = this.host.get("notice");
       replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
     }
-    if (["payload", "error", "error_source", "input_specs"].some((k) => keys.has(k))) {
-      this.inputs.sync({ error: this.host.get("error"), errorSource: this.host.get("error_source") });
-    }
+    // `input_specs` changes are the front end's own edits echoed by the model: Python answers with the rest.
+    if (["payload", "error", "error_source"].some((k) => keys.has(k))) this.syncInputs();
   }
 
-  /** The program view takes no custom messages. */
-  receive(_message: unknown): void {}
+  /** Python's message that it has answered an edit (its traits, changed or not, are the answer). */
+  receive(message: unknown): void {
+    if (isEditAnswered(message)) this.syncInputs(true);
+  }
+
+  private syncInputs(answered = false): void {
+    this.inputs.sync({ error: this.host.get("error"), errorSource: this.host.get("error_source") }, answered);
+  }
 
   destroy(): void {
     this.layoutView?.destroy();

@@ -1,0 +1,259 @@
+"""The program view in JupyterLab 4 with a live kernel (8 simulated CPU devices).
+
+One notebook: a 2-layer MLP traced with ``shardviz.trace`` and shown as a
+``ProgramWidget``, and the same MLP under Explicit axes. Input specs are
+edited through the widget's own editors (typed, Enter), like a user would.
+The kernel is read back with a probe cell that traces the same function
+again itself, with the specs the widget holds, and reads the compiled
+module's device groups without shardviz (tests/program_js_fixtures.py
+``hlo_collectives``); the page must show what those say.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser_support import IMAGES, REPO, SRC, JupyterLab, LabNotebook, open_notebook, png_size
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+SETUP, PROBE, EXPLICIT = range(3)
+CELLS = [
+    # SETUP: records every warning or error logged in the kernel (a comm handler's exception lands there).
+    f"""import json, logging, sys
+import jax, jax.numpy as jnp
+from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
+import shardviz
+sys.path.insert(0, {str(REPO / "tests")!r})
+from program_js_fixtures import hlo_collectives
+from shardviz.engine.grammar import parse_spec
+
+class _Problems(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+    def emit(self, record):
+        self.records.append(self.format(record))
+
+_problems = _Problems()
+logging.getLogger().addHandler(_problems)
+get_ipython().kernel.log.addHandler(_problems)
+assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
+assert jax.device_count() == 8, jax.devices()
+
+mesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)
+
+def mlp(x, w1, w2):
+    h = jnp.tanh(x @ w1)
+    return h @ w2
+
+x = jax.device_put(jnp.ones((16, 32)), NamedSharding(mesh, P('x', None)))
+w1 = jax.device_put(jnp.ones((32, 64)), NamedSharding(mesh, P(None, 'y')))
+w2 = jax.device_put(jnp.ones((64, 32)), NamedSharding(mesh, P('y', None)))
+w = shardviz.ProgramWidget(shardviz.trace(mlp, x, w1, w2))
+w""",
+    # PROBE: the widget's state, and what JAX and a fresh trace say for the specs it holds
+    """_probe = globals().get('_probe', 0) + 1
+def _placed(specs):
+    return [jax.device_put(a, NamedSharding(mesh, P(*[e if e is None or len(e) != 1 else e[0]
+            for e in parse_spec(s)]))) for a, s in zip((x, w1, w2), specs)]
+_args = _placed(w.input_specs)
+_fresh = shardviz.trace(mlp, *_args)
+print(f'PROBE {_probe} ' + json.dumps({
+    'input_specs': w.input_specs, 'error': w.error, 'error_source': w.error_source,
+    'shown': [[c.kind, c.axes, c.group_size, c.total_wire_bytes] for c in w.program.collectives],
+    'fresh': [[c.kind, c.axes, c.group_size, c.total_wire_bytes] for c in _fresh.collectives],
+    'jax': hlo_collectives(jax.jit(mlp).lower(*_args).compile()),
+    'x_spec': str(x.sharding.spec), 'x_deleted': x.is_deleted(), 'problems': _problems.records,
+}))""",
+    # EXPLICIT: the MLP under Explicit axes; splitting both sides of a contraction makes tracing fail
+    """emesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Explicit,) * 2)
+def explicit_mlp(x, w1, w2):
+    h = jnp.tanh(x @ w1)
+    return jnp.dot(h, w2, out_sharding=NamedSharding(emesh, P('x', None)))
+ex = [jax.device_put(a, NamedSharding(emesh, s)) for a, s in
+      zip((x, w1, w2), (P('x', None), P(None, 'y'), P('y', None)))]
+ew = shardviz.ProgramWidget(shardviz.trace(explicit_mlp, *ex))
+ew""",
+]
+
+
+class Session:
+    def __init__(self, nb: LabNotebook) -> None:
+        self.nb = nb
+        self.page = nb.page
+        self.probes = 1  # Run All ran the probe once
+
+    def widget(self, cell: int = SETUP) -> Any:
+        return (
+            self.nb.cell(cell).locator(".jp-OutputArea-output").filter(has=self.page.locator('[data-view="program"]'))
+        )
+
+    def editor(self, k: int, cell: int = SETUP) -> Any:
+        return self.widget(cell).locator(f'[data-role="input-spec"][data-input="{k}"]')
+
+    def commit(self, k: int, text: str, cell: int = SETUP) -> None:
+        field = self.editor(k, cell)
+        field.fill(text)
+        field.press("Enter")
+        # Enter belongs to the widget: JupyterLab must not take it (e.g. to edit the cell).
+        expect(field).to_be_focused()
+
+    def kernel_state(self) -> dict[str, Any]:
+        self.probes += 1
+        return self.nb.probe(PROBE, self.probes)
+
+    def table(self) -> list[list[Any]]:
+        """The collectives table as the page shows it: kind, axes, group size, bytes per call (exact)."""
+        rows = self.widget().locator('[data-role="collective"]')
+        return rows.evaluate_all(
+            """rows => rows.map((r) => [
+                r.getAttribute('data-kind'),
+                [...r.children[2].querySelectorAll('.sv-axis-ref')].map((m) => m.textContent),
+                Number(r.children[3].textContent),
+                Number(r.getAttribute('data-bytes')),
+            ])"""
+        )
+
+    def wait_idle(self, cell: int = SETUP) -> None:
+        expect(self.widget(cell).locator('[data-role="retracing"]')).to_have_count(0, timeout=60_000)
+
+
+def canonical(groups: list[list[int]]) -> list[list[int]]:
+    return sorted(sorted(g) for g in groups)
+
+
+def as_rows(collectives: list[list[Any]]) -> list[list[Any]]:
+    return sorted([kind, axes or [], size, total] for kind, axes, size, total in collectives)
+
+
+@pytest.fixture(scope="module")
+def session(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Session]:
+    with open_notebook(jupyter_lab, browser, "shardviz-program.ipynb", CELLS) as nb:
+        nb.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
+        nb.run_all(len(CELLS))
+        s = Session(nb)
+        for cell in (SETUP, EXPLICIT):
+            expect(s.widget(cell)).to_have_count(1, timeout=60_000)
+        nb.assert_healthy()
+        yield s
+
+
+def test_the_first_picture_is_the_traced_program(session: Session) -> None:
+    state = session.kernel_state()
+    assert state["input_specs"] == ["x", "None, y", "y"]
+    assert as_rows(session.table()) == as_rows(state["fresh"]) == as_rows(state["shown"])
+    assert [c["kind"] for c in state["jax"]] == ["all-reduce"]
+    widget = session.widget()
+    expect(widget.locator('[data-role="source-line"]')).to_have_count(3)
+    expect(widget.locator('[data-role="source-line"][data-line]').last).to_contain_text("return h @ w2")
+    expect(widget.locator('[data-role="axis-total"][data-axis="y"]')).to_have_attribute(
+        "data-bytes", str(state["shown"][0][3])
+    )
+    session.nb.assert_healthy()
+
+
+def test_an_input_spec_edit_retraces_and_the_table_follows(session: Session) -> None:
+    before = session.table()
+    session.commit(0, "x, y")
+    session.wait_idle()
+    expect(session.editor(0)).to_have_value("x, y")
+    state = session.kernel_state()
+    assert state["input_specs"] == ["x, y", "None, y", "y"] and state["error"] == ""
+    shown = session.table()
+    assert as_rows(shown) == as_rows(state["fresh"]) and shown != before
+    assert sorted(c["kind"] for c in state["jax"]) == sorted(row[0] for row in shown)
+    assert (state["x_spec"], state["x_deleted"]) == ("P('x', None)", False)  # the user's array stays
+    session.nb.assert_healthy()
+
+
+def test_selecting_a_collective_colours_the_groups_jax_gives(session: Session) -> None:
+    state = session.kernel_state()
+    widget = session.widget()
+    rows = widget.locator('[data-role="collective"]')
+    count = rows.count()
+    assert count == len(state["jax"]) > 0
+    drawn = []
+    for i in range(count):
+        rows.nth(i).click()
+        cells = widget.locator('[data-role="group-grid"] [data-device-id]')
+        expect(cells).to_have_count(8)
+        painted = cells.evaluate_all(
+            "cells => cells.map((c) => [Number(c.getAttribute('data-device-id')), c.getAttribute('data-group'),"
+            " getComputedStyle(c).backgroundColor])"
+        )
+        groups: dict[str, list[int]] = {}
+        colours: dict[str, set[str]] = {}
+        for device, group, colour in painted:
+            groups.setdefault(group, []).append(device)
+            colours.setdefault(group, set()).add(colour)
+        # One colour per group, a different one for each group.
+        assert all(len(c) == 1 for c in colours.values())
+        assert len({next(iter(c)) for c in colours.values()}) == len(colours)
+        kind = rows.nth(i).get_attribute("data-kind")
+        drawn.append([kind, canonical(list(groups.values()))])
+    theirs = [[c["kind"], canonical(c["groups"])] for c in state["jax"]]
+    assert sorted(drawn) == sorted(theirs)
+    take_screenshot(session, "program-view.png")
+    session.nb.assert_healthy()
+
+
+def test_a_bad_spec_shows_its_alert_beside_its_input(session: Session) -> None:
+    session.commit(1, "q")
+    widget = session.widget()
+    alert = widget.locator('[role="alert"][data-source="input:1"]')
+    expect(alert).to_have_count(1)
+    expect(alert).to_contain_text(re.compile(r"\bq\b"))
+    # Beside its own input: in the row of input 1, no other input's editor with it.
+    row = alert.locator("xpath=ancestor::tr[@data-input-row]")
+    expect(row).to_have_attribute("data-input-row", "1")
+    expect(row.locator('[data-role="input-spec"]')).to_have_count(1)
+    expect(session.editor(1)).to_have_value("q")  # what was typed stays, to be fixed
+    state = session.kernel_state()
+    assert state["error_source"] == "input:1" and alert.inner_text() == state["error"]
+    assert state["input_specs"] == ["x, y", "None, y", "y"]  # the last good program stays
+    # Escape puts Python's text back; Enter on it clears the error without a re-trace.
+    session.editor(1).press("Escape")
+    expect(session.editor(1)).to_have_value("None, y")
+    session.editor(1).press("Enter")
+    expect(alert).to_have_count(0)
+    assert session.kernel_state()["error"] == ""
+    session.nb.assert_healthy()
+
+
+def test_a_program_that_fails_under_new_specs_shows_the_general_alert(session: Session) -> None:
+    widget = session.widget(EXPLICIT)
+    session.commit(0, "x, y", EXPLICIT)  # fine on its own
+    session.wait_idle(EXPLICIT)
+    expect(widget.locator('[role="alert"]')).to_have_count(0)
+    before = widget.locator('[data-role="collective"]').count()
+    # Now both sides of x @ w1 split their contracting dimension over y: Explicit axes refuse to guess.
+    session.commit(1, "y", EXPLICIT)
+    alert = widget.locator('[role="alert"][data-source="program"]')
+    expect(alert).to_have_count(1, timeout=60_000)
+    expect(alert).to_contain_text("out_sharding")
+    expect(widget.locator('[data-role="collective"]')).to_have_count(before)  # the last good picture
+    expect(session.editor(1, EXPLICIT)).to_have_value("y")
+    session.nb.assert_healthy()
+
+
+def take_screenshot(session: Session, name: str) -> None:
+    """The widget's own element; the window is made tall enough to hold all of it, then put back."""
+    element = session.widget()
+    viewport = session.page.viewport_size
+    box = element.bounding_box()
+    session.page.set_viewport_size({"width": viewport["width"], "height": int(box["height"]) + 400})
+    try:
+        element.scroll_into_view_if_needed()
+        session.page.mouse.move(1, 1)
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        path = IMAGES / name
+        element.screenshot(path=str(path), animations="disabled", caret="hide", scale="css")
+    finally:
+        session.page.set_viewport_size(viewport)
+    width, height = png_size(path)
+    assert 300 <= width <= 1600 and 200 <= height <= 2400, f"{name} is {width}x{height}"
