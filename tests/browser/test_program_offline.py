@@ -1,0 +1,96 @@
+"""Saved program pages (`shardviz.save_html(prog, path)`) opened from file:// with every network cut off.
+
+The page draws the whole program from what it carries inline, read-only,
+with a plain note that tracing again needs a kernel; values' layouts and
+collectives' groups are computed in the page and must be what JAX says:
+the groups those of the compiled module (read without shardviz), the
+layouts Python's own for the same sharding. Hostile axis names stay text.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import jax
+import pytest
+from browser_support import OfflineContext, check_front_end_built
+from playwright.sync_api import expect
+
+import shardviz
+from decoding import decode_runs
+from program_js_fixtures import HOSTILE_AXIS, hlo_collectives, programs, value_parity
+
+pytestmark = pytest.mark.browser
+
+
+def open_program(cut: OfflineContext, tmp_path: pathlib.Path, name: str) -> tuple[Any, Any, shardviz.Program]:
+    check_front_end_built()
+    fun, args = programs()[name]
+    prog = shardviz.trace(fun, *args)
+    page, watch = cut.open(pathlib.Path(shardviz.save_html(prog, tmp_path / f"{name}.html")))
+    expect(page.locator('[data-view="program"]')).to_have_count(1)
+    return page, watch, prog
+
+
+def assert_offline(cut: OfflineContext, watch: Any, page: Any) -> None:
+    assert cut.aborted == [], f"the page tried to load: {cut.aborted}"
+    assert [url for url in watch.requests if url != page.url] == []
+    watch.assert_clean()
+
+
+def grid_groups(page: Any) -> list[list[int]]:
+    painted = page.locator('[data-role="group-grid"] [data-device-id]').evaluate_all(
+        "cells => cells.map((c) => [Number(c.getAttribute('data-device-id')), c.getAttribute('data-group')])"
+    )
+    groups: dict[str, list[int]] = {}
+    for device, group in painted:
+        groups.setdefault(group, []).append(device)
+    return sorted(sorted(g) for g in groups.values())
+
+
+def test_a_saved_program_draws_offline_read_only(offline_context: OfflineContext, tmp_path: pathlib.Path) -> None:
+    page, watch, prog = open_program(offline_context, tmp_path, "scan_grad")
+    expect(page.locator('[data-role="read-only-note"]')).to_contain_text("needs a live kernel")
+    editors = page.locator('[data-role="input-spec"]')
+    expect(editors).to_have_count(len(prog.inputs))
+    for i in range(len(prog.inputs)):
+        expect(editors.nth(i)).to_be_disabled()
+    rows = page.locator('[data-role="collective"]')
+    expect(rows).to_have_count(len(prog.collectives))
+    expect(page.locator('[data-role="source-line"]')).to_have_count(len(prog.source.lines))
+    # Selecting each collective colours the groups JAX's compiled module gives.
+    fun, args = programs()["scan_grad"]
+    theirs = hlo_collectives(jax.jit(fun).lower(*args).compile())
+    drawn = []
+    for i in range(rows.count()):
+        rows.nth(i).click()
+        expect(page.locator('[data-role="group-grid"] [data-device-id][data-group]')).to_have_count(8)
+        drawn.append([rows.nth(i).get_attribute("data-kind"), grid_groups(page)])
+    assert sorted(drawn) == sorted([c["kind"], sorted(sorted(g) for g in c["groups"])] for c in theirs)
+    # Selecting a value lays it out in the page, as Python lays out that sharding.
+    parity = value_parity(prog)
+    i = next(k for k, v in enumerate(prog.values) if v.role == "intermediate" and parity[k] is not None)
+    page.locator("details[data-role='fold'] > summary").first.click()
+    page.locator(f'[data-role="value"][data-value="{i}"]').first.click()
+    cells = page.locator('[data-role="selection"] .sv-mesh [data-tile-of]')
+    expect(cells).to_have_count(8)
+    tiles = cells.evaluate_all("cells => cells.map((c) => Number(c.getAttribute('data-tile-of')))")
+    assert tiles == [int(t) for t in decode_runs(parity[i]["devices"]["tile"])]
+    expect(page.locator('[data-role="selection"] [data-role="type"]')).to_have_text(parity[i]["type_str"])
+    expect(page.locator('[role="alert"]')).to_have_count(0)
+    assert_offline(offline_context, watch, page)
+
+
+def test_a_saved_program_keeps_hostile_axis_names_as_text(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    page, watch, _ = open_program(offline_context, tmp_path, "hostile")
+    expect(page.locator("body")).to_contain_text(HOSTILE_AXIS)
+    page.locator('[data-role="collective"]').first.click()
+    expect(page.locator('[data-role="group-grid"] [data-device-id][data-group]')).to_have_count(8)
+    page.wait_for_load_state("networkidle")
+    assert page.locator("img").count() == 0
+    scripts = page.locator("script").evaluate_all("els => els.map((e) => e.type || 'classic')")
+    assert sorted(scripts) == ["application/json", "classic"], scripts
+    assert_offline(offline_context, watch, page)
