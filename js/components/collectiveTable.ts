@@ -9,6 +9,7 @@
 import type { Program } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
+import { revealWithin } from "../util/scroll";
 import { axisMark } from "./axisText";
 import { collectiveLine, runsText } from "./programText";
 
@@ -116,7 +117,7 @@ export class CollectiveTable {
       const on = Number(row.getAttribute("data-collective")) === c;
       row.classList.toggle("sv-selected", on);
       row.setAttribute("aria-selected", String(on));
-      if (on && reveal) row.scrollIntoView?.({ block: "nearest" });
+      if (on && reveal) revealWithin(this.element, row);
     }
   }
 

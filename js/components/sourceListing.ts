@@ -12,6 +12,7 @@ import { lineLabel } from "../payload/program";
 import { foldLabel, type ListingPlan, type SourceGroup } from "../payload/programListing";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
+import { revealWithin } from "../util/scroll";
 import { renderAxisText, renderSpec } from "./axisText";
 import { axesText, bytesText, originText } from "./programText";
 
@@ -123,7 +124,8 @@ export class SourceListing {
     this.selection = selection;
     if (reveal && selection?.kind === "value") this.reveal(selection.index);
     this.paintSelection();
-    if (reveal && selection) this.chipOf(selection)?.scrollIntoView?.({ block: "nearest" });
+    const chip = reveal && selection ? this.chipOf(selection) : null;
+    if (chip) revealWithin(this.element, chip);
   }
 
   private chipOf(selection: NonNullable<ListingSelection>): HTMLElement | null {

@@ -69,6 +69,8 @@ export class ShardvizView {
   private readonly statusSlot = h("div", { class: "sv-status" });
   private readonly moveSlot = h("div", { class: "sv-move-slot" });
   private readonly editors: EditorsPanel;
+  /** Pictures only (see ShardvizViewOptions): the editors and the code are never shown, so never built. */
+  private readonly embedded: boolean;
 
   private layout: Layout | null = null;
   private payloadKey = "";
@@ -83,6 +85,7 @@ export class ShardvizView {
 
   constructor(el: HTMLElement, host: ViewHost, options: ShardvizViewOptions = {}) {
     this.host = host;
+    this.embedded = options.embedded ?? false;
     this.editors = new EditorsPanel(host, this.lifetime.signal);
     const pictures = h("div", { class: "sv-pictures" }, [this.meshSlot, this.mapSlot, this.inspectorSlot]);
     this.root = options.embedded
@@ -175,6 +178,7 @@ export class ShardvizView {
         }),
       ]);
       this.renderPictures();
+      if (this.embedded) return;
       this.editors.setPayload(value);
       replaceChildren(this.codeSlot, [renderCodeBlock(value.code, this.lifetime.signal)]);
     });

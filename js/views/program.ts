@@ -69,11 +69,14 @@ export class ProgramView {
     this.host = host;
     const signal = this.lifetime.signal;
     this.listing = new SourceListing({
-      onSelectValue: (i) => this.select({ kind: "value", index: i }),
-      onSelectCollective: (c) => this.select({ kind: "collective", index: c }),
+      onSelectValue: (i) => this.select({ kind: "value", index: i }, "listing"),
+      onSelectCollective: (c) => this.select({ kind: "collective", index: c }, "listing"),
       signal,
     });
-    this.table = new CollectiveTable({ onSelect: (c) => this.select({ kind: "collective", index: c }), signal });
+    this.table = new CollectiveTable({
+      onSelect: (c) => this.select({ kind: "collective", index: c }, "table"),
+      signal,
+    });
     this.inputs = new InputSpecs({
       readOnly: host.readOnly,
       note: host.note,
@@ -166,12 +169,15 @@ export class ProgramView {
     return this.selection;
   }
 
-  /** Selects a value, a collective, an input or an output (null clears); redraws only the selection. */
-  select(selection: ProgramSelection | null): void {
+  /**
+   * Selects a value, a collective, an input or an output (null clears); redraws only the selection.
+   * The listing and the table scroll to the selection unless it was picked there (already in view).
+   */
+  select(selection: ProgramSelection | null, origin: "listing" | "table" | "other" = "other"): void {
     if (!this.program) return;
     measured(() => {
       this.selection = selection;
-      this.showSelection(true);
+      this.showSelection({ listing: origin !== "listing", table: origin !== "table" });
     });
   }
 
@@ -224,7 +230,7 @@ export class ProgramView {
     replaceChildren(this.totalsSlot, [renderAxisTotals(program)]);
     replaceChildren(this.memorySlot, [renderMemory(program)]);
     this.selection = previous && this.selection ? carried(previous, program, this.selection) : null;
-    this.showSelection(false);
+    this.showSelection({ listing: false, table: false });
   }
 
   private layoutOf(t: number, reason: string): ValueLayout {
@@ -237,15 +243,15 @@ export class ProgramView {
     return layout;
   }
 
-  private showSelection(reveal: boolean): void {
+  private showSelection(reveal: { listing: boolean; table: boolean }): void {
     const program = this.program;
     if (!program) return;
     const selection = this.selection;
     this.listing.setSelected(
       selection?.kind === "value" || selection?.kind === "collective" ? selection : null,
-      reveal,
+      reveal.listing,
     );
-    this.table.setSelected(selection?.kind === "collective" ? selection.index : null, reveal);
+    this.table.setSelected(selection?.kind === "collective" ? selection.index : null, reveal.table);
     this.inputs.setSelected(selection?.kind === "input" || selection?.kind === "output" ? selection : null);
     if (!selection) {
       this.selectionTitle.textContent = "Selected";
