@@ -17,6 +17,14 @@ export interface RenderedTree {
   saved: () => Partial<TreeTraits>[];
 }
 
+/** Like anywidget's Backbone model, `set` fires `change:<key>` at once (inside the caller's event). */
+class EchoingModel extends FakeModel {
+  override set<K extends keyof SyncedTraits>(key: K, value: SyncedTraits[K]): void {
+    super.set(key, value);
+    for (const handler of this.listeners.get(`change:${String(key)}`) ?? []) handler();
+  }
+}
+
 export function renderTree(
   payload: TreePayload | Record<string, never>,
   traits: Partial<TreeTraits> = {},

@@ -232,20 +232,26 @@ describe("the tree view", () => {
 describe("editing rules", () => {
   const error = loadJson<RulesErrorFixture>("tree_rules_error");
 
-  it("commits on Ctrl+Enter or the button, never while typing", () => {
+  it("commits on Ctrl+Enter, Cmd+Enter or the button, never while typing", () => {
     const { el, saved } = renderTree(loadTreeFixture("tree_concrete_plain"));
     const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
-    input.value = "params.embed = None, model";
-    input.dispatchEvent(new Event("input"));
+    const type = (text: string) => {
+      input.value = text;
+      input.dispatchEvent(new Event("input"));
+    };
+    type("params.embed = None, model");
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(saved()).toEqual([]);
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    type("params.embed = model");
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", metaKey: true }));
+    type("params.embed = data");
     query(el, '[data-role="rules-apply"]').click();
+    query(el, '[data-role="rules-apply"]').click(); // the rules just applied: nothing to send
     expect(saved()).toEqual([
       { rules_text: "params.embed = None, model" },
-      { rules_text: "params.embed = None, model" },
-      { rules_text: "params.embed = None, model" },
+      { rules_text: "params.embed = model" },
+      { rules_text: "params.embed = data" },
     ]);
   });
 
@@ -270,15 +276,17 @@ describe("editing rules", () => {
 
   it("shows a bad rule's error beside the editor, naming its line, and keeps the last picture and the user's text", () => {
     const ruled = loadTreeFixture("tree_concrete");
-    const { el, fromPython } = renderTree(ruled);
+    const { el, model, fromPython } = renderTree(ruled);
     const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
     const before = el.querySelector('[data-role="audit"]')?.textContent;
     input.value = error.rules_text;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
-    // Python answers as the widget does: the rules in force first, then the error.
+    // Python answers as the widget does, one trait a message: the rules in force, the error, its source.
     fromPython({ rules_text: error.kept });
     expect(input.value).toBe(error.rules_text);
-    fromPython({ error: error.error, error_source: error.error_source });
+    fromPython({ error: error.error });
+    expect(input.value).toBe(error.rules_text);
+    fromPython({ error_source: error.error_source });
     const alert = query(el, '[role="alert"]');
     expect(alert.getAttribute("data-source")).toBe("rules");
     expect(alert.textContent).toBe(error.error);
@@ -288,12 +296,41 @@ describe("editing rules", () => {
     expect(input.getAttribute("aria-invalid")).toBe("true");
     expect(input.value).toBe(error.rules_text);
     expect(el.querySelector('[data-role="audit"]')?.textContent).toBe(before);
+    // Back to the rules in force: the trait holds them already, so they go as a message.
+    input.value = error.kept;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    expect(model.sent).toEqual([{ kind: "apply_rules", rules_text: error.kept }]);
     // The user fixes it; Python applies it.
     input.value = error.kept;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
     fromPython({ rules_text: error.kept, error: "", error_source: "" });
     expect(el.querySelector('[role="alert"]')).toBeNull();
     expect(input.hasAttribute("aria-invalid")).toBe(false);
+  });
+
+  it("keeps the refused text when the error comes before the rules Python puts back", () => {
+    const { el, fromPython } = renderTree(loadTreeFixture("tree_concrete"));
+    const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
+    input.value = error.rules_text;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    fromPython({ error: error.error, error_source: error.error_source });
+    fromPython({ rules_text: error.kept });
+    expect(input.value).toBe(error.rules_text);
+    expect(query(el, '[role="alert"]').textContent).toBe(error.error);
+    // Rules set from Python later clear the error and replace the text.
+    fromPython({ rules_text: "params.embed = data" });
+    fromPython({ error: "", error_source: "" });
+    expect(input.value).toBe("params.embed = data");
+  });
+
+  it("sends nothing for the rules in force, and takes rules set from Python after", () => {
+    const ruled = loadTreeFixture("tree_concrete");
+    const { el, model, fromPython } = renderTree(ruled);
+    const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    expect([model.saved, model.sent]).toEqual([[], []]);
+    fromPython({ rules_text: "params.embed = data" });
+    expect(input.value).toBe("params.embed = data");
   });
 
   it("takes rules set from Python, unless the user is typing", () => {

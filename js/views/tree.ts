@@ -133,9 +133,9 @@ export class TreeView {
     const errorChanged = keys.has("error") || keys.has("error_source");
     if (errorChanged) this.rules.showError(this.host.get("error"), this.host.get("error_source"));
     if (keys.has("notice")) this.rules.showNotice(this.host.get("notice"));
-    if (errorChanged || keys.has("rules_text")) {
-      this.rules.sync(this.host.get("rules_text"), this.host.get("error"), this.host.get("error_source"), errorChanged);
-    }
+    const answered = errorChanged || keys.has("payload") || keys.has("notice");
+    if (answered || keys.has("rules_text"))
+      this.rules.sync(this.host.get("rules_text"), this.host.get("error"), answered);
   }
 
   /** Custom messages from Python: a leaf's layout it was asked for. */
