@@ -6,7 +6,7 @@
  */
 
 import type { Tree } from "../payload/tree";
-import { formatBytesExact } from "../util/bytes";
+import { formatBytesExact, formatCount } from "../util/bytes";
 import { h } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
@@ -100,7 +100,7 @@ export function renderAudit(tree: Tree, options: AuditOptions): HTMLElement {
     const more = audit.replicated_count - audit.replicated.length;
     const saving = h("p", { class: "sv-audit-note" }, [
       more > 0
-        ? `${more.toLocaleString("en-US")} more not listed; sharding every one saves, per device: `
+        ? `${formatCount(more)} more not listed; sharding every one saves, per device: `
         : "Sharding every one saves, per device: ",
       perAxis(tree, audit.replicated_saving),
     ]);

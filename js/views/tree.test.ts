@@ -55,7 +55,7 @@ describe("the tree view", () => {
     expect(query(el, '[data-role="tree-summary"]').textContent).toContain(`${expected.paths.length} leaves`);
     // Flatten order, each row's type JAX's own (Python type names for other leaves).
     const drawn = rows(el);
-    expect(drawn.length).toBe(Math.min(expected.paths.length, VISIBLE_ROWS + 6));
+    expect(drawn.length).toBe(Math.min(expected.paths.length, VISIBLE_ROWS + 4));
     drawn.forEach((row, n) => {
       expect(cellText(row, 0)).toBe(expected.paths[n]);
       expect(cellText(row, 1)).toBe(expected.types[n]);

@@ -51,6 +51,10 @@ export class TreeView {
   private tree: Tree | null = null;
   private payloadRef: unknown = null;
   private gridKey = "";
+  /** Counts the payloads drawn, to key what depends on the whole tree. */
+  private drawnPayload = 0;
+  /** What each slot was last drawn from (see redrawSlot). */
+  private readonly slotKeys = new Map<HTMLElement, string>();
   private gridLayout: Layout | null = null;
   private selectedPath: string | null = null;
   private leafState: LeafState | null = null;
@@ -170,7 +174,7 @@ export class TreeView {
     }
     let tree: Tree;
     try {
-      tree = decodeTreePayload(value);
+      tree = decodeTreePayload(value, this.tree);
     } catch (error) {
       // Keep the last good picture; say why the new one is not drawn.
       replaceChildren(this.statusSlot, [
@@ -184,26 +188,41 @@ export class TreeView {
     measured(() => this.draw(tree));
   }
 
+  /** Replaces a slot's content only when its inputs changed: unchanged DOM costs no style or layout. */
+  private redrawSlot(slot: HTMLElement, key: string, render: () => HTMLElement): void {
+    if (this.slotKeys.get(slot) === key) return;
+    this.slotKeys.set(slot, key);
+    replaceChildren(slot, [render()]);
+  }
+
   private draw(tree: Tree): void {
     this.tree = tree;
-    replaceChildren(this.summarySlot, [renderTreeSummary(tree)]);
-    this.table.setTree(tree);
+    this.drawnPayload++;
+    const p = tree.payload;
+    // The heat map first: its canvas reads theme colours, which costs least before the DOM changes.
     this.heatMap.setTree(tree, this.deviceGrid(tree));
+    const summaryKey = JSON.stringify([p.leaves.count, p.total_bytes, p.meshes, p.device_bytes, tree.arrayCount]);
+    this.redrawSlot(this.summarySlot, summaryKey, () => renderTreeSummary(tree));
+    this.table.setTree(tree);
     for (const which of ["hovered", "focused", "pinned"] as const) {
       const place = this[which];
       if (place !== null && place >= tree.deviceCount) this[which] = null;
     }
     this.refreshDevice();
     const signal = this.lifetime.signal;
-    replaceChildren(this.auditSlot, [
+    const auditKey = JSON.stringify([p.audit, p.replicated_bytes, p.meshes.map((m) => m.names)]);
+    this.redrawSlot(this.auditSlot, auditKey, () =>
       renderAudit(tree, { onSelectLeaf: (leaf) => this.selectLeaf(leaf, true), signal }),
-    ]);
+    );
     const code = tree.payload.code ?? "";
-    replaceChildren(this.codeSlot, [
+    const open = this.codeSlot.querySelector("details")?.open ?? false;
+    this.redrawSlot(this.codeSlot, code, () =>
       code
         ? renderCodeBlock(code, signal, "Python that applies these rules")
         : h("p", { class: "sv-muted sv-no-code" }, ["No rules in force: every leaf keeps its own sharding."]),
-    ]);
+    );
+    const details = this.codeSlot.querySelector("details");
+    if (details) details.open = open; // an edit keeps the code shown if the user opened it
     // A rules edit keeps the leaves: the selected one is laid out again under its new sharding.
     const path = this.selectedPath;
     const leaf = path === null ? -1 : tree.paths.indexOf(path);
@@ -343,12 +362,14 @@ export class TreeView {
     if (!tree) return;
     const current = this.hovered ?? this.focused ?? this.pinned;
     this.heatMap.setHighlight(current);
-    replaceChildren(this.devicePanelSlot, [
+    const pinned = current !== null && current === this.pinned && this.hovered === null;
+    // Keyed by the tree too: a rules edit changes what a device holds.
+    this.redrawSlot(this.devicePanelSlot, `${current}|${pinned}|${current === null ? "" : this.drawnPayload}`, () =>
       renderDevicePanel(tree, current, {
-        pinned: current !== null && current === this.pinned && this.hovered === null,
+        pinned,
         onSelectLeaf: (leaf) => this.selectLeaf(leaf, true),
         signal: this.lifetime.signal,
       }),
-    ]);
+    );
   }
 }
