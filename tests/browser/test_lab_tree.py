@@ -16,7 +16,17 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import pytest
-from browser_support import IMAGES, SRC, JupyterLab, LabNotebook, open_notebook, png_size
+from browser_support import (
+    IMAGES,
+    SRC,
+    JupyterLab,
+    LabNotebook,
+    check_front_end_built,
+    open_notebook,
+    png_size,
+    start_jupyter_lab,
+    stop_jupyter_lab,
+)
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 from playwright.sync_api import expect
@@ -139,8 +149,23 @@ def screenshot(session: Session, name: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def session(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Session]:
-    with open_notebook(jupyter_lab, browser, "shardviz-tree.ipynb", CELLS) as nb:
+def tree_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
+    """A JupyterLab of this module's own: the server keeps its workspace (open notebooks, side bar),
+    which must not leak into the other modules' notebooks on the shared server."""
+    check_front_end_built()
+    try:
+        lab = start_jupyter_lab(tmp_path_factory.mktemp("jupyter-lab-tree"))
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    try:
+        yield lab
+    finally:
+        stop_jupyter_lab(lab)
+
+
+@pytest.fixture(scope="module")
+def session(tree_lab: JupyterLab, browser: Any) -> Iterator[Session]:
+    with open_notebook(tree_lab, browser, "shardviz-tree.ipynb", CELLS) as nb:
         nb.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         nb.run_all(len(CELLS))
         expect(nb.output(SETUP)).to_have_count(1, timeout=60_000)
