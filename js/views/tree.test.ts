@@ -274,6 +274,18 @@ describe("editing rules", () => {
     expect(query(el, '[data-role="audit"]').textContent).not.toContain("`params.embed` is replicated over `model`");
   });
 
+  it("leaves a selected leaf's pictures alone when the rules did not touch it", () => {
+    const { el, fromPython } = renderTree(loadTreeFixture("tree_concrete_plain"));
+    typeIn(el, "params.layers.0.mlp.b");
+    rowOf(el, "params.layers.0.mlp.b").click();
+    const before = query(el, '[data-role="leaf-detail"] [data-role="type"]');
+    performance.clearMeasures();
+    fromPython({ payload: loadTreeFixture("tree_concrete") });
+    expect(query(el, '[data-role="leaf-detail"] [data-role="type"]')).toBe(before);
+    const b = truth.tree_concrete.paths.indexOf("params.layers.0.mlp.b");
+    expect(before.textContent).toBe(truth.tree_concrete.types[b]);
+  });
+
   it("shows a bad rule's error beside the editor, naming its line, and keeps the last picture and the user's text", () => {
     const ruled = loadTreeFixture("tree_concrete");
     const { el, model, fromPython } = renderTree(ruled);

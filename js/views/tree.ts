@@ -20,7 +20,7 @@ import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
 import type { SyncedTraits, ViewHost } from "../host/traits";
 import { isLeafLayoutReply, type TreeHost } from "../host/treeTraits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
-import { decodeTreePayload, isTreePayload, type Tree } from "../payload/tree";
+import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS, ShardvizView } from "./array";
 
@@ -51,6 +51,8 @@ export class TreeView {
   private tree: Tree | null = null;
   private payloadRef: unknown = null;
   private gridKey = "";
+  /** What the selected leaf's local layout was worked out from (see leafInputs). */
+  private leafInputs = "";
   /** Counts the payloads drawn, to key what depends on the whole tree. */
   private drawnPayload = 0;
   /** What each slot was last drawn from (see redrawSlot). */
@@ -256,6 +258,10 @@ export class TreeView {
     if (!tree) return;
     this.selectedPath = tree.paths[leaf];
     this.table.setSelected(leaf);
+    // A rules edit that leaves this leaf's sharding alone leaves its pictures alone too.
+    const inputs = leafInputs(tree, leaf);
+    if (this.leafState?.leaf === leaf && this.leafState.status === "local" && inputs === this.leafInputs) return;
+    this.leafInputs = inputs;
     const outcome = leafLayout(tree, leaf);
     const name = tree.paths[leaf] || "(root)";
     if (outcome.status === "local") {
@@ -372,4 +378,23 @@ export class TreeView {
       }),
     );
   }
+}
+
+/** Everything a leaf's layout in the browser depends on: equal texts give equal layouts. */
+function leafInputs(tree: Tree, leaf: number): string {
+  const { payload } = tree;
+  const g = tree.group[leaf];
+  const group = g >= 0 ? payload.groups[g] : null;
+  const mesh = group?.mesh === null || group === null ? null : payload.meshes[group.mesh];
+  return JSON.stringify([
+    group,
+    mesh,
+    payload.leaves.shape[leaf],
+    leafType(tree, leaf),
+    payload.devices,
+    payload.kinds,
+    payload.machine_devices,
+    payload.process_index,
+    payload.process_count,
+  ]);
 }
