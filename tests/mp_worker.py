@@ -66,6 +66,7 @@ def main(process_id: int, port: int, out_dir: pathlib.Path) -> None:
         "after_edit": after_edit,
         "text": shardviz.render_text(arr, color=False, width=100),
         "tree": tree_device_bytes(mesh),
+        "program": program_report(mesh, arr),
     }
     (out_dir / f"process-{process_id}.json").write_text(json.dumps(report))
     jax.distributed.shutdown()
@@ -117,6 +118,38 @@ def tree_device_bytes(mesh) -> dict:
         "addressable_bytes": {str(k): v for k, v in addressable_bytes.items()},
         "payload_process_count": layout.to_json()["process_count"],
         "text": layout.to_text(color=False, width=100),
+    }
+
+
+def program_report(mesh, arr) -> dict:
+    """shardviz.trace of the column sums of ``arr`` (split over x and y): an all-reduce over x.
+
+    Reports the collectives (groups as device ids) and the program payload's
+    device columns, for the parent test to compare across processes.
+    """
+    import shardviz
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from decoding import decode_runs
+
+    prog = shardviz.trace(lambda a: (a * 2).sum(axis=0), arr)
+    payload = prog.to_json()
+    return {
+        "collectives": [
+            {
+                "kind": c.kind,
+                "axes": list(c.axes) if c.axes is not None else None,
+                "device_groups": [list(g) for g in prog.device_groups(c)],
+                "result_bytes": c.result_bytes,
+                "count": c.count,
+            }
+            for c in prog.collectives
+        ],
+        "device_ids": decode_runs(payload["devices"]["id"]),
+        "addressable": decode_runs(payload["devices"]["addressable"]),
+        "process": decode_runs(payload["devices"]["process"]),
+        "process_count": payload["process_count"],
+        "output_type": prog.outputs[0].type_str,
     }
 
 

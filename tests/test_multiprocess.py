@@ -76,3 +76,24 @@ def test_tree_device_bytes_cover_every_device(reports, process):
     assert tree["payload_process_count"] == 2
     remote = sorted(d["id"] for d in reports[process]["jax"]["devices"] if d["process_index"] != process)
     assert f"process {process} of 2; other processes' devices: {compress_ids(remote)}" in tree["text"]
+
+
+def test_trace_reports_the_same_collectives_in_every_process(reports):
+    """shardviz.trace in both processes: the same collectives over the global
+    mesh, with the other process's devices in the groups, marked not addressable."""
+    first, second = (r["program"] for r in reports)
+    assert first["collectives"] == second["collectives"]
+    (c,) = first["collectives"]
+    assert (c["kind"], c["axes"], c["count"]) == ("all-reduce", ["x"], 1)
+    truth = reports[0]["jax"]["devices"]  # mesh order, with each device's process
+    owner = {d["id"]: d["process_index"] for d in truth}
+    ids = [d["id"] for d in truth]
+    # Columns of the 2x4 mesh: each group joins one device of each process.
+    assert sorted(sorted(g) for g in c["device_groups"]) == sorted(sorted((ids[k], ids[k + 4])) for k in range(4))
+    assert all({owner[i] for i in g} == {0, 1} for g in c["device_groups"])
+    for process, report in enumerate(reports):
+        program = report["program"]
+        assert program["process_count"] == 2
+        assert program["device_ids"] == ids
+        assert program["process"] == [owner[i] for i in ids]
+        assert program["addressable"] == [int(owner[i] == process) for i in ids]

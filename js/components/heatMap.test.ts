@@ -33,6 +33,8 @@ describe("the mesh grid painted per device", () => {
     const grid = decodePayload(deviceGridPayload(tree) as NonNullable<ReturnType<typeof deviceGridPayload>>);
     let scale = 1;
     const view = renderMeshGrid(grid, noEvents, new AbortController().signal, {
+      fill: () => "#ff0000",
+      label: "id",
       paint: {
         fill: (k) => (k * scale > 3 ? "#000000" : "#ffffff"),
         ink: (k) => (k * scale > 3 ? "#ffffff" : "#000000"),

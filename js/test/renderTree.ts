@@ -32,7 +32,7 @@ export function renderTree(
   const el = document.createElement("div");
   document.body.append(el);
   const rules = (payload as Partial<TreePayload>).rules_text ?? "";
-  const model = new FakeModel(
+  const model = new EchoingModel(
     payload as unknown as SyncedTraits["payload"],
     {
       rules_text: rules,

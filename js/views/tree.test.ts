@@ -42,7 +42,6 @@ const typeIn = (el: HTMLElement, text: string) => {
   input.value = text;
   input.dispatchEvent(new Event("input"));
 };
-const bytesOf = (payload: TreePayload, path: string, paths: string[]) => payload.leaves.bytes[paths.indexOf(path)];
 
 describe("the tree view", () => {
   beforeEach(() => performance.clearMeasures());
@@ -162,7 +161,7 @@ describe("the tree view", () => {
       expect(listed.length).toBe(Math.min(12, held.length));
       const total = Object.values(expected.device_bytes[id]).reduce((a, b) => a + b, 0);
       expect(panel.textContent).toContain(`${total.toLocaleString("en-US")} B`);
-      listed.forEach(([name], n) => expect(held.map(([p]) => p)).toContain(name));
+      for (const [name] of listed) expect(held.map(([p]) => p)).toContain(name);
       expect(listed.map(([name]) => held.find(([p]) => p === name)?.[1])).toEqual(held.slice(0, 12).map(([, b]) => b));
       query(el, `[data-role="heat-map"] [data-device-id="${id}"]`).click(); // unpin
     }
@@ -293,7 +292,7 @@ describe("editing rules", () => {
     const before = el.querySelector('[data-role="audit"]')?.textContent;
     input.value = error.rules_text;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
-    // Python answers as the widget does, one trait a message: the rules in force, the error, its source.
+    // Python answers one trait a message: the rules in force (when it writes them back), the error, its source.
     fromPython({ rules_text: error.kept });
     expect(input.value).toBe(error.rules_text);
     fromPython({ error: error.error });

@@ -9,7 +9,7 @@
  * without losing it.
  */
 
-import { renderCodeBlock } from "../components/codeBlock";
+import { CodeBlock } from "../components/codeBlock";
 import { renderDevicePanel } from "../components/devicePanel";
 import { MemoryHeatMap } from "../components/heatMap";
 import { LeafTable } from "../components/leafTable";
@@ -43,7 +43,10 @@ export class TreeView {
   private readonly leafMessage = h("div", { class: "sv-leaf-message" });
   private readonly leafPictures = h("div", { class: "sv-leaf-pictures" });
   private readonly auditSlot = h("div", { class: "sv-audit-slot" });
-  private readonly codeSlot = h("div", { class: "sv-code-slot" });
+  private readonly code: CodeBlock;
+  private readonly noCode = h("p", { class: "sv-muted sv-no-code" }, [
+    "No rules in force: every leaf keeps its own sharding.",
+  ]);
   private readonly table: LeafTable;
   private readonly heatMap: MemoryHeatMap;
   private readonly rules: RulesEditor;
@@ -81,6 +84,7 @@ export class TreeView {
       },
       signal,
     );
+    this.code = new CodeBlock(signal, "Python that applies these rules");
     this.rules = new RulesEditor({
       readOnly: host.readOnly,
       note: host.note,
@@ -114,7 +118,8 @@ export class TreeView {
         h("section", { class: "sv-panel sv-rules-panel" }, [
           h("h3", { class: "sv-panel-title" }, ["Rules"]),
           this.rules.element,
-          this.codeSlot,
+          this.code.element,
+          this.noCode,
         ]),
       ]),
     ]);
@@ -216,15 +221,11 @@ export class TreeView {
     this.redrawSlot(this.auditSlot, auditKey, () =>
       renderAudit(tree, { onSelectLeaf: (leaf) => this.selectLeaf(leaf, true), signal }),
     );
+    // One code block for the view's lifetime: an edit replaces its code, and it stays open if opened.
     const code = tree.payload.code ?? "";
-    const open = this.codeSlot.querySelector("details")?.open ?? false;
-    this.redrawSlot(this.codeSlot, code, () =>
-      code
-        ? renderCodeBlock(code, signal, "Python that applies these rules")
-        : h("p", { class: "sv-muted sv-no-code" }, ["No rules in force: every leaf keeps its own sharding."]),
-    );
-    const details = this.codeSlot.querySelector("details");
-    if (details) details.open = open; // an edit keeps the code shown if the user opened it
+    this.code.update(code);
+    this.code.element.hidden = code === "";
+    this.noCode.hidden = code !== "";
     // A rules edit keeps the leaves: the selected one is laid out again under its new sharding.
     const path = this.selectedPath;
     const leaf = path === null ? -1 : tree.paths.indexOf(path);

@@ -1,9 +1,10 @@
 """shardviz: see how JAX lays arrays out on devices.
 
 The engines are pure (JAX objects in, an immutable result with ``to_json()``
-out): ``describe`` for one array, ``describe_tree`` for a pytree of them.
-``render_text`` draws a terminal picture. The widgets (``ShardingWidget``,
-``TreeWidget``), ``show`` and ``save_html`` need the widget machinery
+out): ``describe`` for one array, ``describe_tree`` for a pytree of them,
+``trace`` for a jitted program. ``render_text`` draws a terminal picture.
+The widgets (``ShardingWidget``, ``TreeWidget``, ``ProgramWidget``),
+``show`` and ``save_html`` need the widget machinery
 (anywidget), so they are imported on first use: a script that only
 describes layouts does not pay for it.
 """
@@ -19,7 +20,10 @@ from .engine.grammar import parse_mesh, parse_spec
 from .engine.layout import Layout
 from .engine.model import DeviceInfo, MeshInfo, Tile
 from .errors import ShardingError
+from .program.program import Program
+from .program.trace import trace
 from .tree.describe import describe_tree
+from .tree.rules import RulesApplied, apply_rules
 from .tree.tree import TreeLayout
 
 __version__ = "0.1.0"
@@ -29,12 +33,16 @@ __all__ = [
     "DeviceInfo",
     "Layout",
     "MeshInfo",
+    "Program",
+    "ProgramWidget",
+    "RulesApplied",
     "ShardingError",
     "ShardingWidget",
     "Tile",
     "TreeLayout",
     "TreeWidget",
     "adapt_spec",
+    "apply_rules",
     "describe",
     "describe_tree",
     "parse_mesh",
@@ -42,9 +50,11 @@ __all__ = [
     "render_text",
     "save_html",
     "show",
+    "trace",
 ]
 
 _LAZY = {
+    "ProgramWidget": "shardviz.widgets.program",
     "ShardingWidget": "shardviz.widgets.array",
     "TreeWidget": "shardviz.widgets.tree",
     "show": "shardviz.widgets.show",
@@ -54,6 +64,7 @@ _LAZY = {
 if TYPE_CHECKING:
     from .export.page import save_html
     from .widgets.array import ShardingWidget
+    from .widgets.program import ProgramWidget
     from .widgets.show import show
     from .widgets.tree import TreeWidget
 

@@ -89,6 +89,8 @@ def payload_of(x: Any, **describe_kwargs: Any) -> dict[str, Any]:
 
 
 def page_title(payload: dict[str, Any]) -> str:
+    if payload.get("kind") == "program":
+        return f"program {payload['name']}"
     if payload.get("kind") == "tree":
         return f"{payload['leaves']['count']} leaves"
     return str(payload.get("title") or payload.get("type_str") or payload.get("kind", "layout"))

@@ -75,15 +75,23 @@ def axis_rgb(axis: int) -> RGB:
     return _oklch_rgb(0.62, 0.14, (200 + (axis - len(AXIS_BASE)) * _GOLDEN_ANGLE) % 360)
 
 
+def _fore(rgb: RGB, true_color: bool) -> str:
+    r, g, b = rgb
+    return f"38;2;{r};{g};{b}" if true_color else f"38;5;{_xterm256(r, g, b)}"
+
+
 def mark_axis(text: str, axis: int, *, true_color: bool) -> str:
     """``text`` in bold, inked in the axis colour, followed by a reset.
 
     The terminal's own background stays: the bright scheme reads on light
     and dark themes alike, and the text says the axis name anyway.
     """
-    r, g, b = axis_rgb(axis)
-    ink = f"38;2;{r};{g};{b}" if true_color else f"38;5;{_xterm256(r, g, b)}"
-    return f"\x1b[1;{ink}m{text}{RESET}"
+    return f"\x1b[1;{_fore(axis_rgb(axis), true_color)}m{text}{RESET}"
+
+
+def ink(text: str, rgb: RGB, *, true_color: bool) -> str:
+    """``text`` drawn in ``rgb`` (for marks such as bars), followed by a reset."""
+    return f"\x1b[{_fore(rgb, true_color)}m{text}{RESET}"
 
 
 def paint(text: str, tile: int, *, true_color: bool) -> str:

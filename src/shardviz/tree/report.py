@@ -49,7 +49,8 @@ def render_tree(
     cols = shutil.get_terminal_size((80, 24)).columns if width is None else int(width)
     cols = max(MIN_WIDTH, cols)
     blank: Line = [("", None)]
-    lines = [*_header(data, cols), blank, *_table(data, cols, max_rows, sort), *_audit(data, cols)]
+    table = _table(data, cols, max_rows, sort) if max_rows != 0 else []  # 0: the header and the audit only
+    lines = [*_header(data, cols), *([blank, *table] if table else []), *_audit(data, cols)]
     use_color = color_enabled(color)
     true_color = truecolor() if use_color else False
     return "\n".join(_emit(line, use_color, true_color) for line in lines)

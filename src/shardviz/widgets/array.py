@@ -19,8 +19,9 @@ from ..engine.edits import MeshLike
 from ..engine.layout import Layout
 from ..engine.placement import ArrayState, start_state
 from ..errors import ShardingError
+from ..program.program import Program
+from ..program.trace import trace
 from .base import ViewWidget
-from .controller import Step
 from .naming import caller_name
 from .preview import preview_message
 
@@ -41,8 +42,12 @@ class ShardingWidget(ViewWidget[ArrayState]):
     spec_text = traitlets.Unicode("").tag(sync=True)
     mesh_text = traitlets.Unicode("").tag(sync=True)
     memory_kind = traitlets.Unicode("device").tag(sync=True)
+    # What the last edit cost to move the array there (see ``last_move``).
+    move = traitlets.Dict().tag(sync=True)
 
     EDITABLE = ("spec_text", "mesh_text", "memory_kind")
+    PYTHON_OWNED = (*ViewWidget.PYTHON_OWNED, "move")
+    _last_move: Program | None = None
 
     def __init__(
         self,
@@ -83,6 +88,13 @@ class ShardingWidget(ViewWidget[ArrayState]):
         return self.state.array
 
     @property
+    def last_move(self) -> Program | None:
+        """The program that moved the array to its current layout in the last edit:
+        ``jax.jit(lambda a: a, out_shardings=new)`` on the previous array, traced.
+        None before any edit, without an array, or when no single program does it."""
+        return self._last_move
+
+    @property
     def sharding(self) -> Any:
         return self.state.sharding
 
@@ -105,7 +117,7 @@ class ShardingWidget(ViewWidget[ArrayState]):
     # ------------------------------------------------------------------
     # the view's part of the base's protocol
 
-    def _editor_texts(self, state: ArrayState) -> dict[str, str]:
+    def _editor_texts(self, state: ArrayState) -> dict[str, Any]:
         payload = state.payload
         return {
             "spec_text": payload["spec_text"],
@@ -113,13 +125,15 @@ class ShardingWidget(ViewWidget[ArrayState]):
             "memory_kind": payload["memory_kind"],
         }
 
-    def _edit_step(self, edits: dict[str, str]) -> tuple[str, Step[ArrayState]]:
-        source = "mesh" if "mesh_text" in edits else "spec" if "spec_text" in edits else "memory_kind"
-        return source, lambda s: s.edited(
+    def _edit_source(self, edits: dict[str, Any]) -> str:
+        return "mesh" if "mesh_text" in edits else "spec" if "spec_text" in edits else "memory_kind"
+
+    def _edit(self, state: ArrayState, edits: dict[str, Any]) -> tuple[ArrayState, str]:
+        return state.edited(
             mesh=edits.get("mesh_text"),
             spec=edits.get("spec_text"),
             memory_kind=edits.get("memory_kind"),
-            source=source,
+            source=self._edit_source(edits),
         )
 
     @traitlets.validate("memory_kind")
@@ -145,6 +159,11 @@ class ShardingWidget(ViewWidget[ArrayState]):
         else:
             super()._on_editor_trait(change)
 
+    def _accepted(self, before: ArrayState, after: ArrayState) -> None:
+        self._last_move, summary = resharding(before, after)
+        with self._quietly():
+            self.move = summary
+
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         if content.get("kind") != "preview":
             return None
@@ -158,4 +177,34 @@ class ShardingWidget(ViewWidget[ArrayState]):
         return preview_message(self.array, self.layout, {"device": device_id, "dims": list(dims or ())})
 
 
-__all__ = ["ShardingWidget"]
+def _identity(a: Any) -> Any:
+    return a
+
+
+def resharding(before: ArrayState, after: ArrayState) -> tuple[Program | None, dict[str, Any]]:
+    """What moving the array from ``before``'s layout to ``after``'s costs, as a
+    Program and a summary for the front end (``{}`` when nothing moved)."""
+    old, new = before.array, after.array
+    if old is None or new is None or old is new or old.sharding == new.sharding:
+        return None, {}
+    try:
+        # One function object for every move: JAX's caches then hold one
+        # executable per pair of layouts, not one per edit.
+        program = trace(jax.jit(_identity, out_shardings=new.sharding), old)
+    except ShardingError as err:
+        # e.g. onto other devices: jax.device_put moves it, but no one program does.
+        return None, {"error": str(err)}
+    collectives = [
+        {
+            "kind": c.kind,
+            "axes": list(c.axes) if c.axes is not None else None,
+            "group_size": c.group_size,
+            "count": c.count,
+            "wire_bytes": c.total_wire_bytes,
+        }
+        for c in program.collectives
+    ]
+    return program, {"collectives": collectives, "wire_bytes": program.totals.wire_bytes}
+
+
+__all__ = ["ShardingWidget", "resharding"]

@@ -5,8 +5,9 @@ Python is the single source of truth. The front end writes only the view's
 editable traits; Python answers with ``payload``, ``error``,
 ``error_source`` and ``notice``, and after every answer the editable traits
 hold the state Python shows (a refused edit puts the last good text back).
-An edit numbered by the front end (``edit_seq``, which it draws from its
-own engine meanwhile) is followed by ``{"kind": "edit-answered", "seq": n}``.
+An edit numbered by the front end (``edit_seq``; it draws its own engine's
+answer meanwhile) is answered with ``edit_answered`` set to that number,
+after every other trait the answer changed.
 A subclass declares its editable traits, how an edit becomes a step of its
 state, and the editor texts of a state; it never handles errors itself.
 """
@@ -25,9 +26,8 @@ from .controller import EditController, Step
 
 S = TypeVar("S")
 
-# Sent by the front end with each edit (not a trait), and echoed in the answered message.
+# Sent by the front end with each edit (not a trait); the ``edit_answered`` trait echoes it.
 EDIT_SEQ = "edit_seq"
-EDIT_ANSWERED = "edit-answered"
 
 
 class ViewWidget(anywidget.AnyWidget, Generic[S]):
@@ -42,8 +42,12 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     error = traitlets.Unicode("").tag(sync=True)
     error_source = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
+    # The number of the last front-end edit answered; set last, so the front end
+    # holds the whole answer when it changes (a trait, not a custom message: the
+    # widget manager applies trait updates in order, but may run a custom message first).
+    edit_answered = traitlets.Int(0).tag(sync=True)
 
-    PYTHON_OWNED: ClassVar[tuple[str, ...]] = ("payload", "error", "error_source", "notice")
+    PYTHON_OWNED: ClassVar[tuple[str, ...]] = ("payload", "error", "error_source", "notice", "edit_answered")
     EDITABLE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, state: S) -> None:
@@ -58,13 +62,24 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     # ------------------------------------------------------------------
     # what a view defines
 
-    def _editor_texts(self, state: S) -> dict[str, str]:
+    def _editor_texts(self, state: S) -> dict[str, Any]:
         """The editable traits' values for a state, in canonical form."""
         raise NotImplementedError
 
-    def _edit_step(self, edits: dict[str, str]) -> tuple[str, Step[S]]:
-        """The control an edit came from, and the step it makes."""
+    def _edit_source(self, edits: dict[str, Any]) -> str:
+        """The control an edit came from (where its error shows)."""
         raise NotImplementedError
+
+    def _edit(self, state: S, edits: dict[str, Any]) -> tuple[S, str]:
+        """The state after an edit, and a notice; raises EditError or ShardingError."""
+        raise NotImplementedError
+
+    def _read_edit(self, name: str, value: Any) -> Any:
+        """An edited trait's value as the view takes it; texts by default."""
+        return value if isinstance(value, str) else str(value)
+
+    def _accepted(self, before: S, after: S) -> None:
+        """Called after a change is applied (from the front end or Python)."""
 
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         """The reply to a custom message from the front end, or None to ignore it."""
@@ -83,14 +98,23 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         Returns True when it was applied; otherwise ``error`` says why, and
         the picture, the user's data and the editors' texts stay as they were.
         """
-        source, step = self._edit_step(edits)
-        applied = self._controller.attempt(source, step)
+        before = self.state
+
+        def step(state: S) -> tuple[S, str]:
+            values = {name: self._read_edit(name, value) for name, value in edits.items()}
+            return self._edit(state, values)
+
+        applied = self._controller.attempt(self._edit_source(edits), step)
+        if applied:
+            self._accepted(before, self.state)
         self._publish()
         return applied
 
     def _assign(self, step: Step[S]) -> None:
         """A change made from Python: raise ShardingError, change nothing."""
+        before = self.state
         self._controller.assign(step)
+        self._accepted(before, self.state)
         self._publish()
 
     def _publish(self) -> None:
@@ -116,26 +140,30 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     # edits arriving from the front end (or from Python through the traits)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
-        # The front end numbers its edits; the number is echoed once the edit is answered.
+        # Python-owned traits are never taken from the front end; edits go to
+        # the view as they came (it reads and checks them), never straight
+        # into a trait. Several edits in one message are one edit. The front
+        # end numbers its edits; the number is echoed once the edit is answered.
         seq = sync_data.get(EDIT_SEQ)
-        sync_data = {k: v for k, v in sync_data.items() if k not in self.PYTHON_OWNED and k != EDIT_SEQ}
-        edits = {k: v if isinstance(v, str) else str(v) for k, v in sync_data.items() if k in self.EDITABLE}
-        sync_data.update(edits)
-        # Several traits can arrive in one message; apply them as one edit.
-        with self._quietly():
-            try:
-                super().set_state(sync_data)
-            except Exception as err:  # a malformed message must not raise into the kernel
-                self._controller.error = f"the widget received an edit it cannot read: {err}"
-                self._controller.error_source = "general"
-                self.error, self.error_source = self._controller.error, "general"
-                edits = {}
+        edits = {k: v for k, v in sync_data.items() if k in self.EDITABLE}
+        skip = (*self.EDITABLE, *self.PYTHON_OWNED, EDIT_SEQ)
+        rest = {k: v for k, v in sync_data.items() if k not in skip}
+        if rest:
+            with self._quietly():
+                try:
+                    super().set_state(rest)
+                except Exception as err:  # a malformed message must not raise into the kernel
+                    self._controller.error = f"the widget received a message it cannot read: {err}"
+                    self._controller.error_source = "general"
+                    self._publish()
+                    edits = {}
         if edits:
             self.apply_edit(**edits)
         if isinstance(seq, int) and not isinstance(seq, bool):
             # After the traits above: the front end, which drew its own answer meanwhile,
             # now holds the kernel's, which stays (it compares the two).
-            self.send({"kind": EDIT_ANSWERED, "seq": seq})
+            with self._quietly():
+                self.edit_answered = seq
 
     def _on_editor_trait(self, change: dict[str, Any]) -> None:
         if not self._quiet:

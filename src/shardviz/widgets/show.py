@@ -7,17 +7,22 @@ from typing import Any
 from ..api import kind_of
 from .array import ShardingWidget
 from .base import ViewWidget
+from .program import ProgramWidget
 from .tree import TreeWidget
 
 
 def widget_for(x: Any = None, **kwargs: Any) -> ViewWidget[Any]:
-    """The widget that shows ``x``: a widget as it is; a pytree (or a
-    TreeLayout) in the tree view; anything else in the array view."""
+    """The widget that shows ``x``: a widget as it is; a Program in the
+    program view; a pytree (or a TreeLayout) in the tree view; anything else
+    in the array view."""
     if isinstance(x, ViewWidget):
         if kwargs:
             raise TypeError("a widget is shown as it is; arguments such as shape= do not apply")
         return x
-    if x is not None and kind_of(x) == "tree":
+    kind = kind_of(x) if x is not None else "array"
+    if kind == "program":
+        return ProgramWidget(x, **kwargs)
+    if kind == "tree":
         return TreeWidget(x, **kwargs)
     return ShardingWidget(x, **kwargs)
 

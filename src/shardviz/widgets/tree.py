@@ -24,7 +24,6 @@ from ..tree.describe import describe_tree
 from ..tree.rules import RulesApplied, apply_rules
 from ..tree.tree import TreeLayout
 from .base import ViewWidget
-from .controller import Step
 
 SOURCE = "rules"
 
@@ -95,9 +94,11 @@ class TreeWidget(ViewWidget[TreeState]):
     def _editor_texts(self, state: TreeState) -> dict[str, str]:
         return {"rules_text": state.rules_text}
 
-    def _edit_step(self, edits: dict[str, str]) -> tuple[str, Step[TreeState]]:
-        text = edits.get("rules_text", "")
-        return SOURCE, lambda s: s.with_rules(text)
+    def _edit_source(self, edits: dict[str, Any]) -> str:
+        return SOURCE
+
+    def _edit(self, state: TreeState, edits: dict[str, Any]) -> tuple[TreeState, str]:
+        return state.with_rules(edits.get("rules_text", ""))
 
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         """A leaf's layout for the front end, for leaves it cannot lay out itself.

@@ -1,0 +1,184 @@
+"""The program view's Python side: what ``shardviz.trace`` costs over a bare compile.
+
+    python benchmarks/program_side.py [--quick]
+
+On 8 simulated CPU devices (a 2x4 mesh, data x model), a stack of 24 MLP
+layers written as one ``lax.scan`` and its gradient (``jax.value_and_grad``):
+
+- ``shardviz.trace(f, *args)`` against a bare ``jax.jit(f).lower(*args).compile()``,
+  each sample with a freshly built ``f`` (new closures, so JAX's tracing and
+  lowering caches cannot answer; the persistent compilation cache is off),
+  bare and traced samples interleaved; medians and the ratio of medians.
+  Under Auto axes the trace also dumps XLA's module before partitioning
+  during its one compile; under Explicit axes it does not need to.
+- the payload (``Program.to_json()`` as compact JSON): bytes raw and gzipped,
+  and the time to build it; the terminal report's time.
+
+Prints a markdown table and one ``BENCH-JSON {...}`` line, then leaves with
+``os._exit(0)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import gzip
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+DEVICES = 8
+LAYERS, WIDTH, HIDDEN, BATCH = 24, 256, 1024, 64
+
+os.environ["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={DEVICES}"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+import shardviz  # noqa: E402
+
+jax.config.update("jax_enable_compilation_cache", False)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    return parser.parse_args()
+
+
+def make_step(explicit: bool) -> Callable[..., Any]:
+    """A fresh value-and-gradient of a 24-layer scanned MLP (new closures every call)."""
+    # Explicit axes ask where a product over a split dimension lands; Auto axes let XLA decide.
+    out_sharding = P("data", None) if explicit else None
+
+    def stack(params, x):
+        def layer(h, p):
+            w_in, w_out = p
+            return h + jnp.dot(jnp.tanh(h @ w_in), w_out, out_sharding=out_sharding), None
+
+        return jax.lax.scan(layer, x, params)[0]
+
+    def loss(params, x):
+        return (stack(params, x) ** 2).mean()
+
+    return jax.value_and_grad(loss)
+
+
+def arguments(mesh: jax.sharding.Mesh) -> tuple[Any, ...]:
+    w_in = jax.device_put(jnp.ones((LAYERS, WIDTH, HIDDEN)), NamedSharding(mesh, P(None, None, "model")))
+    w_out = jax.device_put(jnp.ones((LAYERS, HIDDEN, WIDTH)), NamedSharding(mesh, P(None, "model", None)))
+    x = jax.device_put(jnp.ones((BATCH, WIDTH)), NamedSharding(mesh, P("data", None)))
+    return (w_in, w_out), x
+
+
+def seconds(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        fn()
+        return time.perf_counter() - t0
+    finally:
+        gc.enable()
+
+
+def measure(axis_type: AxisType, samples: int) -> dict[str, Any]:
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type, axis_type))
+    args = arguments(mesh)
+    explicit = axis_type == AxisType.Explicit
+
+    def make() -> Callable[..., Any]:
+        return make_step(explicit)
+
+    context = jax.set_mesh(mesh)
+    with context:
+        # One of each first: the process's first compile pays for warming XLA itself.
+        jax.jit(make()).lower(*args).compile()
+        shardviz.trace(make(), *args)
+        bare, traced = [], []
+        for _ in range(samples):
+            bare.append(seconds(lambda: jax.jit(make()).lower(*args).compile()))
+            traced.append(seconds(lambda: shardviz.trace(make(), *args)))
+        prog = shardviz.trace(make(), *args)
+    text = json.dumps(prog.to_json(), separators=(",", ":"))
+    payload_ms = statistics.median(
+        seconds(lambda: json.dumps(prog.to_json(), separators=(",", ":"))) * 1e3 for _ in range(samples)
+    )
+    report_ms = statistics.median(seconds(lambda: prog.render(width=80, color=False)) * 1e3 for _ in range(samples))
+    bare_ms, trace_ms = statistics.median(bare) * 1e3, statistics.median(traced) * 1e3
+    return {
+        "axis_type": axis_type.name,
+        "samples": samples,
+        "bare_compile_ms": bare_ms,
+        "trace_ms": trace_ms,
+        "ratio": trace_ms / bare_ms,
+        "bare_samples_ms": [round(s * 1e3, 2) for s in bare],
+        "trace_samples_ms": [round(s * 1e3, 2) for s in traced],
+        "payload_bytes": len(text.encode()),
+        "payload_gzip_bytes": len(gzip.compress(text.encode(), compresslevel=9, mtime=0)),
+        "payload_ms": payload_ms,
+        "report_ms": report_ms,
+        "values": len(prog.values),
+        "values_with_layout": sum(1 for v in prog.values if v.layout is not None),
+        "collectives": len(prog.collectives),
+        "collective_runs": prog.totals.runs,
+        "wire_bytes_per_call": prog.totals.wire_bytes,
+    }
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    lines = [
+        "| axes | bare compile (ms) | shardviz.trace (ms) | ratio | payload (gzip) | to_json (ms) "
+        "| report (ms) | values (with layout) | collectives (runs) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['axis_type']} | {r['bare_compile_ms']:.0f} | {r['trace_ms']:.0f} | {r['ratio']:.2f}x "
+            f"| {r['payload_bytes'] / 1024:.1f} KiB ({r['payload_gzip_bytes'] / 1024:.1f} KiB) "
+            f"| {r['payload_ms']:.2f} | {r['report_ms']:.2f} | {r['values']} ({r['values_with_layout']}) "
+            f"| {r['collectives']} ({r['collective_runs']}) |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> dict[str, Any]:
+    args = parse_args()
+    assert jax.device_count() == DEVICES, jax.device_count()
+    samples = 3 if args.quick else 9
+    started = time.perf_counter()
+    rows = [measure(AxisType.Auto, samples), measure(AxisType.Explicit, samples)]
+    print(
+        f"{LAYERS}-layer scanned MLP ({WIDTH}x{HIDDEN}, batch {BATCH}) and its gradient, "
+        f"{DEVICES} simulated CPU devices, medians of {samples}\n"
+    )
+    print(table(rows))
+    return {
+        "devices": DEVICES,
+        "program": {"layers": LAYERS, "width": WIDTH, "hidden": HIDDEN, "batch": BATCH},
+        "rows": rows,
+        "total_s": time.perf_counter() - started,
+    }
+
+
+if __name__ == "__main__":
+    try:
+        result = main()
+        print("BENCH-JSON " + json.dumps(result), flush=True)
+        code = 0
+    except BaseException as err:  # report, then leave without tearing JAX down
+        import traceback
+
+        traceback.print_exc()
+        print("BENCH-JSON " + json.dumps({"devices": DEVICES, "error": f"{type(err).__name__}: {err}"}), flush=True)
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

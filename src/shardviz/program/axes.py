@@ -1,0 +1,152 @@
+"""Index arithmetic: which mesh axes a collective's device groups span, and
+which PartitionSpec an HLO tile assignment is.
+
+Pure numpy over mesh coordinates. Ids in HLO are *partition positions*:
+indices into the program's device assignment. ``positions_to_mesh`` maps
+them to indices in the mesh's own order, so a mesh whose devices are not in
+id order still gets the right axes. Nothing here guesses: a group structure
+that no set of whole mesh axes produces gives ``None``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def mesh_coordinates(axis_sizes: Sequence[int]) -> np.ndarray:
+    """``coords[k]``: the mesh coordinates of the k-th device in mesh order."""
+    sizes = tuple(int(s) for s in axis_sizes)
+    n = math.prod(sizes)
+    if not sizes:
+        return np.zeros((n, 0), dtype=np.int64)
+    return np.stack(np.unravel_index(np.arange(n), sizes), axis=1).astype(np.int64)
+
+
+def positions_to_mesh(assignment_ids: Sequence[int], mesh_ids: Sequence[int]) -> np.ndarray | None:
+    """For each partition position, the index of its device in mesh order.
+
+    ``assignment_ids`` are the device ids of the program's device
+    assignment (position order); ``mesh_ids`` those of the mesh (mesh
+    order). None when the two are not the same set of devices.
+    """
+    where = {int(d): k for k, d in enumerate(mesh_ids)}
+    if len(assignment_ids) != len(where) or any(int(d) not in where for d in assignment_ids):
+        return None
+    return np.asarray([where[int(d)] for d in assignment_ids], dtype=np.int64)
+
+
+def group_axes(
+    groups: Sequence[Sequence[int]],
+    axis_names: Sequence[str],
+    axis_sizes: Sequence[int],
+    to_mesh: np.ndarray | None = None,
+) -> tuple[str, ...] | None:
+    """The mesh axes whose devices the groups gather, in mesh order, or None.
+
+    The answer is a set ``A`` of axes such that the groups are exactly the
+    sets of devices that agree on every axis outside ``A``: every device is
+    in one group, and a group holds every device of its slice. Groups of
+    one device each give ``()``. Size-1 axes never count.
+    """
+    sizes = tuple(int(s) for s in axis_sizes)
+    n = math.prod(sizes)
+    if not groups or len({len(g) for g in groups}) != 1:
+        return None  # slices of one axis set are all the same size
+    members = np.asarray(groups, dtype=np.int64)  # (groups, group size)
+    if members.size != n or members.min() < 0 or members.max() >= n:
+        return None
+    if to_mesh is not None:
+        if len(to_mesh) != n:
+            return None
+        members = to_mesh[members]
+    if len(np.unique(members)) != n:
+        return None
+    coords = mesh_coordinates(sizes)[members]  # (groups, group size, axes)
+    varying = (coords != coords[:, :1, :]).any(axis=(0, 1))
+    spanned = [a for a in range(len(sizes)) if varying[a]]
+    # A group agrees with itself outside the spanned axes, so it lies in one
+    # slice; as large as the slice, with no device twice, it is the slice.
+    if members.shape[1] != math.prod(sizes[a] for a in spanned):
+        return None
+    return tuple(str(axis_names[a]) for a in spanned)
+
+
+def pair_axes(
+    pairs: Sequence[tuple[int, int]],
+    axis_names: Sequence[str],
+    axis_sizes: Sequence[int],
+    to_mesh: np.ndarray | None = None,
+) -> tuple[str, ...] | None:
+    """The mesh axes along which a collective-permute's source and target differ, in mesh order.
+
+    A ring along ``y`` differs only in ``y``. None when an id is outside the mesh.
+    """
+    sizes = tuple(int(s) for s in axis_sizes)
+    n = math.prod(sizes)
+    coords = mesh_coordinates(sizes)
+    differ = np.zeros(len(sizes), dtype=bool)
+    for s, t in pairs:
+        if not (0 <= s < n and 0 <= t < n):
+            return None
+        ms, mt = (int(to_mesh[s]), int(to_mesh[t])) if to_mesh is not None else (s, t)
+        differ |= coords[ms] != coords[mt]
+    return tuple(str(axis_names[a]) for a in range(len(sizes)) if differ[a])
+
+
+def tiles_to_spec(
+    tile_assignment: np.ndarray,
+    data_dims: int,
+    axis_names: Sequence[str],
+    axis_sizes: Sequence[int],
+    to_mesh: np.ndarray | None = None,
+) -> tuple[tuple[str, ...], ...] | None:
+    """The PartitionSpec (one tuple of axes per dimension, major first) that
+    lays devices out exactly as ``tile_assignment`` does, or None.
+
+    ``tile_assignment`` holds partition positions shaped as the tile grid of
+    the first ``data_dims`` dimensions, followed by one replication
+    dimension (or none). A dimension cut ``t`` times is matched by peeling
+    mesh axes off its tile index, major first: axis ``a`` is next when the
+    tile index, divided by what the rest of the cut leaves, equals every
+    device's coordinate along ``a``. Distinct axes are independent, so at
+    most one axis fits each step and the answer is unique.
+    """
+    sizes = tuple(int(s) for s in axis_sizes)
+    n = math.prod(sizes)
+    arr = np.asarray(tile_assignment, dtype=np.int64)
+    if arr.size != n or arr.ndim < data_dims:
+        return None
+    positions = arr.ravel()
+    if to_mesh is not None:
+        if len(to_mesh) != n or positions.min() < 0 or positions.max() >= n:
+            return None
+        positions = to_mesh[positions]
+    if len(np.unique(positions)) != n:
+        return None
+    coords = mesh_coordinates(sizes)[positions]  # coords of the device at each slot
+    slot_index = np.stack(np.unravel_index(np.arange(arr.size), arr.shape), axis=1)
+    used: set[int] = set()
+    spec: list[tuple[str, ...]] = []
+    for d in range(data_dims):
+        tile = slot_index[:, d].copy()
+        left = arr.shape[d]
+        axes: list[str] = []
+        while left > 1:
+            found = None
+            for a, size in enumerate(sizes):
+                if a in used or size == 1 or left % size:
+                    continue
+                if np.array_equal(tile // (left // size), coords[:, a]):
+                    found = a
+                    break
+            if found is None:
+                return None
+            used.add(found)
+            axes.append(str(axis_names[found]))
+            left //= sizes[found]
+            tile %= left
+        spec.append(tuple(axes))
+    return tuple(spec)

@@ -1,0 +1,168 @@
+"""Every value a traced jaxpr computes, with where the user wrote it.
+
+Walks the closed jaxpr of ``jax.jit(f).trace(...)`` and the jaxprs nested in
+its equations (scan, while and cond bodies, shard_map, nested jit), in
+program order. Names follow the jaxpr printer's scheme (``a``, ``b``, ...,
+``ba``) in the order it prints; they equal ``print(traced.jaxpr)``'s names
+unless the printer hoists a shared sub-jaxpr to the top.
+
+Two of JAX's internals are read here and nowhere else: the user-frame filter
+of ``jax._src.source_info_util`` (which frames are the user's, as JAX itself
+decides for its error messages and HLO metadata) and the equations' name
+stacks (``jvp()``, ``transpose(jvp())``), which tell a forward value from its
+gradient twin on the same line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from jax.extend import core as jex_core
+
+from .model import Body, SourceLocation
+
+try:  # the frames JAX itself calls the user's
+    from jax._src import source_info_util as _source_info
+except ImportError:  # pragma: no cover - a JAX without it leaves values without lines
+    _source_info = None  # type: ignore[assignment]
+
+BODY_PRIMITIVES = ("scan", "while", "cond")
+# Calls whose outputs are their one inner jaxpr's outputs, array for array.
+CALL_PRIMITIVES = (
+    "pjit",
+    "jit",
+    "closed_call",
+    "core_call",
+    "custom_jvp_call",
+    "custom_vjp_call",
+    "remat",
+    "checkpoint",
+)
+
+
+@dataclass(frozen=True)
+class JaxprValue:
+    """One value of the jaxpr walk (``var`` and ``aval`` are JAX's own objects)."""
+
+    name: str
+    role: str
+    primitive: str | None
+    aval: Any = field(compare=False)
+    var: Any = field(compare=False)
+    name_stack: tuple[str, ...]
+    frames: tuple[SourceLocation, ...]  # innermost first
+    bodies: tuple[Body, ...]
+    manual: bool  # inside a shard_map body: a per-device block
+    twin: Any = field(default=None, compare=False)  # the same array under another name (a call's output inside or out)
+
+
+def encode_name(n: int) -> str:
+    """The jaxpr printer's variable names: a..z, ba, bb, ... (base 26, a = 0)."""
+    s = ""
+    while not s or n:
+        n, i = divmod(n, 26)
+        s = chr(97 + i) + s
+    return s
+
+
+class _Namer:
+    def __init__(self) -> None:
+        self.names: dict[int, str] = {}
+
+    def __call__(self, var: Any) -> str:
+        key = id(var)
+        if key not in self.names:
+            self.names[key] = encode_name(len(self.names))
+        return self.names[key]
+
+
+def user_frames(source_info: Any) -> tuple[SourceLocation, ...]:
+    """The user's frames of an equation, innermost first (JAX's own filter)."""
+    if _source_info is None or source_info is None:
+        return ()
+    try:
+        frames = _source_info.user_frames(source_info.traceback)
+        return tuple(SourceLocation(f.file_name, f.start_line, f.start_column, f.function_name) for f in frames)
+    except Exception:  # a traceback JAX cannot read gives no line rather than a failure
+        return ()
+
+
+def _stack_components(name_stack: Any) -> tuple[str, ...]:
+    text = str(name_stack) if name_stack is not None else ""
+    return tuple(p for p in text.split("/") if p)
+
+
+def walk(closed_jaxpr: Any) -> list[JaxprValue]:
+    """Inputs, then every equation's outputs (nested bodies included) in printing order."""
+    jaxpr = closed_jaxpr.jaxpr
+    namer = _Namer()
+    out: list[JaxprValue] = []
+    for v in jaxpr.constvars:
+        namer(v)
+    for v in jaxpr.invars:
+        out.append(JaxprValue(namer(v), "input", None, v.aval, v, (), (), (), False))
+    outputs = {id(v) for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
+    inputs = {id(v) for v in jaxpr.invars}
+    out.extend(_walk_eqns(jaxpr, namer, None, (), False, outputs - inputs, _unused(jaxpr)))
+    return out
+
+
+def _unused(jaxpr: Any) -> set[int]:
+    """Top-level outputs nobody reads: the printer shows them as ``_`` and XLA drops them."""
+    used = {id(v) for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
+    unused: set[int] = set()
+    for eqn in reversed(jaxpr.eqns):
+        unused.update(id(v) for v in eqn.outvars if id(v) not in used)
+        used.update(id(v) for v in eqn.invars if isinstance(v, jex_core.Var))
+    return unused
+
+
+def _walk_eqns(
+    jaxpr: Any,
+    namer: _Namer,
+    parent_stack: Any,
+    bodies: tuple[Body, ...],
+    manual: bool,
+    outputs: set[int],
+    dropped: set[int],
+    caller_frames: tuple[SourceLocation, ...] = (),
+) -> Iterator[JaxprValue]:
+    for eqn in jaxpr.eqns:
+        stack = eqn.source_info.name_stack if parent_stack is None else parent_stack + eqn.source_info.name_stack
+        # Equations of a library function JAX traced elsewhere may carry no user
+        # frame; the user's line that calls them is where they come from.
+        frames = user_frames(eqn.source_info) or caller_frames
+        name = eqn.primitive.name
+        subs = [sub for key in sorted(eqn.params) for sub in _jaxprs(eqn.params[key])]
+        call_outputs = (
+            subs[0].outvars
+            if name in CALL_PRIMITIVES and len(subs) == 1 and len(subs[0].outvars) == len(eqn.outvars)
+            else ()
+        )
+        for k, v in enumerate(eqn.outvars):
+            if isinstance(v, jex_core.DropVar) or id(v) in dropped:
+                continue
+            role = "output" if id(v) in outputs else "intermediate"
+            twin = call_outputs[k] if call_outputs and isinstance(call_outputs[k], jex_core.Var) else None
+            yield JaxprValue(namer(v), role, name, v.aval, v, _stack_components(stack), frames, bodies, manual, twin)
+        inner_bodies = bodies
+        if name in BODY_PRIMITIVES:
+            trip = eqn.params.get("length") if name == "scan" else None
+            where = frames[0] if frames else None
+            inner_bodies = (*bodies, Body(name, int(trip) if trip is not None else None, where))
+        inner_manual = manual or name == "shard_map"
+        for sub in subs:
+            for v in (*sub.constvars, *sub.invars):
+                namer(v)
+            yield from _walk_eqns(sub, namer, stack, inner_bodies, inner_manual, set(), set(), frames)
+
+
+def _jaxprs(value: Any) -> Iterator[Any]:
+    items = value if isinstance(value, tuple) else (value,)
+    for item in items:
+        if isinstance(item, jex_core.ClosedJaxpr):
+            yield item.jaxpr
+        elif isinstance(item, jex_core.Jaxpr):
+            yield item

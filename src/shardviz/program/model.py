@@ -1,0 +1,234 @@
+"""What a traced program is made of: pure, immutable data.
+
+No imports of the payload or the terminal report: ``payload.py`` and
+``report.py`` read these classes, and :class:`shardviz.program.Program`
+subclasses :class:`ProgramData` to add ``to_json()`` and ``__str__``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.layout import Layout
+from ..engine.model import DeviceColumns, MeshInfo
+
+ROLES = ("input", "intermediate", "output")
+
+
+@dataclass(frozen=True)
+class SourceLocation:
+    """A line of Python: the user's frame, never JAX's."""
+
+    file: str
+    line: int
+    column: int = 0
+    function: str = ""
+
+
+@dataclass(frozen=True)
+class SourceListing:
+    """The traced function's own source, for a listing annotated line by line."""
+
+    name: str
+    file: str
+    first_line: int
+    lines: tuple[str, ...]
+
+    def contains(self, file: str, line: int) -> bool:
+        return file == self.file and self.first_line <= line < self.first_line + len(self.lines)
+
+    def line_of(self, stack: tuple[SourceLocation, ...]) -> int | None:
+        """The first frame of ``stack`` (innermost first) that is a line of this listing."""
+        for frame in stack:
+            if self.contains(frame.file, frame.line):
+                return frame.line
+        return None
+
+
+@dataclass(frozen=True)
+class Body:
+    """A body that values sit in: a loop (``scan``, ``while``) or a ``cond`` branch."""
+
+    primitive: str
+    trip_count: int | None  # scan's length; None for while (decided at run time) and cond
+    source: SourceLocation | None  # the line that calls it
+
+
+@dataclass(frozen=True)
+class Value:
+    """One array the program computes (or takes in).
+
+    ``layout`` is its layout over the program's mesh where the sharding is
+    known; ``sharding_from`` says where that came from: ``jaxpr`` (the
+    value's type under Explicit axes), ``xla`` (what the partitioner chose,
+    Auto axes), ``argument`` / ``compiled`` (an input or output), or
+    ``unknown`` / ``manual`` with ``note`` saying why there is none.
+    """
+
+    name: str
+    role: str
+    primitive: str | None
+    type_str: str
+    shape: tuple[int, ...]
+    dtype: str
+    layout: Layout | None
+    sharding_from: str
+    note: str
+    source: SourceLocation | None
+    stack: tuple[SourceLocation, ...]
+    listing_line: int | None
+    bodies: tuple[Body, ...]  # enclosing bodies, outermost first
+
+    @property
+    def spec(self) -> tuple[tuple[str, ...], ...] | None:
+        return None if self.layout is None else self.layout.spec
+
+    @property
+    def source_file(self) -> str | None:
+        return None if self.source is None else self.source.file
+
+    @property
+    def source_line(self) -> int | None:
+        return None if self.source is None else self.source.line
+
+
+@dataclass(frozen=True)
+class Collective:
+    """One collective of the compiled program (an async pair counts once).
+
+    ``groups`` hold partition positions (indices into the program's device
+    assignment), as XLA prints them; ``axes`` names the mesh axes they span
+    in mesh order, or is None when the groups are no set of whole mesh axes
+    (the groups are still there). ``count`` is how many times one call runs
+    it (loops multiply); ``count_exact`` is False when a loop without a known
+    trip count (counted once) or a conditional branch is on the way.
+    ``wire_bytes`` estimates what one device sends per run, see
+    :mod:`shardviz.program.wire`.
+    """
+
+    kind: str
+    name: str
+    axes: tuple[str, ...] | None
+    group_size: int
+    groups: tuple[tuple[int, ...], ...]
+    groups_form: str
+    pairs: tuple[tuple[int, int], ...]
+    result_bytes: int
+    operand_count: int
+    count: int
+    count_exact: bool
+    wire_bytes: int
+    source: SourceLocation | None
+    stack: tuple[SourceLocation, ...]
+    listing_line: int | None
+    op_name: str
+    hlo: str
+    channel_id: int | None
+
+    @property
+    def total_wire_bytes(self) -> int:
+        return self.wire_bytes * self.count
+
+    @property
+    def source_file(self) -> str | None:
+        return None if self.source is None else self.source.file
+
+    @property
+    def source_line(self) -> int | None:
+        return None if self.source is None else self.source.line
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    """Per-device bytes from ``Compiled.memory_analysis()``."""
+
+    argument_bytes: int
+    output_bytes: int
+    temp_bytes: int
+    alias_bytes: int
+    generated_code_bytes: int
+    peak_bytes: int | None
+    host_argument_bytes: int
+    host_output_bytes: int
+    host_temp_bytes: int
+    host_alias_bytes: int
+
+
+@dataclass(frozen=True)
+class Total:
+    """Collective traffic summed under one key (an axis, a kind, a line)."""
+
+    key: str
+    wire_bytes: int  # bytes one device sends per call of the program, loops counted
+    collectives: int  # distinct collectives
+    runs: int  # collective runs per call
+
+
+@dataclass(frozen=True)
+class Totals:
+    """Per mesh axis, per kind and per source line.
+
+    ``by_axis``: a collective over several axes counts toward each, so the
+    rows can add up to more than ``wire_bytes``; collectives whose groups
+    span no set of whole axes are under the key ``"?"``. ``by_line`` keys
+    are ``file:line``.
+    """
+
+    wire_bytes: int
+    runs: int
+    by_axis: tuple[Total, ...]
+    by_kind: tuple[Total, ...]
+    by_line: tuple[Total, ...]
+
+
+@dataclass(frozen=True)
+class TraceOrigin:
+    """What the program was traced from, enough to trace it again with other
+    input shardings: the callable, the tree of ``(args, kwargs)`` and one
+    abstract leaf per argument (``ShapeDtypeStruct`` with its sharding, or the
+    Python scalar as passed). No reference to the user's buffers is kept."""
+
+    fun: Callable[..., Any]
+    tree: Any  # jax.tree_util.PyTreeDef of (args, kwargs)
+    leaves: tuple[Any, ...]
+    array_leaf: tuple[bool, ...]  # which leaves are arrays (have a Layout in inputs)
+    mesh: Any = None  # the jax.sharding.Mesh new input specs are laid out on
+
+
+@dataclass(frozen=True, eq=False)
+class ProgramData:
+    """A jitted program as shardviz reads it. Immutable."""
+
+    name: str
+    mesh: MeshInfo | None
+    devices: DeviceColumns | None  # the mesh's devices in mesh order (None without a mesh)
+    assignment: np.ndarray | None  # mesh index of each partition position (None: unknown)
+    num_partitions: int
+    sharding_mode: str  # "explicit", "auto", "mixed" or "none" (no mesh)
+    inputs: tuple[Layout, ...]
+    input_paths: tuple[str, ...]
+    outputs: tuple[Layout, ...]
+    output_paths: tuple[str, ...]
+    values: tuple[Value, ...]
+    collectives: tuple[Collective, ...]
+    memory: MemoryStats | None
+    flops: float | None
+    bytes_accessed: float | None
+    source: SourceListing | None
+    process_index: int
+    process_count: int
+    machine_devices: int  # jax.device_count() where the program was traced
+    hlo_module: str  # the compiled module's name
+    totals: Totals
+    origin: TraceOrigin | None = field(default=None, repr=False)
+
+    def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
+        """A collective's groups as device ids (partition positions looked up in the mesh)."""
+        if self.devices is None or self.assignment is None:
+            return collective.groups
+        ids = self.devices.ids
+        return tuple(tuple(int(ids[self.assignment[p]]) for p in g) for g in collective.groups)

@@ -1,0 +1,232 @@
+"""Serialise a program into the payload a front end draws (docs/program-payload.md).
+
+The mesh and its devices are sent once, as the array payload sends them;
+each value carries only its shape, dtype, spec and memory kind (rows of a
+shared ``types`` table), from which the front end lays it out itself.
+Values are columns, grouped by source line in ``lines``; collectives carry
+their device groups as partition positions, run-encoded.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine.devices import memory_kinds
+from ..engine.grammar import format_spec
+from ..engine.payload import device_columns_payload, kinds_payload
+from ..engine.runs import encode_runs
+from .model import ROLES, Collective, ProgramData, Value
+from .wire import FORMULAS
+
+PROGRAM_PAYLOAD_VERSION = 1
+HLO_TEXT_LIMIT = 2000  # characters of a collective's instruction text; longer is cut and flagged
+
+
+class _Table:
+    """Interns rows: the payload sends each distinct one once and refers to it by index."""
+
+    def __init__(self) -> None:
+        self.rows: list[Any] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, row: Any, key: str | None = None) -> int:
+        k = repr(row) if key is None else key
+        if k not in self.index:
+            self.index[k] = len(self.rows)
+            self.rows.append(row)
+        return self.index[k]
+
+
+def program_payload(program: ProgramData) -> dict[str, Any]:
+    files = _Table()
+    types = _Table()
+    primitives = _Table()
+    origins = _Table()
+    notes = _Table()
+    bodies = _Table()
+    group_sets = _Table()
+
+    def file_index(file: str | None) -> int | None:
+        return None if file is None else files(file)
+
+    def type_index(layout: Any, shape: tuple[int, ...], dtype: str, type_str: str) -> int:
+        row: dict[str, Any]
+        if layout is None:
+            row = {"shape": list(shape), "dtype": dtype, "spec": None, "memory_kind": None, "type_str": type_str}
+        else:
+            row = {
+                "shape": list(layout.shape),
+                "dtype": layout.dtype,
+                "spec": [list(axes) for axes in layout.spec],
+                "memory_kind": layout.memory_kind,
+                "type_str": type_str,
+            }
+            if layout.mesh is None:  # one device (or another mesh-less sharding): name its devices
+                row["devices"] = encode_runs(layout.columns.ids)
+        return types(row)
+
+    def body_index(value: Value) -> int:
+        parent = -1
+        for body in value.bodies:
+            src = body.source
+            row = {
+                "primitive": body.primitive,
+                "trip_count": body.trip_count,
+                "file": file_index(src.file if src else None),
+                "line": src.line if src else None,
+                "parent": parent,
+            }
+            parent = bodies(row)
+        return parent
+
+    # Values, as columns; lines group them by the user's line.
+    columns: dict[str, list[Any]] = {k: [] for k in ("name", "role", "primitive", "type", "from", "note", "body")}
+    columns["line"] = []
+    columns["listing_line"] = []
+    line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
+    line_numbers: dict[tuple[int | None, int | None], int] = {}
+
+    def line_group(file: str | None, line: int | None, listing_line: int | None) -> tuple[int, dict[str, Any]]:
+        key = (file_index(file), line)
+        if key not in line_groups:
+            line_numbers[key] = len(line_groups)
+            line_groups[key] = {
+                "file": key[0],
+                "line": line,
+                "listing_line": listing_line,
+                "values": [],
+                "collectives": [],
+                "wire_bytes": 0,
+            }
+        return line_numbers[key], line_groups[key]
+
+    for i, v in enumerate(program.values):
+        columns["name"].append(v.name)
+        columns["role"].append(ROLES.index(v.role))
+        columns["primitive"].append(-1 if v.primitive is None else primitives(v.primitive))
+        columns["type"].append(type_index(v.layout, v.shape, v.dtype, v.type_str))
+        columns["from"].append(origins(v.sharding_from))
+        columns["note"].append(notes(v.note))
+        columns["body"].append(body_index(v))
+        columns["listing_line"].append(v.listing_line)
+        number, group = line_group(
+            v.source.file if v.source else None, v.source.line if v.source else None, v.listing_line
+        )
+        columns["line"].append(number)
+        group["values"].append(i)
+
+    collectives = []
+    for i, c in enumerate(program.collectives):
+        _, group = line_group(c.source.file if c.source else None, c.source.line if c.source else None, c.listing_line)
+        group["collectives"].append(i)
+        group["wire_bytes"] += c.total_wire_bytes
+        collectives.append(_collective_row(c, file_index, group_sets))
+
+    mesh = program.mesh
+    devices = program.devices
+    totals = program.totals
+    return {
+        "kind": "program",
+        "version": PROGRAM_PAYLOAD_VERSION,
+        "name": program.name,
+        "hlo_module": program.hlo_module,
+        "sharding_mode": program.sharding_mode,
+        "num_partitions": program.num_partitions,
+        "process_index": program.process_index,
+        "process_count": program.process_count,
+        "mesh": None
+        if mesh is None
+        else {
+            "names": list(mesh.axis_names),
+            "sizes": list(mesh.axis_sizes),
+            "types": list(mesh.axis_types),
+            "abstract": mesh.abstract,
+        },
+        "machine_devices": program.machine_devices,
+        # The same device columns as the array payload's (docs/payload.md), so
+        # the front end lays any value out with the array view's engine.
+        "devices": None
+        if devices is None
+        else {"count": len(devices.ids), "id": encode_runs(devices.ids), **device_columns_payload(devices)},
+        "kinds": [] if devices is None else kinds_payload(devices),
+        "memory_kinds": [] if devices is None else list(memory_kinds(devices)),
+        "assignment": None if program.assignment is None else encode_runs(np.asarray(program.assignment)),
+        "source": None
+        if program.source is None
+        else {
+            "name": program.source.name,
+            "file": files(program.source.file),
+            "first_line": program.source.first_line,
+            "lines": list(program.source.lines),
+        },
+        "inputs": [
+            {
+                "path": path,
+                "type": type_index(layout, layout.shape, layout.dtype, layout.type_str),
+                # what an input's spec editor starts from, in the array widget's grammar
+                "spec_text": format_spec(layout.spec),
+            }
+            for path, layout in zip(program.input_paths, program.inputs)
+        ],
+        "outputs": [
+            {"path": path, "type": type_index(layout, layout.shape, layout.dtype, layout.type_str)}
+            for path, layout in zip(program.output_paths, program.outputs)
+        ],
+        "values": columns,
+        "lines": list(line_groups.values()),
+        "collectives": collectives,
+        "group_sets": group_sets.rows,
+        "totals": {
+            "wire_bytes": totals.wire_bytes,
+            "runs": totals.runs,
+            "by_axis": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_axis],
+            "by_kind": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_kind],
+            "by_line": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_line],
+        },
+        "memory": None if program.memory is None else dict(vars(program.memory)),
+        "flops": program.flops,
+        "bytes_accessed": program.bytes_accessed,
+        "files": files.rows,
+        "types": types.rows,
+        "primitives": primitives.rows,
+        "origins": origins.rows,
+        "notes": notes.rows,
+        "bodies": bodies.rows,
+        "roles": list(ROLES),
+        "wire_formulas": dict(FORMULAS),
+    }
+
+
+def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[str, Any]:
+    flat = np.asarray([p for g in c.groups for p in g], dtype=np.int64)
+    row: dict[str, Any] = {
+        "form": c.groups_form,
+        "sizes": encode_runs(np.asarray([len(g) for g in c.groups], dtype=np.int64)),
+        "positions": encode_runs(flat),
+    }
+    if c.pairs:
+        row["sources"] = encode_runs(np.asarray([s for s, _ in c.pairs], dtype=np.int64))
+        row["targets"] = encode_runs(np.asarray([t for _, t in c.pairs], dtype=np.int64))
+    text = c.hlo if len(c.hlo) <= HLO_TEXT_LIMIT else c.hlo[:HLO_TEXT_LIMIT]
+    return {
+        "kind": c.kind,
+        "name": c.name,
+        "axes": None if c.axes is None else list(c.axes),
+        "group_size": c.group_size,
+        "groups": group_sets(row),
+        "result_bytes": c.result_bytes,
+        "operand_count": c.operand_count,
+        "count": c.count,
+        "count_exact": c.count_exact,
+        "wire_bytes": c.wire_bytes,
+        "total_wire_bytes": c.total_wire_bytes,
+        "file": file_index(c.source.file if c.source else None),
+        "line": c.source.line if c.source else None,
+        "listing_line": c.listing_line,
+        "op_name": c.op_name,
+        "hlo": text,
+        "hlo_truncated": len(c.hlo) > HLO_TEXT_LIMIT,
+        "channel_id": c.channel_id,
+    }

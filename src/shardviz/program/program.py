@@ -1,0 +1,42 @@
+"""``Program``: the public, immutable result of :func:`shardviz.trace`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..text.ranges import format_bytes
+from .model import ProgramData
+from .payload import program_payload
+from .report import render_program
+
+
+class Program(ProgramData):
+    """A jitted program as shardviz reads it: its inputs and outputs (one
+    ``Layout`` per array), every value with its sharding where known, every
+    collective with its mesh axes and bytes, memory per device and flops.
+
+    ``to_json()`` is the compact payload a front end draws
+    (docs/program-payload.md); ``str(program)`` the terminal report.
+    """
+
+    def to_json(self) -> dict[str, Any]:
+        """The compact payload (docs/program-payload.md)."""
+        return program_payload(self)
+
+    def render(self, *, width: int | None = None, color: bool | None = None) -> str:
+        """The terminal report at ``width`` columns; ``color`` as in ``render_text``."""
+        return render_program(self, width=width, color=color)
+
+    def __str__(self) -> str:
+        return render_program(self)
+
+    def __repr__(self) -> str:
+        mesh = (
+            "no mesh"
+            if self.mesh is None
+            else "mesh " + " ".join(f"{n}={s}" for n, s in zip(self.mesh.axis_names, self.mesh.axis_sizes))
+        )
+        return (
+            f"Program({self.name}, {mesh}, {len(self.values)} values, {len(self.collectives)} collectives, "
+            f"{format_bytes(self.totals.wire_bytes)} sent per device per call)"
+        )

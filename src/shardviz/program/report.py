@@ -1,0 +1,202 @@
+"""The terminal report of a program: ``print(prog)``.
+
+Inputs and outputs with their types, the collectives line by line (kind,
+axes, bytes per run x runs), totals per mesh axis as bars, and memory per
+device. Fits 80 columns (any ``width`` >= 60); colour only marks the axis
+bars, in the widget's axis colours, and ``NO_COLOR`` turns it off.
+"""
+
+from __future__ import annotations
+
+import linecache
+import os
+import shutil
+
+from ..engine.layout import Layout
+from ..text import ansi
+from ..text.ranges import format_bytes
+from .model import Collective, ProgramData
+
+MIN_WIDTH = 60
+BAR_WIDTH = 28
+
+
+def render_program(program: ProgramData, *, width: int | None = None, color: bool | None = None) -> str:
+    """The report, at most ``width`` columns (the terminal's when None); ``color`` as in render_text."""
+    cols = shutil.get_terminal_size((80, 24)).columns if width is None else int(width)
+    cols = max(MIN_WIDTH, cols)
+    use_color = ansi.color_enabled(color)
+    true_color = ansi.truecolor() if use_color else False
+    lines: list[str] = []
+    lines += _header(program, cols)
+    lines += _arrays("inputs", program.input_paths, program.inputs, cols, program.sharding_mode)
+    lines += _arrays("outputs", program.output_paths, program.outputs, cols, program.sharding_mode)
+    lines += _collectives(program, cols)
+    lines += _axis_totals(program, cols, use_color, true_color)
+    lines += _memory(program, cols)
+    return "\n".join(lines)
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def _header(program: ProgramData, width: int) -> list[str]:
+    mesh = program.mesh
+    if mesh is None:
+        where = "no mesh (one device)" if program.num_partitions == 1 else f"{program.num_partitions} partitions"
+    else:
+        axes = " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
+        kinds = sorted(set(mesh.axis_types))
+        where = f"mesh {axes} ({', '.join(kinds)}), {program.num_partitions} devices"
+    lines = [*_flow("program", [program.name, f"({program.hlo_module})"], width, sep=""), _fit(where, width)]
+    if program.process_count > 1:
+        lines.append(f"process {program.process_index} of {program.process_count}")
+    mode = {
+        "explicit": "shardings from the jaxpr's types",
+        "auto": "shardings as XLA's partitioner chose them",
+        "mixed": "shardings as XLA's partitioner chose them",
+        "none": "",
+    }[program.sharding_mode]
+    known = sum(1 for v in program.values if v.layout is not None)
+    parts = [f"{len(program.values)} values, {known} with a known layout"] + ([mode] if mode else [])
+    lines += _flow("", parts, width, sep="; ")
+    return lines
+
+
+def spec_text(spec: tuple[tuple[str, ...], ...]) -> str:
+    """``P('x', None)``, ``P(('x', 'y'))``: trailing unpartitioned dimensions left out, as JAX prints."""
+    entries = list(spec)
+    while entries and not entries[-1]:
+        entries.pop()
+    if not entries:
+        return "replicated"
+    parts = []
+    for axes in entries:
+        if not axes:
+            parts.append("None")
+        elif len(axes) == 1:
+            parts.append(repr(axes[0]))
+        else:
+            parts.append("(" + ", ".join(map(repr, axes)) + ")")
+    return "P(" + ", ".join(parts) + ")"
+
+
+def _arrays(title: str, paths: tuple[str, ...], layouts: tuple[Layout, ...], width: int, mode: str) -> list[str]:
+    if not layouts:
+        return ["", f"{title}: none"]
+    out = ["", title]
+    name_width = min(max(len(p) for p in paths), width // 3)
+    for path, layout in zip(paths, layouts):
+        text = layout.type_str
+        if layout.mesh is None:
+            text += f"  {layout.sharding_name}"
+        elif mode != "explicit":
+            text += f"  {spec_text(layout.spec)}"
+        if len(path) <= name_width:
+            out.append(_fit(f"  {path:<{name_width}}  {text}", width))
+        else:  # a long path gets a line of its own
+            out += [_fit(f"  {path}", width), _fit(f"  {'':<{name_width}}  {text}", width)]
+    return out
+
+
+def _where(c: Collective) -> tuple[str, int]:
+    return ("", 0) if c.source is None else (c.source.file, c.source.line)
+
+
+def _collectives(program: ProgramData, width: int) -> list[str]:
+    if not program.collectives:
+        return ["", "collectives: none"]
+    out = ["", *_flow("", ["collectives per line: bytes one device sends (ring estimates) x runs per call"], width)]
+    axes_width = max(4, min(10, width - 53))
+    by_line: dict[tuple[str, int], list[Collective]] = {}
+    for c in program.collectives:
+        by_line.setdefault(_where(c), []).append(c)
+    ordered = sorted(by_line.items(), key=lambda kv: -sum(c.total_wire_bytes for c in kv[1]))
+    for (file, line), members in ordered:
+        if file:
+            function = members[0].source.function.rsplit(".", 1)[-1] if members[0].source else ""
+            code = linecache.getline(file, line).strip()
+            head = f"  {os.path.basename(file)}:{line}" + (f" ({function})" if function else "")
+            if code and len(head) + 2 + len(code) <= width:
+                out.append(f"{head}  {code}")
+            else:
+                out += [_fit(head, width)] + ([_fit(f"      {code}", width)] if code else [])
+        else:
+            out.append("  (no source line)")
+        for c in sorted(members, key=lambda c: -c.total_wire_bytes):
+            axes = "?" if c.axes is None else (",".join(c.axes) or "-")
+            runs = f"x{c.count}" + ("" if c.count_exact else "+")
+            row = (
+                f"    {c.kind:<18} {_fit(axes, axes_width):<{axes_width}} {format_bytes(c.wire_bytes):>9} {runs:>6}"
+                f"  = {format_bytes(c.total_wire_bytes):>9}"
+            )
+            out.append(_fit(row, width))
+    if any(not c.count_exact for c in program.collectives):
+        out += _flow("  ", ["x3+: at least that many (a loop with no known trip count, or a branch)"], width)
+    if any(c.axes is None for c in program.collectives):
+        out += _flow("  ", ["?: the groups span no set of whole mesh axes (see .groups)"], width)
+    return out
+
+
+def _axis_totals(program: ProgramData, width: int, use_color: bool, true_color: bool) -> list[str]:
+    totals = program.totals
+    if not program.collectives:
+        return []
+    summary = f"total per call: {format_bytes(totals.wire_bytes)} sent per device in {totals.runs} collective runs"
+    out = ["", *_flow("", [summary], width)]
+    rows = [t for t in totals.by_axis]
+    if not rows:
+        return out
+    out += _flow("", ["per mesh axis (a collective over several axes counts toward each)"], width)
+    top = max(t.wire_bytes for t in rows) or 1
+    name_width = min(max(len(t.key) for t in rows), 12)
+    names = program.mesh.axis_names if program.mesh else ()
+    bar_width = max(8, min(BAR_WIDTH, width - name_width - 16))
+    for t in rows:
+        filled = round(bar_width * t.wire_bytes / top) if t.wire_bytes else 0
+        bar = "█" * filled
+        if use_color and bar and t.key in names:
+            bar = ansi.ink(bar, ansi.axis_rgb(names.index(t.key)), true_color=true_color)
+        pad = " " * (bar_width - filled)
+        out.append(f"  {_fit(t.key, name_width):<{name_width}} {bar}{pad} {format_bytes(t.wire_bytes):>9}")
+    return out
+
+
+def _memory(program: ProgramData, width: int) -> list[str]:
+    m = program.memory
+    out = [""]
+    if m is None:
+        out.append("memory per device: not reported by JAX for this backend")
+    else:
+        parts = [
+            f"arguments {format_bytes(m.argument_bytes)}",
+            f"outputs {format_bytes(m.output_bytes)}",
+            f"temporaries {format_bytes(m.temp_bytes)}",
+            f"aliased {format_bytes(m.alias_bytes)}",
+        ]
+        if m.peak_bytes is not None:
+            parts.append(f"peak {format_bytes(m.peak_bytes)}")
+        out += _flow("memory per device:", parts, width)
+    flops = "not reported" if program.flops is None else f"{program.flops:.4g}"
+    out.append(_fit(f"flops per device: {flops}", width))
+    return out
+
+
+def _flow(lead: str, parts: list[str], width: int, sep: str = ", ") -> list[str]:
+    """``parts`` after ``lead``, joined by ``sep``, wrapped at ``width`` (continuations indented)."""
+    words: list[str] = []
+    for k, part in enumerate(parts):
+        tail = sep.rstrip() if k < len(parts) - 1 else ""
+        part_words = (part + tail).split(" ")
+        words += part_words
+    lines: list[str] = []
+    current = lead
+    for word in words:
+        if current.strip() and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = "    " + word
+        else:
+            current = current + (" " if current.strip() else "") + word
+    lines.append(current)
+    return [_fit(line, width) for line in lines]

@@ -1,0 +1,571 @@
+"""``trace(f, *args, **kwargs)``: one compile of ``f``, read back as a Program.
+
+The steps: check the arguments (a tracer, a deleted array), trace with
+``jax.jit`` (or ``f``'s own jit), lower, and compile once. Under Auto axes
+the compile also dumps XLA's module just before SPMD partitioning into a
+temporary folder, removed at once; that is where the partitioner's
+shardings are read (:mod:`shardviz.program.xla_shardings`). Nothing runs on
+a device and nothing the user passed is changed: tracing, lowering and
+compiling never donate or move a buffer.
+"""
+
+from __future__ import annotations
+
+import functools
+import glob
+import inspect
+import math
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
+
+from ..engine.checks import check_spec
+from ..engine.describe import describe
+from ..engine.devices import mesh_columns
+from ..engine.grammar import parse_spec
+from ..engine.layout import Layout
+from ..engine.model import MeshInfo
+from ..errors import ShardingError
+from . import axes as _axes
+from . import hlo
+from .jaxpr_walk import walk
+from .model import Collective, MemoryStats, SourceListing, SourceLocation, TraceOrigin
+from .program import Program
+from .totals import program_totals
+from .values import ValueReader
+from .wire import wire_bytes
+
+# Dump only the module around the partitioner; the folder is private and removed after the compile.
+_DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
+_BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
+
+
+def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
+    """Trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
+
+    ``fun`` is any callable or a ``jax.jit``-wrapped one (its own static
+    arguments, shardings and donations are kept; nothing is run, so nothing
+    is donated). ``args`` are arrays, ``ShapeDtypeStruct``s (with shardings),
+    Python scalars or NumPy arrays, in any pytree. Raises
+    :class:`ShardingError` naming the argument or the failing step, with
+    JAX's own message attached.
+    """
+    if not callable(fun):
+        raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
+    path_leaves, tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
+    paths = _argument_paths(fun, [p for p, _ in path_leaves])
+    leaves = [leaf for _, leaf in path_leaves]
+    _check_leaves(leaves, paths)
+    jitted: Any = fun if _is_jitted(fun) else jax.jit(fun)
+    name = _function_name(fun)
+    try:
+        traced = jitted.trace(*args, **kwargs)
+    except Exception as err:
+        raise _tracing_error(name, err, leaves, paths) from err
+    guessed_mesh = _guess_mesh(leaves, traced.jaxpr)
+    read_partitioner = guessed_mesh is not None and any(t != AxisType.Explicit for t in guessed_mesh.axis_types)
+    try:
+        lowered = traced.lower()
+    except Exception as err:
+        raise ShardingError(f"{name} traced but did not lower: {type(err).__name__}: {err}") from err
+    _check_compilable_meshes(lowered, name)
+    try:
+        compiled, before_partitioning = _compile(lowered, read_partitioner)
+    except Exception as err:
+        raise ShardingError(
+            f"{name} traced but did not compile for arguments {_argument_summary(leaves, paths)}: "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    return _assemble(fun, name, tree, leaves, paths, traced, compiled, before_partitioning)
+
+
+def _check_compilable_meshes(lowered: Any, name: str) -> None:
+    """Refuse a module whose mesh axis names XLA's compiler aborts on.
+
+    In jax 0.10.2 XLA aborts the whole process (a failed CHECK in its string
+    unescaping) on a mesh axis name with a non-ASCII character or a
+    backslash, which the module text carries escaped. A kernel must not die
+    of an axis name, so such a program is refused before it is compiled.
+    """
+    names = hlo.declared_mesh_axis_names(lowered.as_text())
+    if any(b"\\" in n or any(c >= 0x80 for c in n) for n in names):
+        raise ShardingError(
+            f"{name} uses mesh axis names that XLA's compiler cannot take: it aborts the process on a non-ASCII "
+            "character or a backslash in an axis name (seen with jax 0.10.2); rename those axes to plain ASCII "
+            "to trace it"
+        )
+
+
+def retrace(program: Program, specs: Sequence[Any]) -> Program:
+    """Trace ``program``'s function again with new input shardings.
+
+    ``specs`` has one entry per array input (``program.inputs`` order): a
+    ``PartitionSpec``, a spec text in the widget's grammar (``"x, None"``),
+    a ``Sharding``, or None to keep the input as it was. Inputs become
+    ``ShapeDtypeStruct``s on the program's mesh, so no data is copied.
+    """
+    origin = program.origin
+    if origin is None:
+        raise ShardingError("this program was not made by shardviz.trace; there is nothing to trace again")
+    array_count = sum(origin.array_leaf)
+    if len(specs) != array_count:
+        raise ShardingError(f"retrace needs {array_count} specs (one per array input), got {len(specs)}")
+    mesh = origin.mesh
+    new_leaves = list(origin.leaves)
+    k = 0
+    for i, is_array in enumerate(origin.array_leaf):
+        if not is_array:
+            continue
+        spec, k = specs[k], k + 1
+        if spec is None:
+            continue
+        new_leaves[i] = _placed(origin.leaves[i], spec, mesh, program.input_paths[k - 1])
+    args, kwargs = jax.tree_util.tree_unflatten(origin.tree, new_leaves)
+    return trace(origin.fun, *args, **kwargs)
+
+
+def _placed(leaf: Any, spec: Any, mesh: Mesh | None, path: str) -> jax.ShapeDtypeStruct:
+    if isinstance(spec, jax.sharding.Sharding):
+        sharding = spec
+    else:
+        if mesh is None:
+            raise ShardingError(f"{path}: the program has no mesh to lay a spec out on")
+        if isinstance(spec, str):
+            entries = parse_spec(spec)
+            spec = PartitionSpec(*(e if e is None or len(e) != 1 else e[0] for e in entries))
+        if not isinstance(spec, PartitionSpec):
+            raise ShardingError(f"{path}: expected a PartitionSpec, spec text or Sharding, got {type(spec).__name__}")
+        try:
+            check_spec(mesh, spec, tuple(jax.typeof(leaf).shape))
+        except ShardingError as err:
+            raise ShardingError(f"{path}: {err}") from None
+        memory_kind = getattr(getattr(leaf, "sharding", None), "memory_kind", None)
+        try:
+            sharding = NamedSharding(mesh, spec, memory_kind=memory_kind)
+        except Exception as err:  # JAX's own refusal, in its words
+            raise ShardingError(f"{path}: JAX refuses {spec} on this mesh: {err}") from None
+    aval = jax.typeof(leaf)  # arrays, structs and Python scalars alike
+    return jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
+
+
+# --------------------------------------------------------------------------
+# arguments
+
+
+def _argument_paths(fun: Callable[..., Any], key_paths: Sequence[tuple[Any, ...]]) -> list[str]:
+    """``params['w']``, ``x``, ``args[2]``: positional arguments by parameter name where known."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [
+        p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    out = []
+    for path in key_paths:
+        head, rest = path[0], path[1:]
+        if getattr(head, "idx", 0) == 0:  # args
+            i = rest[0].idx
+            base = positional[i] if i < len(positional) else f"args[{i}]"
+            out.append(base + jax.tree_util.keystr(rest[1:]))
+        else:  # kwargs
+            out.append(str(rest[0].key) + jax.tree_util.keystr(rest[1:]))
+    return out
+
+
+def _check_leaves(leaves: Sequence[Any], paths: Sequence[str]) -> None:
+    """Refuse what JAX would trace happily but cannot be compiled for: tracers and deleted arrays."""
+    for leaf, path in zip(leaves, paths):
+        if isinstance(leaf, jax.core.Tracer):
+            try:
+                leaf.sharding  # noqa: B018 - JAX's own words about tracers
+                jax_says = ""
+            except Exception as err:
+                jax_says = f" JAX says: {err}"
+            raise ShardingError(
+                f"argument {path} is a tracer ({jax.typeof(leaf)}): shardviz.trace compiles a program, "
+                "so call it outside jit/grad/vmap on concrete arrays or ShapeDtypeStructs." + jax_says
+            )
+        if isinstance(leaf, jax.Array) and leaf.is_deleted():
+            try:
+                leaf.block_until_ready()
+                jax_says = "the array is deleted"
+            except Exception as err:
+                jax_says = str(err)
+            raise ShardingError(
+                f"argument {path} has been deleted (by .delete() or by donation to a jitted function); "
+                f"there is nothing to trace with. JAX says: {jax_says}"
+            )
+
+
+def _tracing_error(name: str, err: Exception, leaves: Sequence[Any], paths: Sequence[str]) -> ShardingError:
+    for leaf, path in zip(leaves, paths):
+        try:
+            jax.typeof(leaf)
+        except Exception as bad:
+            return ShardingError(
+                f"argument {path} is a {type(leaf).__name__}, which is not an array JAX can trace ({bad}); "
+                f"pass arrays, ShapeDtypeStructs or Python scalars, or jit {name} with this argument static "
+                f"(static_argnums/static_argnames) and pass the jitted function. JAX says: {err}"
+            )
+    return ShardingError(
+        f"{name} raised while tracing with arguments {_argument_summary(leaves, paths)}: {type(err).__name__}: {err}"
+    )
+
+
+def _argument_summary(leaves: Sequence[Any], paths: Sequence[str]) -> str:
+    parts = []
+    for leaf, path in zip(leaves, paths):
+        try:
+            parts.append(f"{path}: {jax.typeof(leaf)}")
+        except Exception:
+            parts.append(f"{path}: {type(leaf).__name__}")
+    return "(" + ", ".join(parts) + ")"
+
+
+def _is_jitted(fun: Any) -> bool:
+    return callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
+
+
+def _unwrapped(fun: Any) -> Any:
+    while True:
+        if isinstance(fun, functools.partial):
+            fun = fun.func
+        elif hasattr(fun, "__wrapped__"):
+            fun = fun.__wrapped__
+        else:
+            return fun
+
+
+def _function_name(fun: Any) -> str:
+    inner = _unwrapped(fun)
+    return str(getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None) or type(inner).__name__)
+
+
+# --------------------------------------------------------------------------
+# compiling
+
+
+def _guess_mesh(leaves: Sequence[Any], closed_jaxpr: Any) -> Any:
+    """The mesh the program runs on, before compiling: the arguments', the context's, or a shard_map's."""
+    for leaf in leaves:
+        sharding = getattr(leaf, "sharding", None)
+        if isinstance(sharding, NamedSharding):
+            return sharding.mesh
+    for getter in (jax.sharding.get_mesh, jax.sharding.get_abstract_mesh):
+        try:
+            mesh: Any = getter()
+        except Exception:
+            continue
+        if mesh is not None and not getattr(mesh, "empty", False) and mesh.axis_names:
+            return mesh
+    for eqn in _all_eqns(closed_jaxpr.jaxpr):
+        for value in eqn.params.values():
+            mesh = getattr(value, "mesh", None) if isinstance(value, NamedSharding) else value
+            if isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)) and mesh.axis_names:
+                return mesh
+    return None
+
+
+def _all_eqns(jaxpr: Any) -> Any:
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for sub in jax.extend.core.jaxprs_in_params(eqn.params):
+            yield from _all_eqns(sub)
+
+
+def _dump_parent() -> str | None:
+    """A memory-backed folder for XLA's dump when there is one: XLA writes dozens
+    of files per compile, and on a disk-backed /tmp that costs a tenth of the compile."""
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+def _compile(lowered: Any, read_partitioner: bool) -> tuple[Any, str | None]:
+    """Compile once; under Auto axes also return the module XLA had just before SPMD partitioning."""
+    if not read_partitioner:
+        return lowered.compile(), None
+    with tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent()) as folder:
+        try:
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **_DUMP_OPTIONS})
+        except Exception as err:
+            if "xla_dump" not in str(err):
+                raise
+            # A backend that refuses dump options: compile plainly, values say their sharding is unknown.
+            return lowered.compile(), None
+        found = sorted(glob.glob(os.path.join(folder, _BEFORE_PARTITIONING)))
+        text = None
+        if found:
+            with open(found[0], encoding="utf-8", errors="replace") as f:
+                text = f.read()
+    return compiled, text
+
+
+# --------------------------------------------------------------------------
+# reading the compiled program
+
+
+def _assemble(
+    fun: Callable[..., Any],
+    name: str,
+    tree: Any,
+    leaves: Sequence[Any],
+    paths: Sequence[str],
+    traced: Any,
+    compiled: Any,
+    before_partitioning: str | None,
+) -> Program:
+    module = hlo.parse_module(compiled.as_text())
+    in_shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
+    out_shardings = jax.tree_util.tree_leaves(compiled.output_shardings)
+    mesh = _program_mesh([*in_shardings, *out_shardings], leaves)
+    assignment = _device_assignment([*in_shardings, *out_shardings])
+    mesh_info = devices = to_mesh = None
+    if mesh is not None:
+        mesh_info = MeshInfo(
+            tuple(str(n) for n in mesh.axis_names),
+            tuple(int(s) for s in mesh.axis_sizes),
+            tuple(t.name for t in mesh.axis_types),
+            False,
+        )
+        devices = mesh_columns(mesh)
+        if assignment is not None:
+            to_mesh = _axes.positions_to_mesh([d.id for d in assignment], devices.ids.tolist())
+        elif module.num_partitions == mesh.size:
+            to_mesh = np.arange(mesh.size, dtype=np.int64)
+    mode = _sharding_mode(mesh_info)
+
+    array_leaf = _dynamic_leaves(leaves, traced)
+    inputs = _input_layouts(leaves, array_leaf, in_shardings)
+    input_paths = tuple(p for p, a in zip(paths, array_leaf) if a)
+    outputs, output_paths = _output_layouts(traced, out_shardings)
+    source = _source_listing(fun, name)
+    reader = ValueReader(
+        mode=mode,
+        mesh=mesh,
+        assignment=assignment,
+        to_mesh=to_mesh,
+        single_device=module.num_partitions == 1,
+        inputs=inputs,
+        outputs=outputs,
+        jaxpr=traced.jaxpr.jaxpr,
+        before_partitioning=before_partitioning,
+        source=source,
+    )
+    values = reader.values(walk(traced.jaxpr))
+    collectives = tuple(_collective(op, module, mesh_info, to_mesh, source) for op in hlo.collective_ops(module))
+    return Program(
+        name=name,
+        mesh=mesh_info,
+        devices=devices,
+        assignment=to_mesh,
+        num_partitions=module.num_partitions,
+        sharding_mode=mode,
+        inputs=inputs,
+        input_paths=input_paths,
+        outputs=outputs,
+        output_paths=output_paths,
+        values=values,
+        collectives=collectives,
+        memory=_memory(compiled),
+        flops=_cost(compiled, "flops"),
+        bytes_accessed=_cost(compiled, "bytes accessed"),
+        source=source,
+        process_index=jax.process_index(),
+        process_count=jax.process_count(),
+        machine_devices=jax.device_count(),
+        hlo_module=module.name,
+        totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
+        origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
+    )
+
+
+def _program_mesh(shardings: Sequence[Any], leaves: Sequence[Any]) -> Mesh | None:
+    for s in [*shardings, *(getattr(leaf, "sharding", None) for leaf in leaves)]:
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
+            return s.mesh
+    try:  # a shard_map over the context mesh, with no sharded argument
+        mesh = jax.sharding.get_mesh()
+    except Exception:
+        return None
+    return mesh if isinstance(mesh, Mesh) and not mesh.empty else None
+
+
+def _device_assignment(shardings: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The program's devices in partition order (every sharding of one program shares it)."""
+    for s in shardings:
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
+            return tuple(s.mesh.devices.flat)
+        devices = getattr(s, "_device_assignment", None)
+        if devices is not None:
+            return tuple(devices)
+    return None
+
+
+def _sharding_mode(mesh: MeshInfo | None) -> str:
+    if mesh is None:
+        return "none"
+    kinds = set(mesh.axis_types)
+    if kinds <= {"Explicit"}:
+        return "explicit"
+    return "auto" if "Explicit" not in kinds else "mixed"
+
+
+def _dynamic_leaves(leaves: Sequence[Any], traced: Any) -> list[bool]:
+    """Which user leaves the program takes as arrays (a jitted ``f`` may hold some static).
+
+    JAX drops static arguments from the traced signature but keeps the order,
+    so the traced inputs are matched to the leaves in order by shape and dtype.
+    """
+    infos = jax.tree_util.tree_leaves(traced.args_info)
+    if len(infos) == len(leaves):
+        return [True] * len(leaves)
+    out = [False] * len(leaves)
+    k = 0
+    for i, leaf in enumerate(leaves):
+        if k == len(infos):
+            break
+        try:
+            aval = jax.typeof(leaf)
+        except Exception:
+            continue
+        if aval.shape == infos[k].shape and aval.dtype == infos[k].dtype:
+            out[i] = True
+            k += 1
+    return out
+
+
+def _input_layouts(leaves: Sequence[Any], array_leaf: Sequence[bool], shardings: Sequence[Any]) -> tuple[Layout, ...]:
+    out = []
+    dynamic = [leaf for leaf, a in zip(leaves, array_leaf) if a]
+    for leaf, sharding in zip(dynamic, shardings):
+        if isinstance(leaf, jax.Array) or (isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None):
+            out.append(describe(leaf))
+            continue
+        # NumPy arrays, Python scalars, unplaced structs: where the program puts them.
+        aval = jax.typeof(leaf)
+        layout = describe(jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=sharding))
+        out.append(replace(layout, type_str=str(aval)) if layout.type_str != str(aval) else layout)
+    return tuple(out)
+
+
+def _output_layouts(traced: Any, shardings: Sequence[Any]) -> tuple[tuple[Layout, ...], tuple[str, ...]]:
+    infos = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+    layouts = []
+    paths = []
+    for (path, info), sharding in zip(infos, shardings):
+        layouts.append(describe(jax.ShapeDtypeStruct(info.shape, info.dtype, sharding=sharding)))
+        paths.append("out" + jax.tree_util.keystr(path))
+    return tuple(layouts), tuple(paths)
+
+
+def _abstract(leaf: Any) -> Any:
+    """A leaf as retrace keeps it: arrays as ShapeDtypeStructs (no buffer kept alive)."""
+    if isinstance(leaf, jax.Array):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding, weak_type=leaf.weak_type)
+    if isinstance(leaf, np.ndarray):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+    return leaf
+
+
+# --------------------------------------------------------------------------
+# collectives, memory, cost, source
+
+
+def _collective(
+    op: hlo.CollectiveOp,
+    module: hlo.Module,
+    mesh: MeshInfo | None,
+    to_mesh: np.ndarray | None,
+    source: SourceListing | None,
+) -> Collective:
+    axes: tuple[str, ...] | None = None
+    if mesh is not None and to_mesh is not None:
+        if op.kind == "collective-permute":
+            axes = _axes.pair_axes(op.pairs, mesh.axis_names, mesh.axis_sizes, to_mesh)
+        else:
+            axes = _axes.group_axes(op.groups, mesh.axis_names, mesh.axis_sizes, to_mesh)
+    group_size = max((len(g) for g in op.groups), default=1)
+    result_bytes = op.result.byte_size
+    meta = op.inst.metadata
+    stack = tuple(SourceLocation(f.file, f.line, f.column, f.function) for f in module.frames(meta.stack_frame_id))
+    if not stack and meta.source_file and meta.source_line is not None:
+        stack = (SourceLocation(meta.source_file, meta.source_line),)
+    return Collective(
+        kind=op.kind,
+        name=op.inst.name,
+        axes=axes,
+        group_size=group_size,
+        groups=op.groups,
+        groups_form=op.groups_form,
+        pairs=op.pairs,
+        result_bytes=result_bytes,
+        operand_count=op.operand_count,
+        count=op.count,
+        count_exact=op.count_exact,
+        wire_bytes=wire_bytes(op.kind, result_bytes, group_size, op.pairs),
+        source=stack[0] if stack else None,
+        stack=stack,
+        listing_line=source.line_of(stack) if source else None,
+        op_name=meta.op_name or "",
+        hlo=op.inst.text,
+        channel_id=op.channel_id,
+    )
+
+
+def _memory(compiled: Any) -> MemoryStats | None:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # best-effort in JAX: some backends raise
+        return None
+    if stats is None:
+        return None
+
+    def get(name: str) -> int:
+        return int(getattr(stats, name, 0) or 0)
+
+    peak = getattr(stats, "peak_memory_in_bytes", None)
+    return MemoryStats(
+        argument_bytes=get("argument_size_in_bytes"),
+        output_bytes=get("output_size_in_bytes"),
+        temp_bytes=get("temp_size_in_bytes"),
+        alias_bytes=get("alias_size_in_bytes"),
+        generated_code_bytes=get("generated_code_size_in_bytes"),
+        peak_bytes=int(peak) if peak is not None else None,
+        host_argument_bytes=get("host_argument_size_in_bytes"),
+        host_output_bytes=get("host_output_size_in_bytes"),
+        host_temp_bytes=get("host_temp_size_in_bytes"),
+        host_alias_bytes=get("host_alias_size_in_bytes"),
+    )
+
+
+def _cost(compiled: Any, key: str) -> float | None:
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:  # best-effort in JAX
+        return None
+    if isinstance(cost, (list, tuple)):  # older JAX: one dict per device program
+        cost = cost[0] if cost else None
+    if not isinstance(cost, dict) or key not in cost:
+        return None
+    value = float(cost[key])
+    return value if math.isfinite(value) else None
+
+
+def _source_listing(fun: Any, name: str) -> SourceListing | None:
+    inner = _unwrapped(fun)
+    code = getattr(inner, "__code__", None)
+    try:
+        lines, first = inspect.getsourcelines(inner)
+    except (OSError, TypeError):  # a builtin, the REPL, exec'd text
+        return None
+    file = code.co_filename if code is not None else inspect.getsourcefile(inner)
+    if not file:
+        return None
+    return SourceListing(name=name, file=file, first_line=max(1, first), lines=tuple(s.rstrip("\n") for s in lines))

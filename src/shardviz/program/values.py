@@ -1,0 +1,207 @@
+"""Each jaxpr value's layout, from the best source there is, or why there is none.
+
+- inputs and outputs: the arguments' own layouts and the compiled program's
+  output shardings;
+- a program on one device: that device;
+- Explicit axes: the value's type (``aval.sharding``), as ``jax.typeof`` prints it;
+- Auto (or mixed) axes: what XLA's partitioner chose, from its module just
+  before SPMD partitioning (:mod:`shardviz.program.xla_shardings`), turned
+  into a PartitionSpec only when it is exactly one
+  (:func:`shardviz.program.axes.tiles_to_spec`);
+- inside shard_map: a per-device block, no global layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+
+from ..engine.describe import describe
+from ..engine.layout import Layout
+from . import axes as _axes
+from . import hlo
+from .jaxpr_walk import JaxprValue
+from .model import SourceListing, Value
+from .xla_shardings import find_sharding, index_module
+
+Found = tuple[Layout | None, str, str]  # layout, where it came from, why not
+
+
+class ValueReader:
+    """Builds :class:`Value` records for one traced program."""
+
+    def __init__(
+        self,
+        *,
+        mode: str,
+        mesh: Mesh | None,
+        assignment: tuple[Any, ...] | None,
+        to_mesh: np.ndarray | None,
+        single_device: bool,
+        inputs: tuple[Layout, ...],
+        outputs: tuple[Layout, ...],
+        jaxpr: Any,
+        before_partitioning: str | None,
+        source: SourceListing | None,
+    ) -> None:
+        self.mode = mode
+        self.mesh = mesh
+        self.assignment = assignment  # devices in partition order
+        self.to_mesh = to_mesh
+        self.single = assignment[0] if single_device and assignment else None
+        self.inputs = inputs
+        self.outputs = outputs
+        self.invars = list(jaxpr.invars)
+        self.outvars = list(jaxpr.outvars)
+        self.before_partitioning = before_partitioning
+        self.source = source
+        self._index: Any = None
+        self._cache: dict[tuple[Any, ...], Layout] = {}
+
+    @property
+    def index(self) -> Any:
+        """The pre-partitioning module's instructions by key, read on first need."""
+        if self._index is None and self.before_partitioning:
+            self._index = index_module(hlo.parse_module(self.before_partitioning))
+        return self._index
+
+    def values(self, walked: Sequence[JaxprValue]) -> tuple[Value, ...]:
+        """Every value; a call's output and its inner twin (the same array) share what either knows."""
+        out = [self.value(v) for v in walked]
+        where = {id(v.var): i for i, v in enumerate(walked)}
+        pairs = [(i, where[id(v.twin)]) for i, v in enumerate(walked) if v.twin is not None and id(v.twin) in where]
+        changed = True
+        while changed:  # calls nest (a jit inside a custom_jvp): pass knowledge along the chain
+            changed = False
+            for i, j in pairs:
+                mine, theirs = out[i], out[j]
+                if mine.layout is None and theirs.layout is not None:
+                    out[i] = replace(mine, layout=theirs.layout, sharding_from=theirs.sharding_from, note="")
+                    changed = True
+                elif theirs.layout is None and mine.layout is not None:
+                    out[j] = replace(theirs, layout=mine.layout, sharding_from=mine.sharding_from, note="")
+                    changed = True
+        return tuple(out)
+
+    def value(self, v: JaxprValue) -> Value:
+        aval = v.aval
+        shape = tuple(int(d) for d in getattr(aval, "shape", ()))
+        dtype = str(getattr(aval, "dtype", ""))
+        found: Found = (None, "unknown", "")
+        if v.role == "input":
+            i = _index_of(self.invars, v.var)
+            if i is not None and i < len(self.inputs):
+                found = (self.inputs[i], "argument", "")
+        elif v.role == "output":
+            i = _index_of(self.outvars, v.var)
+            if i is not None and i < len(self.outputs):
+                found = (self.outputs[i], "compiled", "")
+        if found[0] is None:
+            found = self._layout(v, shape, dtype)
+        layout, origin, note = found
+        return Value(
+            name=v.name,
+            role=v.role,
+            primitive=v.primitive,
+            type_str=str(aval),
+            shape=shape,
+            dtype=dtype,
+            layout=layout,
+            sharding_from=origin,
+            note=note,
+            source=v.frames[0] if v.frames else None,
+            stack=v.frames,
+            listing_line=self.source.line_of(v.frames) if self.source else None,
+            bodies=v.bodies,
+        )
+
+    # ----------------------------------------------------------------------
+
+    def _layout(self, v: JaxprValue, shape: tuple[int, ...], dtype: str) -> Found:
+        if v.manual:
+            return None, "manual", "inside shard_map: each device holds its own block (its type says which axes vary)"
+        if self.single is not None:
+            return self._single(shape, dtype, self.single), "single device", ""
+        if self.mode == "explicit":
+            return self._from_type(v, shape, dtype)
+        if self.mode == "none":
+            return None, "unknown", "the program has no mesh"
+        if self.index is None:
+            return None, "unknown", "XLA's module before partitioning could not be read (a cached executable has none)"
+        found, note = find_sharding(v, self.index)
+        if found is None:
+            return None, "unknown", note
+        return self._from_hlo(found, shape, dtype)
+
+    def _from_type(self, v: JaxprValue, shape: tuple[int, ...], dtype: str) -> Found:
+        sharding = getattr(v.aval, "sharding", None)
+        mesh = self.mesh
+        if not isinstance(sharding, NamedSharding) or mesh is None:
+            return None, "unknown", "its type carries no sharding"
+        theirs = (tuple(sharding.mesh.axis_names), tuple(sharding.mesh.axis_sizes))
+        if theirs != (tuple(mesh.axis_names), tuple(mesh.axis_sizes)):
+            return None, "unknown", f"its type is on another mesh {dict(zip(*theirs))}"
+        spec = spec_tuple(sharding.spec, len(shape))
+        return self._named(shape, dtype, spec, sharding.memory_kind), "jaxpr", ""
+
+    def _from_hlo(self, found: hlo.HloSharding, shape: tuple[int, ...], dtype: str) -> Found:
+        mesh = self.mesh
+        if mesh is None:
+            return None, "unknown", f"XLA chose {found.text}, but the program has no mesh to read it on"
+        if found.kind == "replicated":
+            return self._named(shape, dtype, ((),) * len(shape), None), "xla", ""
+        if found.kind == "maximal" and found.device is not None and self.assignment is not None:
+            if found.device < len(self.assignment):  # a partition position
+                return self._single(shape, dtype, self.assignment[found.device]), "xla", ""
+        if found.kind == "manual":
+            return None, "manual", "XLA holds it per device (manual sharding)"
+        tiles = found.tile_assignment
+        if found.kind == "tiled" and tiles is not None and set(found.subgroups) <= {"replicated"}:
+            if len(found.data_tile_dims) == len(shape):
+                names = [str(n) for n in mesh.axis_names]
+                spec = _axes.tiles_to_spec(tiles, len(shape), names, list(mesh.axis_sizes), self.to_mesh)
+                if spec is not None:
+                    return self._named(shape, dtype, spec, None), "xla", ""
+        return None, "unknown", f"XLA chose {found.text}, which is no PartitionSpec over this mesh"
+
+    def _named(self, shape: tuple[int, ...], dtype: str, spec: tuple[tuple[str, ...], ...], kind: str | None) -> Layout:
+        """One describe() per distinct (shape, dtype, spec, memory kind): many values share one."""
+        key = ("named", shape, dtype, spec, kind)
+        if key not in self._cache:
+            assert self.mesh is not None
+            partition = PartitionSpec(*(e[0] if len(e) == 1 else (e or None) for e in spec))
+            sharding = NamedSharding(self.mesh, partition, memory_kind=kind)
+            self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+        return self._cache[key]
+
+    def _single(self, shape: tuple[int, ...], dtype: str, device: Any) -> Layout:
+        key = ("single", shape, dtype, device.id)
+        if key not in self._cache:
+            sharding = SingleDeviceSharding(device)
+            self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
+        return self._cache[key]
+
+
+def spec_tuple(spec: Any, rank: int) -> tuple[tuple[str, ...], ...]:
+    """A PartitionSpec as one tuple of axis names per dimension (``()`` unpartitioned)."""
+    out: list[tuple[str, ...]] = []
+    for entry in tuple(spec) + (None,) * (rank - len(spec)):
+        if entry is None or entry is PartitionSpec.UNCONSTRAINED:
+            out.append(())
+        elif isinstance(entry, tuple):
+            out.append(tuple(str(a) for a in entry))
+        else:
+            out.append((str(entry),))
+    return tuple(out)
+
+
+def _index_of(variables: Sequence[Any], var: Any) -> int | None:
+    for i, candidate in enumerate(variables):
+        if candidate is var:
+            return i
+    return None
