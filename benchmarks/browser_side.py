@@ -26,6 +26,7 @@ process started here is ended by its id.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import pathlib
 import re
@@ -43,6 +44,7 @@ STATIC = REPO / "src" / "shardviz" / "static"
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 from browser_support import (  # noqa: E402
     JupyterLab,
+    lab_path,
     launch_chromium,
     server_only_context,
     start_jupyter_lab,
@@ -174,8 +176,15 @@ def heap_after_gc(cdp: Any) -> int:
 HEAP_WARM_EDITS = 300
 
 
-def heap_check(page: Any, cdp: Any, edits: int, *, warm: int) -> dict[str, Any]:
-    """The same widget, `edits` more edits (one a frame): heap and DOM counts after GC, before and after."""
+# Heap growth is read over this many runs of `edits` edits each, one after the
+# other: one before/after pair is mostly the collector's noise (tens of KiB
+# either way), the median of several says whether the heap grows.
+HEAP_SAMPLES = 5
+
+
+def heap_check(page: Any, cdp: Any, edits: int, *, warm: int, samples: int = HEAP_SAMPLES) -> dict[str, Any]:
+    """The same widget, `samples` runs of `edits` more edits (one a frame): heap after GC
+    and DOM counts at the start and after each run."""
 
     def state() -> tuple[int, dict[str, int]]:
         return heap_after_gc(cdp), cdp.send("Memory.getDOMCounters")
@@ -185,18 +194,27 @@ def heap_check(page: Any, cdp: Any, edits: int, *, warm: int) -> dict[str, Any]:
     first_heap, _ = state()
     page.evaluate("(k) => bench.plainEdits(k)", max(0, warm - edits))
     h0, dom0 = state()
-    page.evaluate("(k) => bench.plainEdits(k, {frames: true})", edits)
-    h1, dom1 = state()
+    heaps, doms = [h0], [dom0]
+    for _ in range(samples):
+        page.evaluate("(k) => bench.plainEdits(k, {frames: true})", edits)
+        h, dom = state()
+        heaps.append(h)
+        doms.append(dom)
+    growths = [b - a for a, b in itertools.pairwise(heaps)]
     return {
         "edits": edits,
         "warm_edits": warm,
         "first_growth_bytes": first_heap - cold_heap,
-        "before_bytes": h0,
-        "after_bytes": h1,
-        "growth_bytes": h1 - h0,
+        "heap_bytes": heaps,
+        "growth_samples_bytes": growths,
+        "growth_bytes": statistics.median(growths),
+        "growth_min_bytes": min(growths),
+        "growth_max_bytes": max(growths),
         "dom_before": dom0,
-        "dom_after": dom1,
-        "dom_grew": any(dom1[k] > dom0[k] for k in ("nodes", "jsEventListeners", "documents")),
+        "dom_after": doms[-1],
+        "dom_samples": doms,
+        # Counted at the end: a listener or node alive at one reading and gone by the next is not a leak.
+        "dom_grew": any(doms[-1][k] > dom0[k] for k in ("nodes", "jsEventListeners", "documents")),
         "timeline_entries": page.evaluate("bench.timelineEntries()"),
         "cold_dom": cold_dom,
     }
@@ -282,22 +300,45 @@ def proc_memory(pid: int) -> dict[str, float]:
     return {"peak_rss_mib": fields.get("VmHWM", float("nan")), "rss_mib": fields.get("VmRSS", float("nan"))}
 
 
-NODELAY_CONFIG = """
+# jupyter_server_config.py for the benchmark's server: on each kernel websocket
+# it opens, optionally turn Nagle's algorithm off (--lab-tcp-nodelay, a
+# diagnostic), and in either case write down the socket's TCP_NODELAY as the
+# kernel sees it (getsockopt), so the table says what was measured.
+SOCKET_CONFIG = """
+import builtins
+import json
+import socket
+
 from jupyter_server.services.kernels.websocket import KernelWebsocketHandler
 
+NODELAY = {nodelay!r}
+RECORD = {record!r}
 _open = KernelWebsocketHandler.open
 
 
-async def open(self, *args, **kwargs):
-    self.set_nodelay(True)
+async def open_recording(self, *args, **kwargs):
+    if NODELAY:
+        self.set_nodelay(True)
+    sock = self.ws_connection.stream.socket
+    value = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+    with builtins.open(RECORD, "a") as f:
+        f.write(json.dumps({{"kernel": self.kernel_id, "tcp_nodelay": value}}) + "\\n")
     return await _open(self, *args, **kwargs)
 
 
-KernelWebsocketHandler.open = open
+KernelWebsocketHandler.open = open_recording
 """
 
 
+def kernel_socket_options(record: pathlib.Path) -> list[int]:
+    """TCP_NODELAY of each kernel websocket the server opened, as the config wrote it down."""
+    if not record.exists():
+        return []
+    return [int(json.loads(line)["tcp_nodelay"]) for line in record.read_text().splitlines() if line.strip()]
+
+
 LAB_HEAP_WARM_EDITS = 40
+LAB_HEAP_BLOCK = 20  # edits between two heap readings: 100 edits give 5 samples
 BREAKDOWN = ("to_send_ms", "server_kernel_ms", "to_dom_ms", "to_kernel_ms", "in_kernel_ms", "from_kernel_ms")
 SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
 MESH_SETUP = {
@@ -408,21 +449,26 @@ def lab_bench(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {"counts": {}, "tcp_nodelay": tcp_nodelay}
     with tempfile.TemporaryDirectory(prefix="shardviz-bench-lab-") as tmp:
+        record = pathlib.Path(tmp) / "kernel-sockets.jsonl"
+        (pathlib.Path(tmp) / "lab").mkdir()
         lab = start_jupyter_lab(
-            pathlib.Path(tmp),
+            pathlib.Path(tmp) / "lab",
             kernel_devices=None,  # each notebook sets its own device count before JAX starts
             # Diagnostic only: jupyter_server leaves Nagle's algorithm on for the kernel
             # websocket, and a message written behind another small one can wait for the
             # browser's delayed ACK (40 ms on Linux).
-            server_config=NODELAY_CONFIG if tcp_nodelay else "",
+            server_config=SOCKET_CONFIG.format(nodelay=tcp_nodelay, record=str(record)),
             start_s=120,
         )
         try:
             out["jupyterlab"] = _lab_version()
             for n in counts:
                 out["counts"][str(n)] = _lab_one(lab, browser, n, edits[n], heap=(n == heap_at))
+            if heap_at in counts:
+                out["baseline"] = _lab_baseline(lab, browser, edits[heap_at], SPECS[heap_at])
         finally:
             stop_jupyter_lab(lab)
+        out["kernel_socket_tcp_nodelay"] = kernel_socket_options(record)
     return out
 
 
@@ -443,7 +489,7 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
     try:
         page = context.new_page()
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
-        page.goto(lab.url(f"lab/tree/{name}"))
+        page.goto(lab.url(lab_path(name)))
         page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
         # Reopened workspaces can hold another notebook's (hidden) indicator too.
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
@@ -490,7 +536,7 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
             checkpoint()
         for i in range(edits):
             samples.append(one_edit(i))
-            if heap and (i + 1) % 25 == 0:
+            if heap and (i + 1) % LAB_HEAP_BLOCK == 0:
                 checkpoint()
         if heap:
             grown_by_group = heap_growth_by_group(snapshot_before, heap_by_kind(cdp))
@@ -511,19 +557,73 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
             "outside_requests": outside,
         }
         if heap:
-            result["heap"] = {
-                "edits": len(samples),
-                "before_bytes": heap_bytes[0],
-                "after_bytes": heap_bytes[-1],
-                "growth_bytes": heap_bytes[-1] - heap_bytes[0],
-                "every_25_edits_bytes": heap_bytes,
-                "dom_counters": [dom[0], dom[-1]],
-                "snapshot_growth_by_group_bytes": grown_by_group,
-            }
+            result["heap"] = heap_samples(heap_bytes, dom, len(samples))
+            result["heap"]["snapshot_growth_by_group_bytes"] = grown_by_group
         return result
     finally:
         lab.note_kernels()
         context.close()
         with contextlib.suppress(Exception):  # end this notebook's kernel now: the next one needs the memory
+            for session in lab.api("sessions"):
+                lab.api(f"kernels/{session['kernel']['id']}", method="DELETE")
+
+
+def heap_samples(heap_bytes: list[int], dom: list[dict[str, int]], edits: int) -> dict[str, Any]:
+    """Heap growth between readings taken every LAB_HEAP_BLOCK edits: median and spread."""
+    growths = [b - a for a, b in itertools.pairwise(heap_bytes)]
+    return {
+        "edits": edits,
+        "block": LAB_HEAP_BLOCK,
+        "heap_bytes": heap_bytes,
+        "growth_samples_bytes": growths,
+        "growth_bytes": heap_bytes[-1] - heap_bytes[0],
+        "block_median_bytes": statistics.median(growths) if growths else None,
+        "block_min_bytes": min(growths, default=None),
+        "block_max_bytes": max(growths, default=None),
+        "dom_counters": [dom[0], dom[-1]] if dom else [],
+    }
+
+
+def _lab_baseline(lab: JupyterLab, browser: Any, edits: int, specs: list[str]) -> dict[str, Any]:
+    """The same keystrokes as the widget's edits (fill a spec text, press Enter), typed
+    into a raw cell of a notebook with no widget: what JupyterLab's page grows by anyway."""
+    name = "bench-baseline.ipynb"
+    write_notebook(lab.root_dir / name, ["x, y"], cell_types=["raw"])
+    context, outside = server_only_context(lab, browser)
+    context.set_default_timeout(60_000)
+    context.add_init_script(WS_SPY_JS)  # as in the widget's page
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
+        page.goto(lab.url(lab_path(name)))
+        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
+        editor = page.locator(".jp-Notebook .jp-RawCell .cm-content").first
+        editor.click()
+        cdp = context.new_cdp_session(page)
+
+        def one_edit(i: int) -> None:
+            editor.fill(specs[(i + 1) % 2])
+            editor.press("Enter")
+
+        for i in range(LAB_HEAP_WARM_EDITS):
+            one_edit(i)
+        heap_bytes: list[int] = [heap_after_gc(cdp)]
+        dom: list[dict[str, int]] = [cdp.send("Memory.getDOMCounters")]
+        for i in range(edits):
+            one_edit(i)
+            if (i + 1) % LAB_HEAP_BLOCK == 0:
+                heap_bytes.append(heap_after_gc(cdp))
+                dom.append(cdp.send("Memory.getDOMCounters"))
+        result = heap_samples(heap_bytes, dom, edits)
+        result["text_after"] = editor.inner_text()
+        result["errors"] = errors
+        result["outside_requests"] = outside
+        return result
+    finally:
+        lab.note_kernels()
+        context.close()
+        with contextlib.suppress(Exception):
             for session in lab.api("sessions"):
                 lab.api(f"kernels/{session['kernel']['id']}", method="DELETE")

@@ -10,6 +10,8 @@ Starts JAX with N CPU devices, then measures, on one real 2-D float32 array:
   cleared); the same split into describe alone and payload alone;
 - ``jax.debug.visualize_array_sharding(x)``, its rich table captured to a
   string (what a terminal user gets here: no colour without matplotlib);
+- shardviz's own terminal picture, ``render_text(x, width=80, color=False)``
+  (the width rich gives that table), like for like with the line above;
 - treescope: ``render_array_sharding(x)`` rendered to HTML with
   ``render_to_html(figure, compressed=True)`` (treescope's default), and its
   bytes raw and gzipped, against the payload's;
@@ -161,7 +163,7 @@ def main() -> dict[str, Any]:
 
     # Every timed call gets an array nobody has described or drawn yet, made
     # ahead of the timing (so that XLA's work on it is done).
-    pool = [new_array() for _ in range(2 * REPEATS + 2 * SLOW_REPEATS)]
+    pool = [new_array() for _ in range(3 * REPEATS + 2 * SLOW_REPEATS)]
     fresh = iter(pool)
 
     def fresh_array(_: int = 0) -> jax.Array:
@@ -209,6 +211,17 @@ def main() -> dict[str, Any]:
     out["vas_first_call_ms"] = (time.perf_counter() - t0) * 1e3
     out["vas_chars"] = len(text)
     out["vas"] = timed(visualize, SLOW_REPEATS, before=fresh_array)
+
+    # ---------------------------------------------------------------- render_text: a terminal picture too
+    def terminal_picture(arr: jax.Array) -> str:
+        # 80 columns and no colour: what visualize_array_sharding's captured table has.
+        return shardviz.render_text(arr, width=80, color=False)
+
+    t0 = time.perf_counter()
+    text = terminal_picture(x)
+    out["sv_text_first_call_ms"] = (time.perf_counter() - t0) * 1e3
+    out["sv_text_chars"] = len(text)
+    out["sv_text"] = timed(terminal_picture, REPEATS, before=fresh_array)
 
     # ---------------------------------------------------------------- treescope
     import treescope

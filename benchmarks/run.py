@@ -170,7 +170,7 @@ def ratio(value: float | None) -> str:
 def size(value: int | None) -> str:
     if value is None:
         return "—"
-    return f"{value / KiB:.1f} KiB" if value >= 10 * KiB else f"{value} B"
+    return f"{value / KiB:.1f} KiB" if abs(value) >= 10 * KiB else f"{value:.0f} B"
 
 
 def verdict(ok: bool | None) -> str:
@@ -196,10 +196,23 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         value = vas_ratio(n)
         rows.append(
             {
-                "target": f"describe + payload vs visualize_array_sharding, {n} devices (warm medians)",
+                "target": f"describe + payload (the widget's data) vs visualize_array_sharding (a terminal table), "
+                f"{n} devices (warm medians)",
                 "figure": ratio(value),
                 "limit": f"≤ {TARGETS[key]}x",
                 "ok": None if value is None else value <= TARGETS[key],
+            }
+        )
+    for n in (4096, 512):
+        r = py.get(str(n))
+        value = r["sv_text"]["median_ms"] / r["vas"]["median_ms"] if r and "sv_text" in r else None
+        rows.append(
+            {
+                "target": f"render_text vs visualize_array_sharding, both a terminal picture as a string "
+                f"(80 columns, no colour), {n} devices (warm medians)",
+                "figure": ratio(value),
+                "limit": "no target: like for like",
+                "ok": None,
             }
         )
     r4096 = py.get("4096")
@@ -275,10 +288,12 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
     if heaps:
         worst_growth = max(h["growth_bytes"] for h in heaps.values())
         dom_grew = any(h["dom_grew"] for h in heaps.values())
+        runs = len(next(iter(heaps.values())).get("growth_samples_bytes", [0]))
         rows.append(
             {
-                "target": "JS heap after 100 edits, widget (after GC; DOM nodes and listeners)",
-                "figure": ", ".join(f"{size(h['growth_bytes'])} at {n}" for n, h in heaps.items())
+                "target": f"JS heap growth over 100 edits, widget (after GC; median of {runs} runs, their range "
+                "in brackets; DOM nodes and listeners)",
+                "figure": ", ".join(f"{size(h['growth_bytes'])} {heap_range(h)} at {n}" for n, h in heaps.items())
                 + ("; DOM grew" if dom_grew else "; DOM flat"),
                 "limit": f"≤ {size(TARGETS['heap_growth_bytes'])}, DOM flat",
                 "ok": worst_growth <= TARGETS["heap_growth_bytes"] and not dom_grew,
@@ -288,6 +303,10 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 SIDE_ELEMENTS = 1024 * 1024
+
+
+def heap_range(heap: dict[str, Any], low: str = "growth_min_bytes", high: str = "growth_max_bytes") -> str:
+    return f"[{size(heap[low])} to {size(heap[high])}]" if low in heap else ""
 
 
 def table(results: dict[str, Any]) -> str:
@@ -311,25 +330,30 @@ def table(results: dict[str, Any]) -> str:
         "**Python**: float32[1024,1024], one process per device count; medians in ms. "
         "*warm*: a fresh array each call, shardviz's per-mesh device cache filled; "
         "*cold*: that cache cleared before each call; *first*: the process's first call. "
-        "visualize_array_sharding's table is captured to a string; treescope renders "
+        "visualize_array_sharding's table is captured to a string (80 columns, no colour). Two ratios over it: "
+        "*payload ratio*, shardviz's describe + payload (the widget's data, not a picture) over it; *text ratio*, "
+        "shardviz's terminal picture `render_text(x, width=80, color=False)` over it, like for like. treescope renders "
         "`render_array_sharding` with `render_to_html(compressed=True)`. *kernel-side edit*: "
         "`ShardingWidget.set_state({'spec_text': ...})` between two specs (parse, `jax.device_put`, describe, "
         "payload). *RSS*: the process's peak once JAX is up with one array described."
     )
     out.append("")
     out.append(
-        "| devices | mesh, spec | shardviz warm | cold | first | visualize_array_sharding | ratio | "
-        "treescope | ratio | payload (gzip) | treescope HTML (gzip) | bytes ratio | kernel-side edit | RSS |"
+        "| devices | mesh, spec | shardviz warm | cold | first | visualize_array_sharding | payload ratio | "
+        "render_text | text ratio | treescope | ratio | payload (gzip) | treescope HTML (gzip) | bytes ratio | "
+        "kernel-side edit | RSS |"
     )
-    out.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    out.append("| ---: | --- |" + " ---: |" * 14)
     for n, r in sorted(py.items(), key=lambda kv: int(kv[0])):
         mesh = "x".join(str(v) for v in r["mesh"].values())
         sv = r["sv_warm"]["median_ms"]
         vas = r["vas"]["median_ms"]
         ts = r["ts"]["median_ms"]
+        text = r["sv_text"]["median_ms"] if "sv_text" in r else None
         out.append(
             f"| {n} | {mesh}, `{r['spec']}` | {ms(sv)} | {ms(r['sv_cold']['median_ms'])} | "
-            f"{ms(r['sv_first_call_ms'])} | {ms(vas)} | {ratio(sv / vas)} | {ms(ts)} | {ratio(sv / ts)} | "
+            f"{ms(r['sv_first_call_ms'])} | {ms(vas)} | {ratio(sv / vas)} | {ms(text)} | "
+            f"{ratio(None if text is None else text / vas)} | {ms(ts)} | {ratio(sv / ts)} | "
             f"{size(r['payload_bytes'])} ({size(r['payload_gzip_bytes'])}) | "
             f"{size(r['ts_html_bytes'])} ({size(r['ts_html_gzip_bytes'])}) | "
             f"{ratio(r['payload_bytes'] / r['ts_html_bytes'])} | {ms(r['widget_edit']['median_ms'])} | "
@@ -370,14 +394,15 @@ def table(results: dict[str, Any]) -> str:
             "*measure*: the widget's `shardviz:render`; *+layout*: the whole change handler "
             "(payload decode included) plus forced style and layout; *frame*: until the next frame "
             "was produced. Re-render: Python's answer to a spec edit, cycling through 4 specs. "
-            "Heap: V8 heap after GC, over 100 more edits once 300 have warmed the JIT (the first 100 in brackets)."
+            "Heap: V8 heap after GC, growth over 100 edits once 300 have warmed the JIT: the median of 5 runs "
+            "of 100, one after the other, with their range; the first 100 edits of a fresh widget in the next column."
         )
         out.append("")
         out.append(
             "| devices | grid | first: measure | +layout | frame | re-render: measure | +layout | frame | "
-            "p90 measure | heap growth, 100 edits | DOM nodes |"
+            "p90 measure | heap growth, 100 edits | first 100 edits | DOM nodes |"
         )
-        out.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        out.append("| ---: | --- |" + " ---: |" * 10)
         for n, e in render["counts"].items():
             f, r = e["first"], e["rerender"]
             heap = e.get("heap")
@@ -386,10 +411,10 @@ def table(results: dict[str, Any]) -> str:
                 f"{ms(med(f['frame_ms']))} | {ms(med(r['measure_ms']))} | {ms(med(r['layout_ms']))} | "
                 f"{ms(med(r['frame_ms']))} | {ms(med(r['measure_ms'], 'p90'))} | "
                 + (
-                    f"{size(heap['growth_bytes'])} ({size(heap['first_growth_bytes'])}) | "
+                    f"{size(heap['growth_bytes'])} {heap_range(heap)} | {size(heap['first_growth_bytes'])} | "
                     f"{heap['dom_before']['nodes']} → {heap['dom_after']['nodes']} |"
                     if heap
-                    else "— | — |"
+                    else "— | — | — |"
                 )
             )
     for key, title in (("lab", "JupyterLab"), ("lab_nodelay", "JupyterLab, TCP_NODELAY on the kernel websocket")):
@@ -420,16 +445,49 @@ def table(results: dict[str, Any]) -> str:
                 f"{e['kernel']['peak_rss_mib']:.0f} MiB | "
                 + (f"{size(heap['growth_bytes'])} over {heap['edits']} edits |" if heap else "— |")
             )
+            if heap and "block_median_bytes" in heap:
+                notes.append(lab_heap_note(f"The widget's page at {n} devices", heap))
             if heap and "snapshot_growth_by_group_bytes" in heap:
                 notes.append(
                     f"Page heap growth at {n} devices, by heap snapshot: "
                     + ", ".join(f"{k} {size(v)}" for k, v in heap["snapshot_growth_by_group_bytes"].items())
                     + "."
                 )
+        baseline = lab.get("baseline")
+        if baseline:
+            notes.append(
+                lab_heap_note(
+                    "Baseline, same run and server: the same keystrokes (fill a spec text, press Enter) into a raw "
+                    "cell of a notebook with no widget",
+                    baseline,
+                )
+            )
+            widget_heap = next((e["heap"] for e in lab["counts"].values() if "heap" in e), None)
+            if widget_heap:
+                notes.append(
+                    f"Widget minus baseline, medians per {baseline['block']} edits: "
+                    f"{size(widget_heap['block_median_bytes'] - baseline['block_median_bytes'])}."
+                )
+        sockets = lab.get("kernel_socket_tcp_nodelay")
+        if sockets is not None:
+            notes.append(
+                "TCP_NODELAY on the kernel websockets, read back with getsockopt in the server as each opened: "
+                + (", ".join(str(v) for v in sockets) if sockets else "none recorded")
+                + " (1: Nagle's algorithm off; 0: on)."
+            )
         if notes:
             out.append("")
             out.extend(notes)
     return "\n".join(out) + "\n"
+
+
+def lab_heap_note(what: str, heap: dict[str, Any]) -> str:
+    samples = ", ".join(size(g) for g in heap["growth_samples_bytes"])
+    return (
+        f"{what}: heap after GC grew {size(heap['growth_bytes'])} over {heap['edits']} edits; per "
+        f"{heap['block']} edits, median {size(heap['block_median_bytes'])} "
+        f"{heap_range(heap, 'block_min_bytes', 'block_max_bytes')} ({samples})."
+    )
 
 
 def _elements(n: int) -> str:

@@ -10,7 +10,7 @@
  */
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
-import { LiveHost, type LiveModel } from "./host/liveHost";
+import { EDIT_ANSWERED, LiveHost, type LiveModel } from "./host/liveHost";
 import { modelProgramHost, type ProgramModel } from "./host/programHost";
 import { PROGRAM_TRAIT_NAMES } from "./host/programTraits";
 import type { SyncedTraits } from "./host/traits";
@@ -22,15 +22,20 @@ import { type MountedView, type ViewFactories, ViewSwitch } from "./views/index"
 import { ProgramView } from "./views/program";
 import { TreeView } from "./views/tree";
 
+/** The array view over a LiveHost: model changes go through the host, which says what the view redraws. */
 function arrayView(el: HTMLElement, model: LiveModel): MountedView {
   const host = new LiveHost(model);
   const view = new ShardvizView(el, host);
   host.onChange((keys) => view.update(keys));
+  const traits = new Set<string>(TRAIT_NAMES);
   return {
-    update: (changed) => view.update(changed as Iterable<keyof SyncedTraits>),
-    receive: (message) => {
-      if (!host.receive(message)) view.receive(message);
+    update: (changed) => {
+      for (const name of changed) {
+        if (name === EDIT_ANSWERED) host.answered(model.get(EDIT_ANSWERED));
+        else if (traits.has(name)) host.modelChanged(name as keyof SyncedTraits);
+      }
     },
+    receive: (message) => view.receive(message),
     destroy: () => view.destroy(),
   };
 }
@@ -42,7 +47,9 @@ function render({ model, el }: Pick<RenderProps<SyncedTraits>, "model" | "el">):
     program: (target) => new ProgramView(target, modelProgramHost(model as unknown as ProgramModel)),
   };
   const view = new ViewSwitch(el, () => model.get("payload"), factories);
-  const names = Array.from(new Set<string>([...TRAIT_NAMES, ...TREE_TRAIT_NAMES, ...PROGRAM_TRAIT_NAMES]));
+  const names = Array.from(
+    new Set<string>([...TRAIT_NAMES, ...TREE_TRAIT_NAMES, ...PROGRAM_TRAIT_NAMES, EDIT_ANSWERED]),
+  );
   const handlers: [string, () => void][] = names.map((name) => [
     `change:${name}`,
     // Redraw only; no save_changes here: saving from a change handler would echo back to Python.

@@ -1,10 +1,14 @@
-"""Test set-up: 12 simulated CPU devices, fixed before JAX starts its backend."""
+"""Test set-up: 12 simulated CPU devices, fixed before JAX starts its backend,
+and Hypothesis settings that make every run draw the same examples."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 
 import jax
+from hypothesis import settings
 
 # The tutorials our users come from run on 12 simulated CPU devices. Set it
 # here, before any test touches a device; XLA_FLAGS from the environment
@@ -12,13 +16,56 @@ import jax
 if "xla_force_host_platform_device_count" not in os.environ.get("XLA_FLAGS", ""):
     jax.config.update("jax_num_cpu_devices", 12)
 
+# "repeatable" (the default, and what `make test` runs): each property test
+# draws the same examples on every run (seeded from the test itself), with no
+# example database carried over from earlier runs, so the figures the
+# robustness tests print repeat run to run. "explore" draws fresh random
+# examples each run and remembers failures: `pytest --hypothesis-profile=explore`.
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", print_blob=True)
+settings.load_profile("repeatable")  # --hypothesis-profile=... on the command line overrides it
+
+
+def _load_the_whole_package() -> list[str]:
+    """Import every shardviz module now; the names of those that would not import.
+
+    Hypothesis also draws strings and numbers it finds in the loaded modules of
+    the code under test, so which modules happen to be loaded would change the
+    examples. With all of them loaded up front, a test draws the same examples
+    whichever tests run beside it (a module that fails here, e.g. the widgets
+    before the front end is built, fails its own tests loudly)."""
+    import shardviz
+
+    failed = []
+    for info in pkgutil.walk_packages(shardviz.__path__, "shardviz."):
+        try:
+            importlib.import_module(info.name)
+        except Exception as err:
+            failed.append(f"{info.name} ({type(err).__name__}: {err})")
+    return failed
+
+
+NOT_LOADED = _load_the_whole_package()
+
+
+def hypothesis_profile() -> str:
+    current = settings()
+    mode = "derandomized" if current.derandomize else "random seeds"
+    line = f"Hypothesis profile {settings._current_profile!r} ({mode}, database {current.database!r})"
+    return line + (f"; shardviz modules that did not import: {', '.join(NOT_LOADED)}" if NOT_LOADED else "")
+
+
+def pytest_report_header(config):
+    return hypothesis_profile()
+
 
 def pytest_terminal_summary(terminalreporter):
-    """Print what the robustness tests tried (figures for the README)."""
+    """Print what the robustness tests tried (figures for docs/reliability.md)."""
     import sys
 
     module = sys.modules.get("test_robustness")
     if module and module.TALLY:
         terminalreporter.section("robustness figures")
+        terminalreporter.write_line(hypothesis_profile())
         for key, count in sorted(module.TALLY.items()):
             terminalreporter.write_line(f"{key}: {count}")

@@ -64,7 +64,3 @@ def strip_ansi(text: str) -> str:
             out.append(text[i])
             i += 1
     return "".join(out)
-
-
-# --------------------------------------------------------------------------
-# colour arithmetic (ported from js/palette.ts)

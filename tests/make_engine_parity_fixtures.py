@@ -17,9 +17,8 @@ that edits made.
 A case is labelled with what only a kernel can judge (docs/local-engine.md):
 
 - ``devices``: a mesh with another number of devices that Python builds from this
-  machine's devices (the payload does not list them). For an AbstractMesh page the
-  case also carries ``offline``: Python's answer on a machine with no devices to
-  take, which is what a saved page computes (it stays virtual);
+  machine's devices (the payload does not list them). A what-if on an
+  AbstractMesh stays virtual for any mesh, so its edits are never labelled so;
 - ``manual``: a real array placed on a mesh with Manual axes (JAX alone knows
   whether ``device_put`` takes it);
 - ``memory``: a real array moved to another memory kind (left to a live kernel;
@@ -29,7 +28,6 @@ A case is labelled with what only a kernel can judge (docs/local-engine.md):
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import os
@@ -37,7 +35,6 @@ import pathlib
 import random
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -54,8 +51,7 @@ import numpy as np
 from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from shardviz import ShardingError, ShardingWidget
-from shardviz.engine import edits as edits_module
+from shardviz import ShardingError, ShardingWidget, describe
 from shardviz.engine.grammar import parse_mesh
 
 SEED = 20240614
@@ -190,8 +186,6 @@ def start_widget(rng: random.Random) -> ShardingWidget:
         # A weak-typed scalar's Layout, shown as a what-if.
         mesh = real_mesh(rng, manual=False)
         x = jax.device_put(1.0, NamedSharding(mesh, P()))
-        from shardviz import describe
-
         return ShardingWidget(describe(x), name=name)
     rank = rng.randint(0, 4)
     spec = random_spec(rng, tuple(mesh.axis_names), rank)
@@ -274,7 +268,9 @@ def corrupt(rng: random.Random, text: str) -> str:
     if how == 2:
         return text + rng.choice((",,", "(", ")", " )", "=", ":"))
     if how == 3:
-        return rng.choice(("P(", "P(x", "PartitionSpec(x, y", "(x, None)", "(None)", "x y", "x,,y", "'unclosed"))
+        return rng.choice(
+            ("P(", "P(x", "PartitionSpec(x, y", "(x, None)", "(None)", "x y", "x,,y", "'unclosed", "😀, 数据 'open😀😀")
+        )
     if how == 4:
         return "x" * rng.choice((1999, 2000, 2001, 2500))
     if how == 5:
@@ -360,7 +356,7 @@ def mesh_edit(rng: random.Random, payload: dict[str, Any]) -> str:
     if how == 1:
         return rng.choice(("x=1024, y=1024", "x=1024, y=1025", "x=99999999999999999999, y=2", "big=1048577"))
     if how == 2:
-        return rng.choice(("x=0", "x=-1", "x=2.5", "x=²", "x=two", "x", "x=", "=2", "x=2 y=4", "x=2,x=4"))
+        return rng.choice(("x=0", "x=-1", "x=2.5", "x=²", "x=two", "x", "x=", "=2", "x=2 y=4", "x=2,x=4", "😀=2, 'y=4"))
     if how == 3:
         return rng.choice(("x=2:fast", "x=2:", "x=4:AUTO, y=2:Manual", "x=2:auto:auto", "'x'=2, ''=1"))
     if how == 4:
@@ -408,7 +404,10 @@ def needed_devices(payload: dict[str, Any], edit: dict[str, str]) -> int | None:
 
 def kernel_label(payload: dict[str, Any], edit: dict[str, str], answer: dict[str, Any]) -> str | None:
     needed = needed_devices(payload, edit)
-    other_devices = needed is not None and (payload["mesh"] is None or needed != payload["devices"]["count"])
+    virtual = payload["mesh"] is not None and payload["mesh"]["abstract"]  # a what-if stays virtual: no devices to take
+    other_devices = (
+        not virtual and needed is not None and (payload["mesh"] is None or needed != payload["devices"]["count"])
+    )
     if other_devices and needed is not None and needed <= payload["machine_devices"]:
         return "devices"
     if not payload["has_array"]:
@@ -430,28 +429,6 @@ def target_mesh_types(payload: dict[str, Any], edit: dict[str, str]) -> list[str
     return list(parse_mesh(text).types)
 
 
-class _NoDevices:
-    """The jax module as the edits see it, on a machine with no devices to take."""
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(jax, name)
-
-    @staticmethod
-    def devices(*_args: Any, **_kwargs: Any) -> list[Any]:
-        return []
-
-
-@contextlib.contextmanager
-def machine_without_devices() -> Iterator[None]:
-    """Python's edits on a machine that has no devices to take: a mesh of any size stays virtual."""
-    real = edits_module.jax
-    edits_module.jax = _NoDevices()  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        edits_module.jax = real
-
-
 # ----------------------------------------------------------------------
 # running the widget
 
@@ -463,20 +440,6 @@ def widget_answer(widget: ShardingWidget, edit: dict[str, str]) -> dict[str, Any
         assert widget.error_source in ("spec", "mesh", "memory_kind"), (widget.error_source, widget.error)
         return {"error": {"message": widget.error, "source": widget.error_source}}
     return {"payload": dict(widget.payload), "notice": widget.notice}
-
-
-@contextlib.contextmanager
-def rewound(widget: ShardingWidget, state: Any) -> Iterator[None]:
-    """Run from an earlier state of the widget, then put back what it shows now."""
-    ctrl = widget._controller
-    now = (ctrl.state, ctrl.error, ctrl.error_source, ctrl.notice)
-    ctrl.state, ctrl.error, ctrl.error_source, ctrl.notice = state, "", "", ""
-    widget._publish()
-    try:
-        yield
-    finally:
-        ctrl.state, ctrl.error, ctrl.error_source, ctrl.notice = now
-        widget._publish()
 
 
 class Table:
@@ -508,7 +471,6 @@ def make_cases(seed: int, count: int) -> dict[str, Any]:
         widget = start_widget(rng)
         for _step in range(rng.randint(3, 9)):
             before = dict(widget.payload)
-            state_before = widget._controller.state
             edit = random_edit(rng, before)
             answer = widget_answer(widget, edit)
             label = kernel_label(before, edit, answer)
@@ -519,12 +481,31 @@ def make_cases(seed: int, count: int) -> dict[str, Any]:
                 "python": stored(answer, table),
                 "kernel_only": label,
             }
-            if label == "devices" and before["mesh"] is not None and before["mesh"]["abstract"]:
-                with rewound(widget, state_before), machine_without_devices():
-                    assert dict(widget.payload) == before
-                    case["offline"] = stored(widget_answer(widget, edit), table)
             cases.append(case)
-    return {"seed": seed, "machine_devices": jax.device_count(), "payloads": table.rows, "cases": cases}
+    return {
+        "seed": seed,
+        "machine_devices": jax.device_count(),
+        "payloads": table.rows,
+        "cases": cases,
+        "python_text": python_text(),
+    }
+
+
+# Characters whose repr or whitespace status the engine's messages depend on: C0 and C1
+# controls, Latin-1 (no-break space, soft hyphen), format and separator characters, a
+# private-use and an astral one, quotes and backslashes. (Characters assigned after the
+# Unicode version of Python's database are left out: the browser's may be newer.)
+SPECIAL_CHARS = (
+    "\u034f\u061c\u115f\u180e\u200b\u200d\u200e\u2028\u2029\u202f\u205f\u2060\u3000\ufeff\ue000\U0001f600\U000e0001"
+)
+TEXTS = ("o'k", 'say "hi"', "both'\"", "back\\slash", "tab\tnew\nline\r", "naïve 数据 😀", " pad \u3000", "")
+
+
+def python_text() -> dict[str, list[list[str]]]:
+    """Python's repr and strip of characters and strings, for the engine's own (js/engine/pytext.ts)."""
+    chars = [chr(c) for c in range(0x250)] + list(SPECIAL_CHARS)
+    texts = chars + list(TEXTS)
+    return {"repr": [[t, repr(t)] for t in texts], "strip": [[t, t.strip()] for t in texts]}
 
 
 def main(argv: list[str] | None = None) -> int:

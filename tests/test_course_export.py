@@ -10,14 +10,13 @@ import pathlib
 import re
 import shutil
 
+import nbclient  # noqa: F401  test dependencies (the test extra): a missing one fails here, never skips
+import nbconvert  # noqa: F401
+import nbformat
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-pytest.importorskip("nbconvert")
-pytest.importorskip("nbclient")
-
-from shardviz.export import course  # noqa: E402
-from shardviz.export.page import bundle_assets  # noqa: E402
+from shardviz.export import course
+from shardviz.export.page import bundle_assets
 
 NOTEBOOK_DIR = pathlib.Path(__file__).resolve().parent.parent / "notebooks"
 NOTEBOOK = NOTEBOOK_DIR / "02-jit-propagation.ipynb"

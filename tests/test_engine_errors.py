@@ -94,11 +94,11 @@ def test_deleted_array(mesh):
 def test_donated_array(mesh):
     x = jax.device_put(jnp.zeros((4, 8)), NamedSharding(mesh, P("x")))
     jax.jit(lambda a: a + 1, donate_argnums=0)(x)
-    if not x.is_deleted():  # CPU may decline the donation; then the array is fine
-        assert shardviz.describe(x).shape == (4, 8)
-    else:
-        with pytest.raises(ShardingError, match=r"donation"):
-            shardviz.describe(x)
+    # JAX 0.10.2's CPU backend honours the donation: the buffer is gone. (Were a
+    # platform to decline it, this assertion would say so instead of passing.)
+    assert jax.devices()[0].platform == "cpu" and x.is_deleted()
+    with pytest.raises(ShardingError, match=r"donation"):
+        shardviz.describe(x)
 
 
 def test_tracer_inside_jit_says_how_to_inspect():

@@ -134,3 +134,29 @@ def test_retrace_refusals(arr):
         retrace(prog, ["(x, y), None"])
     with pytest.raises(ShardingError, match="expected a PartitionSpec"):
         retrace(prog, [3])
+
+
+@pytest.mark.parametrize("axis", ["ü", "轴", "a\\C", "a\\"])
+def test_axis_names_xla_aborts_on_are_refused_before_compiling(axis):
+    """XLA 0.10.2 aborts the process compiling a mesh axis name with a non-ASCII
+    character or a backslash (checked in a subprocess when this test was written);
+    trace must refuse such a program rather than take the kernel down."""
+    mesh = jax.make_mesh((2,), (axis,), devices=jax.devices()[:2])
+    x = jax.device_put(jnp.ones(4), NamedSharding(mesh, P(axis)))
+    with pytest.raises(ShardingError, match=r"rename those axes to plain ASCII"):
+        shardviz.trace(lambda a: a * 2, x)
+    assert not x.is_deleted()
+
+
+@pytest.mark.parametrize("axis", ['a"b', "a b", "<img src=x>", "x'y"])
+def test_other_odd_axis_names_trace(axis):
+    mesh = jax.make_mesh((2,), (axis,), devices=jax.devices()[:2])
+    x = jax.device_put(jnp.ones(4), NamedSharding(mesh, P(axis)))
+    assert shardviz.trace(lambda a: a * 2, x).inputs[0].spec == ((axis,),)
+
+
+def test_the_array_widget_survives_a_move_it_cannot_compile():
+    mesh = jax.make_mesh((2, 4), ("ü", "y"), devices=jax.devices()[:8])
+    w = shardviz.ShardingWidget(jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("ü"))))
+    w.set_state({"spec_text": "None, y"})
+    assert w.error == "" and w.last_move is None and "plain ASCII" in w.move["error"]

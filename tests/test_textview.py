@@ -34,6 +34,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from decoding import expand_ids
+from jax_truth import jax_blocks
 from shardviz.text import ansi
 from shardviz.text.picture import render_layout
 from shardviz.text.ranges import abbreviate_ids, compress_ids
@@ -168,13 +169,6 @@ def parse_picture(text: str, rank: int) -> list[Box]:
 
 # --------------------------------------------------------------------------
 # JAX's answer
-
-
-def jax_blocks(sharding, shape) -> dict[int, tuple[tuple[int, int], ...]]:
-    return {
-        d.id: tuple(s.indices(n)[:2] for s, n in zip(idx, shape, strict=True))
-        for d, idx in sharding.devices_indices_map(tuple(shape)).items()
-    }
 
 
 def inside(block: tuple[tuple[int, int], ...], region: tuple[tuple[int, int] | None, ...]) -> bool:

@@ -93,3 +93,22 @@ def test_a_leaf_off_every_mesh_is_left_to_the_kernel():
     assert group["mesh"] is None and group["sharding"] == SingleDeviceSharding.__name__
     ids = decode_runs(payload["devices"]["id"])
     assert [ids[p] for p in decode_runs(group["devices"])] == [7]
+
+
+def test_physical_device_attributes_travel_per_mesh():
+    """TPU devices carry coords, core_on_chip and slice_index (CPUs have none): each mesh sends its own, in its
+    order, run-encoded as the array payload's device columns, so a leaf laid out in the browser keeps them."""
+    import dataclasses
+
+    from shardviz.engine.model import PhysicalColumns
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
+    tl = shardviz.describe_tree({"w": jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P("data")))})
+    coords = np.array([[k % 4, k // 4, 0] for k in range(8)], dtype=np.int64)
+    physical = PhysicalColumns(
+        coords=coords, core_on_chip=np.zeros(8, dtype=np.int64), slice_index=np.ones(8, dtype=np.int64)
+    )
+    fake = dataclasses.replace(tl, meshes=(dataclasses.replace(tl.meshes[0], physical=physical),))
+    entry = fake.to_json()["meshes"][0]
+    assert [decode_runs(column) for column in entry["coords"]] == [coords[:, d].tolist() for d in range(3)]
+    assert decode_runs(entry["core_on_chip"]) == [0] * 8 and decode_runs(entry["slice_index"]) == [1] * 8

@@ -462,3 +462,16 @@ def test_a_mesh_of_as_many_devices_keeps_them_in_mesh_order():
     namespace = {"arr": jnp.zeros((8, 8))}
     exec(w.payload["code"], namespace)  # rebuilds the same permuted mesh
     assert [d.id for d in namespace["layout_mesh"].devices.flat] == [d.id for d in devices]
+
+
+def test_jax_refusing_a_mesh_edit_blames_the_mesh_and_says_something(x):
+    """JAX 0.10.2 cannot place an array on a mesh of only Manual axes, and says so
+    with a bare AssertionError: the refusal belongs to the mesh editor, not the spec's."""
+    with pytest.raises(AssertionError):
+        jax.device_put(x, NamedSharding(jax.make_mesh((2,), ("a",), axis_types=(AxisType.Manual,)), P()))
+    w = ShardingWidget(x)
+    before = dict(w.payload)
+    frontend(w, mesh_text="a=2:manual")
+    assert w.error_source == "mesh"
+    assert w.error == "JAX refused to place the array there: AssertionError with no message"
+    assert w.payload == before and w.mesh_text == "x=2, y=4"

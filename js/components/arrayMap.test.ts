@@ -1,14 +1,32 @@
 import { describe, expect, it, vi } from "vitest";
 import { decodePayload, type Payload } from "../payload/array";
-import { loadFixture } from "../test/fixtures";
+import { FIXTURE_NAMES, loadFixture, loadPythonAnswers } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
-import { MAP_GROWTH_FOR_LABELS, MAP_MAX_HEIGHT, MAP_MAX_WIDTH, mapSize, renderArrayMap } from "./arrayMap";
-import { chooseDim, defaultSlice, type SliceChoice, visibleTiles } from "./slicing";
+import { tileColor } from "../util/palette";
+import {
+  chooseLabels,
+  MAP_GROWTH_FOR_LABELS,
+  MAP_MAX_HEIGHT,
+  MAP_MAX_WIDTH,
+  mapSize,
+  renderArrayMap,
+} from "./arrayMap";
+import { fitTileLabels, NO_LABELS, type TileLabelSizes } from "./labelFit";
+import { rulerBands } from "./mapRulers";
+import {
+  chooseDim,
+  defaultPictureDims,
+  defaultSlice as defaultSliceOf,
+  type SliceChoice,
+  visibleTiles,
+} from "./slicing";
+
+const defaultSlice = (payload: Payload): SliceChoice => defaultSliceOf(payload, decodePayload(payload).tileCounts);
 
 function draw(payload: Payload, choice: SliceChoice = defaultSlice(payload), onChoice = vi.fn()) {
   const layout = decodePayload(payload);
   const events = { onHover: vi.fn(), onFocus: vi.fn(), onActivate: vi.fn() };
-  const view = renderArrayMap(layout, events, new AbortController().signal, { choice, onChoice });
+  const view = renderArrayMap(layout, events, new AbortController().signal, { choice, onChoice, fill: tileColor });
   document.body.append(view.element);
   return { root: view.element, view, events, onChoice, layout };
 }
@@ -25,7 +43,7 @@ describe("array map", () => {
     expect(t5.style.width).toBe("25%");
     expect(t5.style.top).toBe("50%");
     expect(t5.style.height).toBe("50%");
-    expect(t5.querySelector(".sv-tile-index")?.textContent).toBe("2:4, 2:4");
+    expect(t5.querySelector(".sv-tile-index")?.textContent).toBe("[2:4, 2:4]");
     expect(t5.querySelector(".sv-tile-devices")?.textContent).toBe("CPU 5");
     expect(t5.getAttribute("aria-label")).toBe("Tile 5 [2:4, 2:4] on devices 5");
     expect(root.querySelector(".sv-badge")).toBeNull();
@@ -37,7 +55,7 @@ describe("array map", () => {
     const first = tiles(root)[0];
     expect(first.querySelector(".sv-badge")?.textContent).toBe("\u00d72");
     expect(first.querySelector(".sv-tile-devices")?.textContent).toBe("CPU 0,4");
-    expect(first.querySelector(".sv-tile-index")?.textContent).toBe("0:2");
+    expect(first.querySelector(".sv-tile-index")?.textContent).toBe("[0:2]");
   });
 
   it("shows rank 0 and rank 1 arrays", () => {
@@ -47,7 +65,7 @@ describe("array map", () => {
     expect(scalar.querySelector(".sv-tile-devices")?.textContent).toBe("CPU 0-7");
     const single = draw(loadFixture("single_device")).root;
     expect(tiles(single)).toHaveLength(1);
-    expect(single.querySelector(".sv-tile-index")?.textContent).toBe("0:8");
+    expect(single.querySelector(".sv-tile-index")?.textContent).toBe("[0:8]");
   });
 
   it("shows the partitioned dims of a rank-4 array first and steps the others", () => {
@@ -74,7 +92,7 @@ describe("array map", () => {
     expect([next.rowDim, next.colDim]).toEqual([1, 2]);
     const redrawn = draw(payload, next).root;
     expect(tiles(redrawn)).toHaveLength(2); // dim 1 cut in 2, dim 2 whole
-    expect(redrawn.querySelector(".sv-tile-index")?.textContent).toBe("0:2, 0:6");
+    expect(redrawn.querySelector(".sv-tile-index")?.textContent).toBe("[0:2, 0:6]");
   });
 
   it("steps through a cut dimension that is not drawn", () => {
@@ -217,11 +235,158 @@ describe("array map size", () => {
     expect(frame.style.getPropertyValue("--sv-map-width")).toBe(`${width}px`);
     const area = frame.querySelector(".sv-map-area") as HTMLElement;
     expect(area.style.aspectRatio.replace(/\s/g, "")).toBe(`${width}/${height}`);
-    // titles and map are the frame's own grid items (no wrapper that could outgrow the map)
+    // titles, rulers and map are the frame's own grid items (no wrapper that could outgrow the map)
     expect(Array.from(frame.children).map((c) => c.className)).toEqual([
       "sv-dim-title",
+      "sv-ruler sv-ruler-across",
+      "sv-ruler-name sv-ruler-name-across",
       "sv-dim-title sv-vertical",
+      "sv-ruler sv-ruler-down",
+      "sv-ruler-name sv-ruler-name-down",
       "sv-map-area",
     ]);
+    // the map, the across title and the across ruler share one column
+    const column = (selector: string) => (frame.querySelector(selector) as HTMLElement).style.gridColumn;
+    expect(column(".sv-map-area")).toBe("3");
+    expect(column(".sv-dim-title:not(.sv-vertical)")).toBe("3");
+    expect(column(".sv-ruler-across")).toBe("3");
+  });
+});
+
+describe("the map's default dimensions", () => {
+  const answers = loadPythonAnswers().picture_dims;
+  it.each(FIXTURE_NAMES)("%s: the terminal picture's rows and columns", (name) => {
+    const payload = loadFixture(name);
+    const { rowDim, colDim } = defaultSlice(payload);
+    expect([rowDim, colDim]).toEqual(answers[name]);
+  });
+  it("draws the split dims of float32[4,6,8,2,3] with P('a', None, ('b','c')), not the last two", () => {
+    expect(defaultPictureDims([2, 1, 4, 1, 1])).toEqual({ rowDim: 0, colDim: 2 });
+    expect(defaultPictureDims([1, 1, 1])).toEqual({ rowDim: 1, colDim: 2 });
+    expect(defaultPictureDims([4, 4, 1])).toEqual({ rowDim: 0, colDim: 1 });
+  });
+});
+
+describe("rulers", () => {
+  const rulers = (root: Element) =>
+    Array.from(root.querySelectorAll<HTMLElement>('[data-role="ruler"]')).map((r) => ({
+      axis: r.getAttribute("data-axis"),
+      side: r.classList.contains("sv-ruler-across") ? "across" : "down",
+      labels: Array.from(r.querySelectorAll(".sv-ruler-label")).map((l) => l.textContent),
+    }));
+
+  it("name the axes that split each drawn dim, major first, with their coordinates", () => {
+    const { root } = draw(loadFixture("mesh2x4_xy"));
+    expect(rulers(root)).toEqual([
+      { axis: "y", side: "across", labels: ["0", "1", "2", "3"] },
+      { axis: "x", side: "down", labels: ["0", "1"] },
+    ]);
+  });
+
+  it("read 'dim 1 is split by (b, c)' at 4096 devices: b labelled, c banded", () => {
+    const { root } = draw(loadFixture("abstract_4096"));
+    const drawn = rulers(root);
+    expect(drawn.map((r) => [r.axis, r.side])).toEqual([
+      ["b", "across"],
+      ["c", "across"],
+      ["a", "down"],
+    ]);
+    expect(drawn[0].labels).toEqual(Array.from({ length: 16 }, (_, i) => String(i)));
+    expect(drawn[1].labels).toEqual([]); // 256 bands of under 2 px: too thin to label
+    const c = root.querySelector<HTMLElement>('[data-role="ruler"][data-axis="c"]');
+    expect(c?.style.background).toContain("repeating-linear-gradient");
+    expect(drawn[2].labels.length).toBeGreaterThan(0);
+  });
+
+  it("label every other coordinate where every one does not fit", () => {
+    const layout = decodePayload(loadFixture("abstract_4096"));
+    const [a] = rulerBands(layout, 0, 110); // 16 bands of under 7 px
+    expect(a).toMatchObject({ axis: "a", size: 16, bands: 16, every: 2 });
+    const [b, c] = rulerBands(layout, 1, 440);
+    expect([b.every, c.every, c.bands]).toEqual([1, 0, 256]);
+  });
+});
+
+describe("block steppers", () => {
+  it("step with the arrow keys, and stop at the ends", () => {
+    const payload = loadFixture("mesh3axis"); // float32[8,8,4] over a, (b, c): dim 1 has 4 blocks
+    const choice = chooseDim(defaultSlice(payload), "col", 2); // dims 0 and 2 drawn; dim 1 (4 blocks) stepped
+    const { root, onChoice } = draw(payload, choice);
+    const slider = root.querySelector('[data-role="step"][data-dim="1"]') as HTMLInputElement;
+    const press = (key: string) => {
+      const event = new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true });
+      slider.dispatchEvent(event);
+      return event;
+    };
+    const lastSteps = () => (onChoice.mock.lastCall as [SliceChoice])[0].steps;
+    expect(press("ArrowRight").defaultPrevented).toBe(true);
+    expect(lastSteps()).toEqual([0, 1, 0]);
+    press("End");
+    expect(lastSteps()).toEqual([0, 3, 0]);
+    const calls = onChoice.mock.calls.length;
+    press("ArrowLeft"); // at block 0: nothing to step to
+    expect(onChoice.mock.calls.length).toBe(calls);
+  });
+});
+
+describe("label fitting", () => {
+  const sizes: TileLabelSizes = {
+    name: { width: 16, height: 14 },
+    badge: { width: 20, height: 14 },
+    index: { width: 60, height: 13 },
+    devices: { width: 64, height: 13 },
+    ids: { width: 40, height: 13 },
+    gap: 4,
+  };
+  it("keeps every line in a roomy tile", () => {
+    expect(fitTileLabels({ width: 100, height: 60 }, sizes)).toEqual({
+      name: true,
+      badge: true,
+      index: true,
+      devices: "full",
+    });
+  });
+  it("drops the range first, then the name, then the badge, as height runs out", () => {
+    expect(fitTileLabels({ width: 100, height: 30 }, sizes)).toEqual({
+      name: true,
+      badge: true,
+      index: false,
+      devices: "full",
+    });
+    expect(fitTileLabels({ width: 100, height: 13 }, sizes)).toEqual({
+      name: false,
+      badge: false,
+      index: false,
+      devices: "full",
+    });
+    expect(fitTileLabels({ width: 100, height: 8 }, sizes)).toEqual(NO_LABELS);
+  });
+  it("drops the platform, then the devices, as width runs out", () => {
+    expect(fitTileLabels({ width: 50, height: 60 }, sizes).devices).toBe("ids");
+    expect(fitTileLabels({ width: 30, height: 60 }, sizes)).toEqual({
+      name: false, // the name and the badge share a line: the badge goes first
+      badge: true,
+      index: false,
+      devices: null,
+    });
+    expect(fitTileLabels({ width: 18, height: 60 }, sizes)).toEqual({
+      name: true, // the badge no longer fits; the name alone does
+      badge: false,
+      index: false,
+      devices: null,
+    });
+  });
+  it("uses a tight padding for a strip of one line rather than show nothing", () => {
+    // ShardingWidget(shape=(64, 256)) with spec x: 8 strips of about 14 px.
+    const strip = chooseLabels({ width: 440, height: 13.75 }, sizes);
+    expect(strip).toEqual({ tight: true, labels: { name: true, badge: true, index: true, devices: "full" } });
+    // A narrower strip keeps what fits side by side, most important first.
+    expect(chooseLabels({ width: 100, height: 13.75 }, sizes).labels).toEqual({
+      name: false,
+      badge: true,
+      index: false,
+      devices: "full",
+    });
+    expect(chooseLabels({ width: 100, height: 60 }, sizes).tight).toBe(false);
   });
 });

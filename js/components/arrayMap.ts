@@ -1,17 +1,27 @@
 /**
  * The array map: the array's tiles drawn in proportion to their extents on
- * two chosen dimensions, each labelled with its index ranges, its devices
- * and a replication badge. Other dimensions are stepped through.
+ * two chosen dimensions, each labelled with its index range, its devices
+ * and a replication badge (lines that do not fit a tile are dropped whole,
+ * see labelFit.ts), with rulers along the edges naming the mesh axes that
+ * split each drawn dimension. Other dimensions are stepped through.
  */
 
 import type { Layout } from "../payload/array";
 import { tileIntervals } from "../payload/array";
 import { cssVar, h } from "../util/dom";
-import { axisColor, tileColor } from "../util/palette";
-import { formatInterval } from "../util/ranges";
-import { beginPaint, type CanvasSize, sizeCanvas, strokeMark, wireCanvas } from "./canvasPaint";
+import { axisColor } from "../util/palette";
+import { formatIndex, formatInterval } from "../util/ranges";
+import {
+  beginPaint,
+  type CanvasSize,
+  framePainter,
+  sizeCanvas,
+  strokeMark,
+  strokePin,
+  wireCanvas,
+} from "./canvasPaint";
 import { holderIdsText, isRemote, platformLabel, tileAriaLabel } from "./describe";
-import type { Highlight, PictureEvents, PictureView } from "./interaction";
+import type { Highlight, PictureEvents, PictureStyle, PictureView, Target } from "./interaction";
 import {
   delegateTargets,
   gridMoves,
@@ -20,9 +30,11 @@ import {
   navigateByKeys,
   rovingFocus,
 } from "./interaction";
+import { type FittedLabels, fitTileLabels, fitTileLabelsInline, type Size, type TileLabelSizes } from "./labelFit";
+import { type RulerSpec, renderRuler, renderRulerName, rulerBands } from "./mapRulers";
 import { chooseDim, type SliceChoice, steppedDims, type VisibleTile, visibleTiles } from "./slicing";
 
-export interface ArrayMapOptions {
+export interface ArrayMapOptions extends PictureStyle {
   choice: SliceChoice;
   onChoice: (choice: SliceChoice) => void;
 }
@@ -46,10 +58,10 @@ export function renderArrayMap(
   const controls = renderSliceControls(layout, choice, options.onChoice, signal);
   if (controls) root.append(controls);
   const draw = tiles.length > MAP_CANVAS_THRESHOLD ? renderMapCanvas : renderMapDom;
-  const picture = draw({ layout, tiles, choice, events, signal, size: mapSize(layout, choice) });
+  const picture = draw({ layout, tiles, choice, events, signal, size: mapSize(layout, choice), fill: options.fill });
   root.setAttribute("data-render", tiles.length > MAP_CANVAS_THRESHOLD ? "canvas" : "dom");
   root.append(picture.element);
-  return { element: root, setHighlight: picture.setHighlight };
+  return { ...picture, element: root };
 }
 
 /** Fraction of dimension `dim` before `at` (0 for an absent dim). */
@@ -124,20 +136,41 @@ export function mapSize(layout: Layout, choice: SliceChoice): CanvasSize {
 }
 
 /**
- * The drawing area with its dimension titles, on a grid whose map column is
- * at most the map's width: each title's rule then ends where the map ends.
+ * The drawing area with its dimension titles and rulers, on a grid whose map
+ * column is at most the map's width: each title's rule and every ruler then
+ * end where the map ends. Columns: the down title, the down rulers, the map,
+ * the names of the across rulers; rows: the across title, the across rulers
+ * (the down rulers' names beside them), the map.
  */
 function frame(layout: Layout, choice: SliceChoice, area: HTMLElement, size: CanvasSize): HTMLElement {
   const wrapper = h("div", { class: "sv-map-frame" });
   wrapper.style.setProperty("--sv-map-width", `${size.width}px`);
-  if (choice.colDim !== null) wrapper.append(dimTitle(layout, choice.colDim, "\u2192"));
-  if (choice.rowDim !== null) wrapper.append(dimTitle(layout, choice.rowDim, "\u2192", true));
-  wrapper.append(area);
+  const across = choice.colDim === null ? [] : rulerBands(layout, choice.colDim, size.width);
+  const down = choice.rowDim === null ? [] : rulerBands(layout, choice.rowDim, size.height);
+  const mapColumn = 2 + down.length;
+  const mapRow = 2 + across.length;
+  wrapper.style.gridTemplateColumns = `auto${" auto".repeat(down.length)} minmax(0, ${size.width}px) auto`;
+  const place = (element: HTMLElement, row: number, column: number): HTMLElement => {
+    element.style.gridRow = String(row);
+    element.style.gridColumn = String(column);
+    return element;
+  };
+  if (choice.colDim !== null) wrapper.append(place(dimTitle(layout, choice.colDim, "\u2192"), 1, mapColumn));
+  across.forEach((spec: RulerSpec, j) => {
+    wrapper.append(place(renderRuler(spec, "across"), 2 + j, mapColumn));
+    wrapper.append(place(renderRulerName(spec, "across"), 2 + j, mapColumn + 1));
+  });
+  if (choice.rowDim !== null) wrapper.append(place(dimTitle(layout, choice.rowDim, "\u2192", true), mapRow, 1));
+  down.forEach((spec: RulerSpec, j) => {
+    wrapper.append(place(renderRuler(spec, "down"), mapRow, 2 + j));
+    wrapper.append(place(renderRulerName(spec, "down"), mapRow - 1, 2 + j));
+  });
+  wrapper.append(place(area, mapRow, mapColumn));
   return wrapper;
 }
 
 /** What either drawing of the map works from. */
-interface MapParts {
+interface MapParts extends PictureStyle {
   layout: Layout;
   tiles: VisibleTile[];
   choice: SliceChoice;
@@ -148,16 +181,27 @@ interface MapParts {
 
 // ---------------------------------------------------------------- DOM path
 
-function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts): PictureView {
+/**
+ * Rows of tiles keep at least this height (CSS px) however narrow the output
+ * makes the map: room for one tight label line. A map of very wide tiles is
+ * then drawn a little taller than its proportions.
+ */
+export const MIN_TILE_ROW = 14;
+
+function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: MapParts): PictureView {
   const area = h("div", { class: "sv-map-area" });
   area.style.aspectRatio = `${size.width} / ${size.height}`;
+  const rows = choice.rowDim === null ? 1 : layout.tileCounts[choice.rowDim];
+  area.style.minHeight = `${Math.min(rows * MIN_TILE_ROW, MAP_MAX_HEIGHT * MAP_GROWTH_FOR_LABELS)}px`;
   const byTile = new Map<number, HTMLElement>();
   const elements: HTMLElement[] = [];
   const platform = platformLabel(layout);
+  const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
+  const boxes: { element: HTMLElement; width: number; height: number }[] = [];
   for (const [i, { tile, row, col }] of tiles.entries()) {
     const copies = layout.holders[tile].length;
     const intervals = tileIntervals(tile, layout.bounds);
-    const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
+    const ids = holderIdsText(layout, tile);
     const element = h(
       "div",
       {
@@ -168,10 +212,15 @@ function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts)
         "aria-label": tileAriaLabel(layout, tile),
       },
       [
-        h("span", { class: "sv-tile-name" }, [`t${tile}`]),
-        copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
-        h("span", { class: "sv-tile-index" }, [shown.map((d) => formatInterval(intervals[d])).join(", ") || "scalar"]),
-        h("span", { class: "sv-tile-devices" }, [`${platform} ${holderIdsText(layout, tile)}`]),
+        h("span", { class: "sv-tile-head" }, [
+          h("span", { class: "sv-tile-name" }, [`t${tile}`]),
+          copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
+        ]),
+        h("span", { class: "sv-tile-index" }, [shown.length ? formatIndex(shown.map((d) => intervals[d])) : "scalar"]),
+        h("span", { class: "sv-tile-devices" }, [
+          h("span", { class: "sv-tile-platform" }, [`${platform} `]),
+          h("span", { class: "sv-tile-ids" }, [ids]),
+        ]),
       ],
     );
     const left = fraction(layout, choice.colDim, col);
@@ -182,12 +231,14 @@ function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts)
     element.style.width = `${(right - left) * 100}%`;
     element.style.top = `${top * 100}%`;
     element.style.height = `${(bottom - top) * 100}%`;
-    element.style.backgroundColor = tileColor(tile);
+    element.style.backgroundColor = fill(tile);
     if (layout.holders[tile].every((k) => isRemote(layout, k))) element.classList.add("sv-remote");
     byTile.set(tile, element);
     elements.push(element);
+    boxes.push({ element, width: right - left, height: bottom - top });
     area.append(element);
   }
+  fitLabelsOnResize(area, boxes, signal);
 
   delegateTargets(area, events, signal);
   const roving = rovingFocus(elements);
@@ -208,12 +259,104 @@ function renderMapDom({ layout, tiles, choice, events, signal, size }: MapParts)
     lit?.classList.add("sv-partner");
     area.classList.toggle("sv-highlighting", highlight !== null);
   };
-  return { element: frame(layout, choice, area, size), setHighlight };
+  let pinned: HTMLElement | null = null;
+  const setPinned = (target: Target | null): void => {
+    pinned?.classList.remove("sv-pinned");
+    pinned = target?.kind === "tile" ? (byTile.get(target.tile) ?? null) : null;
+    pinned?.classList.add("sv-pinned");
+  };
+  return { element: frame(layout, choice, area, size), setHighlight, setPinned };
+}
+
+/** Tile padding (CSS px, each side, border included) in the normal and the tight label layouts. */
+const PAD = { normal: { x: 5, y: 4 }, tight: { x: 3, y: 1 } } as const;
+/** Tight tiles set 9px lines at line-height 1, the normal ones 10px at 1.25, and 6px apart side by side (widget.css). */
+const TIGHT_LINE = 9 / (10 * 1.25);
+const TIGHT_GAP = 6;
+
+/**
+ * Shows in each tile only the label lines that fit it whole, and again
+ * whenever the map is resized. The lines' natural sizes are measured once
+ * (all lines showing); each tile's box follows from the map's width, so a
+ * resize costs no further measuring. Without ResizeObserver (tests without
+ * layout) every line stays.
+ */
+function fitLabelsOnResize(
+  area: HTMLElement,
+  boxes: readonly { element: HTMLElement; width: number; height: number }[],
+  signal: AbortSignal,
+): void {
+  if (typeof ResizeObserver === "undefined") return;
+  let sizes: TileLabelSizes[] | null = null;
+  const observer = new ResizeObserver(() => {
+    const width = area.clientWidth;
+    const height = area.clientHeight;
+    if (width === 0 || height === 0) return;
+    sizes ??= boxes.map(({ element }) => measureLabels(element));
+    boxes.forEach((box, i) => {
+      const tile: Size = { width: box.width * width, height: box.height * height };
+      applyLabels(box.element, chooseLabels(tile, (sizes as TileLabelSizes[])[i]));
+    });
+  });
+  observer.observe(area);
+  signal.addEventListener("abort", () => observer.disconnect());
+}
+
+/** The fitted lines of a tile of `tile` px, and whether it needs the tight padding. */
+export function chooseLabels(tile: Size, sizes: TileLabelSizes): { labels: FittedLabels; tight: boolean } {
+  const inner = (pad: { x: number; y: number }): Size => ({
+    width: Math.max(0, tile.width - 2 * pad.x),
+    height: Math.max(0, tile.height - 2 * pad.y),
+  });
+  const normal = fitTileLabels(inner(PAD.normal), sizes);
+  if (normal.devices) return { labels: normal, tight: false };
+  // Tight tiles set their lines side by side, smaller (widths measured at the normal size are an upper bound).
+  const shorter = (size: Size): Size => ({ width: size.width, height: size.height * TIGHT_LINE });
+  const tight = fitTileLabelsInline(
+    inner(PAD.tight),
+    {
+      ...sizes,
+      name: shorter(sizes.name),
+      badge: sizes.badge && shorter(sizes.badge),
+      index: shorter(sizes.index),
+      devices: shorter(sizes.devices),
+      ids: shorter(sizes.ids),
+    },
+    TIGHT_GAP,
+  );
+  return tight.devices || tight.badge ? { labels: tight, tight: true } : { labels: normal, tight: false };
+}
+
+function measureLabels(tile: HTMLElement): TileLabelSizes {
+  const size = (selector: string): Size => {
+    const element = tile.querySelector<HTMLElement>(selector);
+    return element ? { width: element.offsetWidth, height: element.offsetHeight } : { width: 0, height: 0 };
+  };
+  const badge = tile.querySelector(".sv-badge") ? size(".sv-badge") : null;
+  const name = size(".sv-tile-name");
+  const head = size(".sv-tile-head");
+  return {
+    name: { width: name.width, height: head.height },
+    badge: badge ? { width: badge.width, height: head.height } : null,
+    index: size(".sv-tile-index"),
+    devices: size(".sv-tile-devices"),
+    ids: { width: size(".sv-tile-ids").width, height: size(".sv-tile-devices").height },
+    gap: badge ? Math.max(0, head.width - name.width - badge.width) : 0,
+  };
+}
+
+function applyLabels(tile: HTMLElement, { labels, tight }: { labels: FittedLabels; tight: boolean }): void {
+  tile.classList.toggle("sv-tight", tight);
+  tile.classList.toggle("sv-no-name", !labels.name);
+  tile.classList.toggle("sv-no-badge", !labels.badge);
+  tile.classList.toggle("sv-no-index", !labels.index);
+  tile.classList.toggle("sv-no-devices", labels.devices === null);
+  tile.classList.toggle("sv-no-platform", labels.devices === "ids");
 }
 
 // ------------------------------------------------------------- canvas path
 
-function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapParts): PictureView {
+function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill }: MapParts): PictureView {
   const { width, height } = size;
   const canvas = h("canvas", {
     class: "sv-canvas sv-map-area",
@@ -230,6 +373,7 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapPar
   const xs = Array.from({ length: cols + 1 }, (_, i) => fraction(layout, choice.colDim, i) * width);
   const ys = Array.from({ length: rows + 1 }, (_, i) => fraction(layout, choice.rowDim, i) * height);
   let highlight: Highlight | null = null;
+  let pinned: number | null = null;
   const keyboard = wireCanvas(
     canvas,
     size,
@@ -246,7 +390,7 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapPar
     signal,
   );
 
-  const draw = (): void => {
+  const paint = (): void => {
     const ctx = beginPaint(canvas, size, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(canvas, "--sv-fg", "#1f2328");
@@ -257,7 +401,7 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapPar
       const w = xs[col + 1] - x;
       const hh = ys[row + 1] - y;
       ctx.globalAlpha = highlight && highlight.tile !== tile ? 0.3 : 1;
-      ctx.fillStyle = tileColor(tile);
+      ctx.fillStyle = fill(tile);
       ctx.fillRect(x, y, w, hh);
       if (w > 28 && hh > 14) {
         ctx.fillStyle = "#1b1b1b";
@@ -265,18 +409,28 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapPar
       }
     }
     ctx.globalAlpha = 1;
-    for (const t of [highlight?.tile ?? -1, keyboard.cursor >= 0 ? tiles[keyboard.cursor].tile : -1]) {
+    drawAxisBoundaries(ctx, ink, layout, choice, xs, ys, width, height);
+    const mark = (t: number) => {
       const v = tiles.find((candidate) => candidate.tile === t);
-      if (!v) continue;
+      if (!v) return null;
       // Grow slivers to at least 8px around their centre so the mark stays visible.
       const w = Math.max(xs[v.col + 1] - xs[v.col], 8);
       const hh = Math.max(ys[v.row + 1] - ys[v.row], 8);
       const cx = (xs[v.col] + xs[v.col + 1]) / 2;
       const cy = (ys[v.row] + ys[v.row + 1]) / 2;
-      strokeMark(ctx, ink, cx - w / 2 + 1, cy - hh / 2 + 1, w - 2, hh - 2);
+      return { x: cx - w / 2, y: cy - hh / 2, w, h: hh };
+    };
+    if (pinned !== null) {
+      const box = mark(pinned);
+      if (box) strokePin(ctx, cssVar(canvas, "--sv-accent", "#0969da"), box.x - 2, box.y - 2, box.w + 4, box.h + 4);
+    }
+    for (const t of [highlight?.tile ?? -1, keyboard.cursor >= 0 ? tiles[keyboard.cursor].tile : -1]) {
+      const box = mark(t);
+      if (box) strokeMark(ctx, ink, box.x + 1, box.y + 1, box.w - 2, box.h - 2);
     }
   };
 
+  const draw = framePainter(paint, signal);
   draw();
   return {
     element: frame(layout, choice, canvas, size),
@@ -284,7 +438,56 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size }: MapPar
       highlight = next;
       draw();
     },
+    setPinned: (target) => {
+      pinned = target?.kind === "tile" ? target.tile : null;
+      draw();
+    },
   };
+}
+
+/**
+ * Lines where a major mesh axis changes its coordinate along a drawn
+ * dimension split by several axes (every 16 tiles for (b, c) with c=16):
+ * the boundaries the rulers name.
+ */
+function drawAxisBoundaries(
+  ctx: CanvasRenderingContext2D,
+  ink: string,
+  layout: Layout,
+  choice: SliceChoice,
+  xs: readonly number[],
+  ys: readonly number[],
+  width: number,
+  height: number,
+): void {
+  ctx.save();
+  ctx.strokeStyle = ink;
+  ctx.globalAlpha = 0.55;
+  ctx.lineWidth = 1;
+  for (const [dim, edges, across] of [
+    [choice.colDim, xs, true],
+    [choice.rowDim, ys, false],
+  ] as const) {
+    if (dim === null) continue;
+    const rulers = rulerBands(layout, dim, 1);
+    // The finest ruler's bands are the tiles themselves; the coarser ones mark boundaries.
+    for (const ruler of rulers.slice(0, -1)) {
+      const step = (edges.length - 1) / ruler.bands;
+      for (let i = 1; i < ruler.bands; i++) {
+        const at = Math.round(edges[Math.round(i * step)]) + 0.5;
+        ctx.beginPath();
+        if (across) {
+          ctx.moveTo(at, 0);
+          ctx.lineTo(at, height);
+        } else {
+          ctx.moveTo(0, at);
+          ctx.lineTo(width, at);
+        }
+        ctx.stroke();
+      }
+    }
+  }
+  ctx.restore();
 }
 
 /** Index i of the interval [edges[i], edges[i+1]) holding v, or -1. */
@@ -301,6 +504,17 @@ function lastAtOrBelow(edges: readonly number[], v: number, count: number): numb
 }
 
 // ---------------------------------------------------------- N-D controls
+
+const STEP_KEYS: Record<string, number | "first" | "last"> = {
+  ArrowLeft: -1,
+  ArrowDown: -1,
+  ArrowRight: 1,
+  ArrowUp: 1,
+  PageDown: -1,
+  PageUp: 1,
+  Home: "first",
+  End: "last",
+};
 
 function renderSliceControls(
   layout: Layout,
@@ -339,13 +553,23 @@ function renderSliceControls(
       "data-dim": d,
       "aria-label": `dim ${d}: which block`,
     });
-    // "change" (release or key press), not "input": a redraw mid-drag would drop the thumb.
+    const stepTo = (block: number): void => {
+      const steps = choice.steps.slice();
+      steps[d] = Math.min(count - 1, Math.max(0, block));
+      if (steps[d] !== at) onChoice({ ...choice, steps });
+    };
+    // "change" (release), not "input": a redraw mid-drag would drop the thumb.
+    slider.addEventListener("change", () => stepTo(Number(slider.value)), { signal });
+    // Arrow keys step one block. Handled here rather than left to the range input: the
+    // notebook around the widget must not take them, and each press is one redraw.
     slider.addEventListener(
-      "change",
-      () => {
-        const steps = choice.steps.slice();
-        steps[d] = Number(slider.value);
-        onChoice({ ...choice, steps });
+      "keydown",
+      (event) => {
+        const delta = STEP_KEYS[event.key];
+        if (delta === undefined) return;
+        event.preventDefault();
+        event.stopPropagation();
+        stepTo(delta === "first" ? 0 : delta === "last" ? count - 1 : at + delta);
       },
       { signal },
     );

@@ -23,6 +23,31 @@ export function sizeCanvas(canvas: HTMLCanvasElement, size: CanvasSize): number 
   return ratio;
 }
 
+/**
+ * Coalesces repaint requests into one paint in the next frame, when the
+ * page's styles are computed anyway: a paint reads CSS variables, and
+ * reading them between DOM changes would force extra style passes. Without
+ * requestAnimationFrame it paints at once.
+ */
+export function framePainter(paint: () => void, signal: AbortSignal): () => void {
+  let pending = 0;
+  signal.addEventListener("abort", () => {
+    if (pending) cancelAnimationFrame(pending);
+    pending = 0;
+  });
+  return () => {
+    if (typeof requestAnimationFrame !== "function") {
+      paint();
+      return;
+    }
+    if (pending || signal.aborted) return;
+    pending = requestAnimationFrame(() => {
+      pending = 0;
+      if (!signal.aborted) paint();
+    });
+  };
+}
+
 /** The canvas's context, cleared and scaled to CSS pixels; null without canvas support (tests without a backend). */
 export function beginPaint(
   canvas: HTMLCanvasElement,
@@ -48,6 +73,23 @@ export function strokeMark(
   ctx.strokeStyle = ink;
   ctx.lineWidth = 2;
   ctx.strokeRect(x, y, w, h);
+}
+
+/** The mark of a pinned item: a dashed square in the accent colour, set apart from the hover mark. */
+export function strokePin(
+  ctx: CanvasRenderingContext2D,
+  accent: string,
+  x: number,
+  y: number,
+  w: number,
+  h: number,
+): void {
+  ctx.save();
+  ctx.strokeStyle = accent;
+  ctx.lineWidth = 2;
+  ctx.setLineDash([3, 2]);
+  ctx.strokeRect(x, y, w, h);
+  ctx.restore();
 }
 
 /** How a canvas picture finds and names its items. */

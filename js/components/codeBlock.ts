@@ -1,30 +1,47 @@
-/** The Python that rebuilds the current mesh and sharding, with a copy button. */
+/**
+ * The Python that rebuilds the current layout, with a copy button. One
+ * element for the view's lifetime: a new payload replaces the code in place,
+ * so a block the user opened stays open, and Copy always copies the code
+ * shown at the moment of the click.
+ */
 
 import { h } from "../util/dom";
 
-export function renderCodeBlock(code: string, signal: AbortSignal, title = "Python code for this layout"): HTMLElement {
-  const status = h("span", { class: "sv-muted", "aria-live": "polite" });
-  const button = h("button", { type: "button", class: "sv-button", "data-role": "copy-code" }, ["Copy"]);
-  const pre = h("pre", { class: "sv-code", "data-role": "code" }, [h("code", {}, [code])]);
-  button.addEventListener(
-    "click",
-    () => {
-      copyText(code, pre).then(
-        (ok) => {
-          status.textContent = ok ? "Copied." : "Select the code and copy it by hand.";
-        },
-        () => {
-          status.textContent = "Select the code and copy it by hand.";
-        },
-      );
-    },
-    { signal },
-  );
-  return h("details", { class: "sv-code-block" }, [
-    h("summary", {}, [title]),
-    h("div", { class: "sv-code-bar" }, [button, status]),
-    pre,
-  ]);
+export class CodeBlock {
+  readonly element: HTMLDetailsElement;
+  private readonly code = h("code", {});
+  private readonly status = h("span", { class: "sv-muted", "aria-live": "polite" });
+
+  constructor(signal: AbortSignal, title = "Python code for this layout") {
+    const button = h("button", { type: "button", class: "sv-button", "data-role": "copy-code" }, ["Copy"]);
+    const pre = h("pre", { class: "sv-code", "data-role": "code" }, [this.code]);
+    button.addEventListener(
+      "click",
+      () => {
+        copyText(this.code.textContent ?? "", pre).then(
+          (ok) => {
+            this.status.textContent = ok ? "Copied." : "Select the code and copy it by hand.";
+          },
+          () => {
+            this.status.textContent = "Select the code and copy it by hand.";
+          },
+        );
+      },
+      { signal },
+    );
+    this.element = h("details", { class: "sv-code-block" }, [
+      h("summary", {}, [title]),
+      h("div", { class: "sv-code-bar" }, [button, this.status]),
+      pre,
+    ]);
+  }
+
+  /** Shows the code of a new payload (the "Copied." of an older one goes). */
+  update(code: string): void {
+    if (this.code.textContent === code) return;
+    this.code.textContent = code;
+    this.status.textContent = "";
+  }
 }
 
 /** Copies with the async clipboard where the page may; otherwise selects the text for the user. */

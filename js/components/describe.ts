@@ -23,10 +23,43 @@ export function tileIndexText(layout: Layout, t: number): string {
   return formatIndex(tileIntervals(t, layout.bounds));
 }
 
-/** The platform prefix for device labels (`CPU`, `TPU`), from the first device kind. */
+/** The platform prefix for device labels (`CPU`, `TPU`); virtual devices with no platform are `device`. */
 export function platformLabel(layout: Layout): string {
   const kind = layout.payload.kinds[0];
-  return kind ? kind.platform.toUpperCase() : "device";
+  return kind?.platform ? kind.platform.toUpperCase() : "device";
+}
+
+/** True for the numbered, not real, devices of a what-if AbstractMesh. */
+export function isVirtual(layout: Layout): boolean {
+  return layout.payload.devices.virtual === true;
+}
+
+/**
+ * `cpu`, `tpu · TPU v5`: the platform, and the device kind where it says
+ * more than the platform. Empty for a virtual device whose platform was not named.
+ */
+export function deviceKindText(layout: Layout, k: number): string {
+  const kind = layout.payload.kinds[layout.kind[k]];
+  if (!kind?.platform) return "";
+  const platform = isVirtual(layout) ? `${kind.platform} (named for this what-if)` : kind.platform;
+  const extra = kind.device_kind && kind.device_kind.toLowerCase() !== kind.platform.toLowerCase();
+  return extra ? `${platform} \u00b7 ${kind.device_kind}` : platform;
+}
+
+/** The physical coordinates of the device at mesh position k, `0,1,0`; empty where devices carry none. */
+export function physicalCoordsText(layout: Layout, k: number): string {
+  const coords = layout.physical.coords;
+  return coords ? coords.map((column) => column[k]).join(",") : "";
+}
+
+/** The physical attributes of the device at mesh position k, as inspector rows (none on CPUs). */
+export function physicalFacts(layout: Layout, k: number): [string, string][] {
+  const { coords, coreOnChip, sliceIndex } = layout.physical;
+  const facts: [string, string][] = [];
+  if (coords) facts.push(["physical coords", `(${physicalCoordsText(layout, k).replaceAll(",", ", ")})`]);
+  if (coreOnChip) facts.push(["core on chip", String(coreOnChip[k])]);
+  if (sliceIndex) facts.push(["slice", String(sliceIndex[k])]);
+  return facts;
 }
 
 /**
@@ -34,7 +67,7 @@ export function platformLabel(layout: Layout): string {
  * An AbstractMesh's devices are virtual: none is addressable, none is remote.
  */
 export function isRemote(layout: Layout, k: number): boolean {
-  return layout.addressable[k] === 0 && !layout.payload.mesh?.abstract;
+  return layout.addressable[k] === 0 && !isVirtual(layout) && !layout.payload.mesh?.abstract;
 }
 
 export function deviceAriaLabel(layout: Layout, k: number): string {
@@ -43,6 +76,8 @@ export function deviceAriaLabel(layout: Layout, k: number): string {
   const parts = [`Device ${layout.ids[k]}`];
   const coords = coordText(layout, k);
   if (coords) parts.push(coords);
+  const physical = physicalFacts(layout, k);
+  if (physical.length) parts.push(physical.map(([term, value]) => `${term} ${value}`).join(" "));
   parts.push(`tile ${t} ${tileIndexText(layout, t)}`);
   if (copies > 1) parts.push(`replica ${layout.replica[k]} of ${copies}`);
   if (isRemote(layout, k)) parts.push(`process ${layout.process[k]}, not addressable here`);

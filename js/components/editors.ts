@@ -1,26 +1,32 @@
 /**
- * The editors: mesh and spec as text (with structured controls that compose
- * the same text) and the memory kind. Text inputs persist across payload
- * updates so typing is never interrupted; the structured controls are
- * rebuilt from each payload. Errors show beside the control that caused them.
+ * The editors of an array layout: the mesh and the spec as text (each with
+ * structured controls that compose the same text) and the memory kind.
+ *
+ * Every edit commits on Enter (or a click, for buttons and selects) and
+ * nothing commits while the user types. After every answer from Python,
+ * `sync` shows Python's state: the structured rows are rebuilt from the
+ * payload, and each text box shows Python's text (see TextEditor for the
+ * draft it may keep). Each control has a reserved line under it for its
+ * error, so an error never moves the controls around it.
  */
 
-import type { EditableTrait, ErrorSource, ViewHost } from "../host/traits";
+import { estimateEdit, needsConfirmation } from "../engine/estimate";
+import type { ErrorSource, ViewHost } from "../host/traits";
 import type { AxisType, Payload } from "../payload/array";
-import { debounce, h, replaceChildren } from "../util/dom";
+import { h, replaceChildren } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { composeMeshText, composeSpecText, type MeshAxis, meshAxes, unusedAxisName } from "./compose";
-
-/** Typing pauses longer than this commit the text. */
-export const TYPING_DEBOUNCE_MS = 600;
+import { TextEditor } from "./textEditor";
 
 const AXIS_TYPES: readonly AxisType[] = ["Explicit", "Auto", "Manual"];
 
-interface TextEditor {
-  input: HTMLInputElement;
-  /** The text last sent to Python, to tell the user's typing from Python's answer. */
-  lastSent: string;
-  commit: ReturnType<typeof debounce<[string]>>;
+/** Python's state after an answer, as the editors need it. */
+export interface EditorsState {
+  /** The payload now shown (the last good one), or null before there is one. */
+  payload: Payload | null;
+  error: string;
+  errorSource: ErrorSource;
+  notice: string;
 }
 
 export class EditorsPanel {
@@ -30,130 +36,118 @@ export class EditorsPanel {
   private readonly mesh: TextEditor;
   private readonly spec: TextEditor;
   private readonly memoryKind: HTMLSelectElement;
+  private readonly memoryStatus = h("div", { class: "sv-status-line", "data-status-for": "memory-kind" });
   private readonly meshControls = h("div", { class: "sv-axis-rows" });
   private readonly specControls = h("div", { class: "sv-dim-rows" });
-  private readonly alerts: Record<Exclude<ErrorSource, "">, HTMLElement>;
   private readonly generalAlert = h("div", { class: "sv-alert-slot" });
-  private readonly noticeSlot = h("div", { class: "sv-notice-slot", role: "status" });
+  private payload: Payload | null = null;
 
   constructor(host: ViewHost, signal: AbortSignal) {
     this.host = host;
     this.signal = signal;
     const disabled = host.readOnly;
-    this.mesh = this.textEditor("mesh_text", "mesh-input", "mesh, e.g. x=2, y=4", disabled);
-    this.spec = this.textEditor("spec_text", "spec-input", "spec, e.g. x, None", disabled);
+    const withPayload =
+      <T>(f: (payload: Payload, text: string) => T) =>
+      (text: string): T | null =>
+        this.payload ? f(this.payload, text) : null;
+    const confirm = (estimate: Parameters<typeof needsConfirmation>[1]): boolean =>
+      this.payload !== null && needsConfirmation(this.payload, estimate);
+    this.mesh = new TextEditor({
+      role: "mesh-input",
+      source: "mesh",
+      label: "mesh",
+      placeholder: "mesh, e.g. x=2, y=4",
+      disabled,
+      current: () => this.pythonText("mesh_text"),
+      send: (text) => host.edit("mesh_text", text),
+      estimate: withPayload((payload, text) => estimateEdit(payload, { mesh_text: text })),
+      needsConfirmation: confirm,
+      signal,
+    });
+    this.spec = new TextEditor({
+      role: "spec-input",
+      source: "spec",
+      label: "spec",
+      placeholder: "spec, e.g. x, None",
+      disabled,
+      current: () => this.pythonText("spec_text"),
+      send: (text) => host.edit("spec_text", text),
+      estimate: withPayload((payload, text) => estimateEdit(payload, { spec_text: text })),
+      needsConfirmation: confirm,
+      signal,
+    });
     this.memoryKind = h("select", { "data-role": "memory-kind", "aria-label": "memory kind", disabled });
     this.memoryKind.addEventListener(
       "change",
       () => {
-        if (this.memoryKind.value !== this.host.get("memory_kind"))
-          this.host.edit("memory_kind", this.memoryKind.value);
+        if (this.memoryKind.value !== this.pythonText("memory_kind")) host.edit("memory_kind", this.memoryKind.value);
       },
       { signal },
     );
-    this.alerts = {
-      mesh: h("div", { class: "sv-alert-slot" }),
-      spec: h("div", { class: "sv-alert-slot" }),
-      memory_kind: h("div", { class: "sv-alert-slot" }),
-    };
-    this.element = h("section", { class: "sv-editors", "aria-label": "Edit the layout" }, [
-      host.readOnly
-        ? h("p", { class: "sv-note", "data-role": "read-only-note" }, ["Editing needs a live kernel."])
-        : host.note
-          ? h("p", { class: "sv-note", "data-role": "local-note" }, [host.note])
-          : null,
-      h("div", { class: "sv-editor" }, [
-        h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, ["mesh"]), this.mesh.input]),
-        this.alerts.mesh,
-        this.meshControls,
-      ]),
-      h("div", { class: "sv-editor" }, [
-        h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, ["spec"]), this.spec.input]),
-        this.alerts.spec,
-        this.specControls,
-      ]),
-      h("div", { class: "sv-editor" }, [
-        h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, ["memory kind"]), this.memoryKind]),
-        this.alerts.memory_kind,
-      ]),
-      this.generalAlert,
-      this.noticeSlot,
+    this.element = h(
+      "section",
+      { class: host.readOnly ? "sv-editors sv-read-only" : "sv-editors", "aria-label": "Edit the layout" },
+      [
+        host.readOnly
+          ? h("p", { class: "sv-note", "data-role": "read-only-note" }, ["Editing needs a live kernel."])
+          : host.note
+            ? h("p", { class: "sv-note", "data-role": "local-note" }, [host.note])
+            : null,
+        h("div", { class: "sv-editor" }, [this.mesh.field, this.mesh.status, this.meshControls]),
+        h("div", { class: "sv-editor" }, [this.spec.field, this.spec.status, this.specControls]),
+        h("div", { class: "sv-editor" }, [
+          h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, ["memory kind"]), this.memoryKind]),
+          this.memoryStatus,
+        ]),
+        this.generalAlert,
+      ],
+    );
+  }
+
+  /**
+   * Python's text for an editable trait: the payload's copy. The trait itself
+   * holds whatever the front end last wrote until Python changes it, and Python
+   * does not write back a text it refused (its own value never changed), so
+   * after a refusal only the Python-owned payload says what Python holds.
+   */
+  private pythonText(trait: "mesh_text" | "spec_text" | "memory_kind"): string {
+    return this.payload ? this.payload[trait] : this.host.get(trait);
+  }
+
+  /** Sends a mesh text as if typed and committed (e.g. the type line's "make Explicit" button). */
+  submitMesh(text: string): void {
+    this.mesh.submit(text, "composed");
+  }
+
+  /** Shows Python's state: called after every change Python makes to a trait. */
+  sync(state: EditorsState): void {
+    const { error, errorSource, notice } = state;
+    const errorFor = (source: ErrorSource): string => (error && errorSource === source ? error : "");
+    if (state.payload && state.payload !== this.payload) {
+      this.payload = state.payload;
+      this.fillMemoryKinds(state.payload);
+    }
+    this.mesh.sync({ error: errorFor("mesh"), notice });
+    this.spec.sync({ error: errorFor("spec"), notice: "" });
+    if (this.memoryKind.value !== this.pythonText("memory_kind"))
+      this.memoryKind.value = this.pythonText("memory_kind");
+    const kindError = errorFor("memory_kind");
+    if (kindError) this.memoryKind.setAttribute("aria-invalid", "true");
+    else this.memoryKind.removeAttribute("aria-invalid");
+    replaceChildren(this.memoryStatus, [
+      kindError ? h("div", { class: "sv-error", role: "alert", "data-source": "memory_kind" }, [kindError]) : null,
     ]);
+    // Errors no control owns (an edit Python could not read, a failure inside shardviz) go below all editors.
+    const owned = errorSource === "mesh" || errorSource === "spec" || errorSource === "memory_kind";
+    replaceChildren(this.generalAlert, [
+      error && !owned
+        ? h("div", { class: "sv-error", role: "alert", "data-source": errorSource || "general" }, [error])
+        : null,
+    ]);
+    if (this.payload) this.rebuildRows(this.payload);
   }
 
-  private textEditor(trait: EditableTrait, role: string, placeholder: string, disabled: boolean): TextEditor {
-    const input = h("input", {
-      type: "text",
-      class: "sv-input",
-      "data-role": role,
-      placeholder,
-      spellcheck: "false",
-      autocomplete: "off",
-      disabled,
-    });
-    const editor: TextEditor = {
-      input,
-      lastSent: this.host.get(trait),
-      commit: debounce((text: string) => {
-        if (text === editor.lastSent && text === this.host.get(trait)) return;
-        editor.lastSent = text;
-        this.host.edit(trait, text);
-      }, TYPING_DEBOUNCE_MS),
-    };
-    input.value = this.host.get(trait);
-    const { signal } = this;
-    input.addEventListener("input", () => editor.commit.call(input.value), { signal });
-    input.addEventListener(
-      "keydown",
-      (event) => {
-        if (event.key !== "Enter") return;
-        editor.commit.call(input.value);
-        editor.commit.flush();
-      },
-      { signal },
-    );
-    for (const type of ["change", "blur"]) input.addEventListener(type, () => editor.commit.flush(), { signal });
-    signal.addEventListener("abort", () => editor.commit.cancel());
-    return editor;
-  }
-
-  /** Python's canonical text replaces the input unless the user has typed since the last commit. */
-  syncTexts(): void {
-    for (const [editor, trait] of [
-      [this.mesh, "mesh_text"],
-      [this.spec, "spec_text"],
-    ] as const) {
-      const text = this.host.get(trait);
-      const typing =
-        editor.input.ownerDocument.activeElement === editor.input && editor.input.value !== editor.lastSent;
-      if (!typing && editor.input.value !== text) editor.input.value = text;
-      if (!typing) editor.lastSent = text;
-    }
-    if (this.memoryKind.value !== this.host.get("memory_kind")) this.memoryKind.value = this.host.get("memory_kind");
-  }
-
-  /** Shows the error beside its control; an error with no source goes below all editors. */
-  showError(error: string, source: ErrorSource): void {
-    for (const slot of [...Object.values(this.alerts), this.generalAlert]) slot.textContent = "";
-    if (!error) {
-      for (const editor of [this.mesh, this.spec]) editor.input.removeAttribute("aria-invalid");
-      this.memoryKind.removeAttribute("aria-invalid");
-      return;
-    }
-    const slot = source ? this.alerts[source] : this.generalAlert;
-    slot.append(h("div", { class: "sv-error", role: "alert", "data-source": source || "general" }, [error]));
-    const control =
-      source === "mesh" ? this.mesh.input : source === "spec" ? this.spec.input : source ? this.memoryKind : null;
-    control?.setAttribute("aria-invalid", "true");
-  }
-
-  /** Says what the last edit changed on its own (e.g. the spec carried over to a new mesh); "" clears it. */
-  showNotice(notice: string): void {
-    replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
-  }
-
-  /** Rebuilds the structured controls from a (good) payload. */
-  setPayload(payload: Payload): void {
+  private fillMemoryKinds(payload: Payload): void {
     const kinds = payload.memory_kinds.includes(payload.memory_kind)
       ? payload.memory_kinds
       : [payload.memory_kind, ...payload.memory_kinds];
@@ -161,25 +155,31 @@ export class EditorsPanel {
       this.memoryKind,
       kinds.map((kind) => h("option", { value: kind }, [kind])),
     );
-    this.memoryKind.value = this.host.get("memory_kind") || payload.memory_kind;
+  }
+
+  /** The structured rows always show the payload; focus stays on the control it was on. */
+  private rebuildRows(payload: Payload): void {
+    const refocus = [this.meshControls, this.specControls].map(focusedControl);
     replaceChildren(this.meshControls, this.axisRows(payload));
     replaceChildren(this.specControls, this.dimRows(payload));
-    this.syncTexts();
+    refocus[0]?.(this.meshControls);
+    refocus[1]?.(this.specControls);
   }
 
   // -------------------------------------------------------- mesh axes
 
   private axisRows(payload: Payload): HTMLElement[] {
     const axes = meshAxes(payload.mesh);
-    if (axes.length === 0) return [h("p", { class: "sv-muted" }, ["Single device: no mesh to edit."])];
+    if (axes.length === 0) {
+      return [
+        h("p", { class: "sv-muted", "data-role": "no-mesh-note" }, [
+          "One device, no mesh. Type a mesh above (e.g. x=8) to spread the array over devices.",
+        ]),
+      ];
+    }
     const disabled = this.host.readOnly;
     const { signal } = this;
-    const commit = (next: MeshAxis[]): void => {
-      const text = composeMeshText(next);
-      this.mesh.input.value = text;
-      this.mesh.commit.call(text);
-      this.mesh.commit.flush();
-    };
+    const commit = (next: MeshAxis[]): void => this.mesh.submit(composeMeshText(next), "composed");
     const rows = axes.map((axis, i) => {
       const replace = (patch: Partial<MeshAxis>): void =>
         commit(axes.map((a, j) => (j === i ? { ...a, ...patch } : a)));
@@ -191,7 +191,12 @@ export class EditorsPanel {
         "data-role": "axis-name",
         disabled,
       });
-      name.addEventListener("change", () => replace({ name: name.value.trim() }), { signal });
+      onEnterOrEscape(name, signal, {
+        enter: () => replace({ name: name.value.trim() }),
+        escape: () => {
+          name.value = axis.name;
+        },
+      });
       const size = h("input", {
         type: "number",
         class: "sv-input sv-size",
@@ -202,8 +207,11 @@ export class EditorsPanel {
         "data-role": "axis-size",
         disabled,
       });
-      size.addEventListener("change", () => replace({ size: Math.max(1, Math.floor(Number(size.value)) || 1) }), {
-        signal,
+      onEnterOrEscape(size, signal, {
+        enter: () => replace({ size: Math.max(1, Math.floor(Number(size.value)) || 1) }),
+        escape: () => {
+          size.value = String(axis.size);
+        },
       });
       const type = h("select", { "aria-label": `axis ${axis.name} type`, "data-role": "axis-type", disabled });
       for (const t of AXIS_TYPES) type.append(h("option", { value: t, selected: t === axis.type }, [t]));
@@ -241,16 +249,15 @@ export class EditorsPanel {
     const rank = payload.shape.length;
     if (rank === 0) return [h("p", { class: "sv-muted" }, ["A scalar has no dimensions to partition."])];
     const names = payload.mesh?.names ?? [];
+    if (names.length === 0) {
+      return [h("p", { class: "sv-muted" }, ["With no mesh there are no axes to split dimensions over."])];
+    }
     const spec = Array.from({ length: rank }, (_, d) => payload.spec[d]?.slice() ?? []);
     const used = new Set(spec.flat());
-    const disabled = this.host.readOnly || names.length === 0;
+    const free = names.filter((n) => !used.has(n));
+    const disabled = this.host.readOnly;
     const { signal } = this;
-    const commit = (next: string[][]): void => {
-      const text = composeSpecText(next);
-      this.spec.input.value = text;
-      this.spec.commit.call(text);
-      this.spec.commit.flush();
-    };
+    const commit = (next: string[][]): void => this.spec.submit(composeSpecText(next), "composed");
     const withDim = (d: number, axes: string[]): string[][] => spec.map((a, j) => (j === d ? axes : a));
     return spec.map((axes, d) => {
       const row = h("div", { class: "sv-dim-row", "data-dim-row": d }, [
@@ -268,6 +275,7 @@ export class EditorsPanel {
               class: "sv-button sv-icon",
               "aria-label": `move ${axis} earlier in dim ${d}`,
               title: "move earlier (more major)",
+              "data-role": "spec-axis-earlier",
               disabled,
             },
             ["\u2039"],
@@ -290,6 +298,7 @@ export class EditorsPanel {
             class: "sv-button sv-icon",
             "aria-label": `remove ${axis} from dim ${d}`,
             title: "stop partitioning by this axis",
+            "data-role": "spec-axis-remove",
             disabled,
           },
           ["\u00d7"],
@@ -308,27 +317,62 @@ export class EditorsPanel {
         chip.append(remove);
         row.append(chip);
       });
-      const free = names.filter((n) => !used.has(n));
-      const picker = h(
-        "select",
-        {
-          "aria-label": `add a mesh axis to dim ${d}`,
-          "data-role": "spec-axis",
-          "data-dim": d,
-          disabled: disabled || free.length === 0,
-        },
-        [h("option", { value: "" }, ["+ axis"])],
-      );
-      for (const n of free) picker.append(h("option", { value: n }, [n]));
-      picker.addEventListener(
-        "change",
-        () => {
-          if (picker.value) commit(withDim(d, [...axes, picker.value]));
-        },
-        { signal },
-      );
-      row.append(picker);
+      // Only axes no dimension uses yet can be added; with none left, there is nothing to offer.
+      if (free.length > 0) {
+        const picker = h(
+          "select",
+          { "aria-label": `add a mesh axis to dim ${d}`, "data-role": "spec-axis", "data-dim": d, disabled },
+          [h("option", { value: "" }, ["+ axis"])],
+        );
+        for (const n of free) picker.append(h("option", { value: n }, [n]));
+        picker.addEventListener(
+          "change",
+          () => {
+            if (picker.value) commit(withDim(d, [...axes, picker.value]));
+          },
+          { signal },
+        );
+        row.append(picker);
+      }
       return row;
     });
   }
+}
+
+/** Enter commits a row field, Escape puts the payload's value back; neither reaches the notebook. */
+function onEnterOrEscape(
+  input: HTMLInputElement,
+  signal: AbortSignal,
+  actions: { enter: () => void; escape: () => void },
+): void {
+  input.addEventListener(
+    "keydown",
+    (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        actions.enter();
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation();
+        actions.escape();
+      }
+    },
+    { signal },
+  );
+}
+
+/** A function that focuses, inside a rebuilt container, the control that had focus in it before; null if none. */
+function focusedControl(container: HTMLElement): ((rebuilt: HTMLElement) => void) | null {
+  const active = container.ownerDocument.activeElement;
+  if (!(active instanceof HTMLElement) || !container.contains(active)) return null;
+  const role = active.getAttribute("data-role");
+  if (!role) return null;
+  const row = active.closest("[data-axis-row], [data-dim-row]");
+  const rowSelector = row?.hasAttribute("data-axis-row")
+    ? `[data-axis-row="${row.getAttribute("data-axis-row")}"] `
+    : row
+      ? `[data-dim-row="${row.getAttribute("data-dim-row")}"] `
+      : "";
+  const selector = `${rowSelector}[data-role="${role}"]`;
+  return (rebuilt) => rebuilt.querySelector<HTMLElement>(selector)?.focus();
 }

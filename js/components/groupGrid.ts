@@ -74,7 +74,10 @@ export class GroupGrid {
       this.layout = grid;
       this.gridLifetime.abort();
       this.gridLifetime = new AbortController();
+      // The tile fill is never read: the paint colours every device.
       this.grid = renderMeshGrid(grid, this.events, this.gridLifetime.signal, {
+        fill: () => "",
+        label: "id",
         paint: {
           fill: (k) => groupColour(this.groupOf(k)),
           ink: () => "var(--sv-tile-ink)",

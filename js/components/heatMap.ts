@@ -97,6 +97,8 @@ export class MemoryHeatMap {
   private values: Float64Array = new Float64Array(0);
   private range: [number, number] = [0, 0];
   private lit: number | null = null;
+  private kindsKey = "";
+  private legendText = "";
 
   constructor(events: HeatMapEvents, signal: AbortSignal) {
     this.events = events;
@@ -180,7 +182,9 @@ export class MemoryHeatMap {
           if (place !== null) this.events.onActivate(place);
         },
       };
-      this.grid = renderMeshGrid(this.gridLayout, events, this.gridLifetime.signal, { paint });
+      // The tile fill is never read: the paint colours every device.
+      const style = { fill: () => "", label: "id" as const, paint };
+      this.grid = renderMeshGrid(this.gridLayout, events, this.gridLifetime.signal, style);
       replaceChildren(this.gridSlot, [this.grid.element]);
     } else {
       replaceChildren(this.gridSlot, []);
@@ -260,6 +264,10 @@ export class MemoryHeatMap {
 
   private renderKinds(): void {
     const tree = this.tree;
+    // Unchanged kinds keep their select (and spare the page a layout).
+    const key = JSON.stringify([tree?.memoryKinds ?? [], this.kind]);
+    if (key === this.kindsKey) return;
+    this.kindsKey = key;
     if (!tree || tree.memoryKinds.length < 2) {
       replaceChildren(this.kindSlot, []);
       return;
@@ -274,6 +282,7 @@ export class MemoryHeatMap {
       "change",
       () => {
         this.kind = select.value;
+        this.kindsKey = JSON.stringify([tree.memoryKinds, this.kind]);
         this.computeValues();
         this.grid?.repaint?.();
         this.paintExtra();
@@ -289,6 +298,7 @@ export class MemoryHeatMap {
   private renderLegend(): void {
     const tree = this.tree;
     if (!tree || tree.deviceCount === 0) {
+      this.legendText = "";
       replaceChildren(this.legend, [h("p", { class: "sv-muted" }, ["No device holds any of this tree."])]);
       return;
     }
@@ -300,6 +310,8 @@ export class MemoryHeatMap {
       low === high
         ? `every device holds ${formatBytesExact(low)}${what}`
         : `${spreadText(low, high)}${what} per device`;
+    if (text === this.legendText && this.legend.childElementCount > 1) return;
+    this.legendText = text;
     replaceChildren(this.legend, [
       h("span", { class: "sv-heat-end" }, ["0"]),
       bar,

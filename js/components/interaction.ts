@@ -20,14 +20,25 @@ export interface Highlight {
   position: number | null;
 }
 
+/** How a picture paints its items (browser-only choices the view makes). */
+export interface PictureStyle {
+  /** Fill colour of tile t. */
+  fill: (tile: number) => string;
+}
+
 export interface PictureView {
   readonly element: HTMLElement;
+  /** Lights up what the pointer, focus or pin is on (and its partners). */
   setHighlight: (highlight: Highlight | null) => void;
+  /** Marks the pinned item, so it looks different from a hovered one; null for none. */
+  setPinned?: (target: Target | null) => void;
+  /** Dims the items that hold none of `tiles` (the slice the array map shows); null shows all alike. */
+  setShown?: (tiles: ReadonlySet<number> | null) => void;
   /**
    * Redraws in place for a layout with the same structure (same devices in
    * the same places, only tiles moved); false when a rebuild is needed.
    */
-  update?: (layout: Layout) => boolean;
+  update?: (layout: Layout, style: PictureStyle) => boolean;
   /** Paints every item again from the same layout (a painter's values changed). */
   repaint?: () => void;
 }

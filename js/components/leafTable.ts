@@ -8,7 +8,7 @@
 
 import type { Tree } from "../payload/tree";
 import { leafAxisNames, leafType } from "../payload/tree";
-import { formatBytesExact } from "../util/bytes";
+import { formatBytesExact, formatCount } from "../util/bytes";
 import { h, replaceChildren } from "../util/dom";
 import { globToRegExp, isGlob } from "../util/glob";
 import { axisColor } from "../util/palette";
@@ -20,7 +20,7 @@ export const ROW_HEIGHT = 26;
 /** Rows shown at once before the table scrolls. */
 export const VISIBLE_ROWS = 14;
 /** Rows drawn beyond each edge of the view, so a quick scroll shows no gap. */
-const OVERSCAN = 6;
+const OVERSCAN = 4;
 
 export type SortOrder = "flatten" | "bytes-desc" | "bytes-asc";
 
@@ -92,6 +92,12 @@ export class LeafTable {
   /** Place in `order` of the row the keyboard is on. */
   private active = 0;
   private drawn: [number, number] = [0, 0];
+  /**
+   * The body's scroll offset and height as last set or reported. Reading them
+   * from the DOM after a change would force a layout in the middle of a redraw.
+   */
+  private scroll = 0;
+  private viewHeight = 0;
 
   constructor(options: LeafTableOptions) {
     this.options = options;
@@ -131,7 +137,14 @@ export class LeafTable {
       this.grid,
       this.empty,
     ]);
-    this.body.addEventListener("scroll", () => this.drawRows(), { signal, passive: true });
+    this.body.addEventListener(
+      "scroll",
+      () => {
+        this.scroll = this.body.scrollTop;
+        this.drawRows();
+      },
+      { signal, passive: true },
+    );
     this.body.addEventListener("click", (event) => this.onClick(event), { signal });
     this.body.addEventListener("keydown", (event) => this.onKey(event), { signal });
   }
@@ -173,14 +186,14 @@ export class LeafTable {
     this.sortButton.textContent = SORT_LABEL[sort];
     this.sortHeader.setAttribute("aria-sort", ARIA_SORT[sort]);
     this.reorder();
-    this.body.scrollTop = 0;
+    this.scrollTo(0);
     this.active = 0;
     this.drawRows(true);
   }
 
   private refilter(): void {
     this.reorder();
-    this.body.scrollTop = 0;
+    this.scrollTo(0);
     this.active = 0;
     this.drawRows(true);
   }
@@ -205,46 +218,74 @@ export class LeafTable {
     this.count.textContent = text.trim() ? `${n} of ${leafWord(total)}` : leafWord(total);
     this.grid.setAttribute("aria-rowcount", String(n + 1));
     this.spacer.style.height = `${n * ROW_HEIGHT}px`;
-    this.body.style.height = `${Math.max(1, Math.min(n, VISIBLE_ROWS)) * ROW_HEIGHT}px`;
+    this.viewHeight = Math.max(1, Math.min(n, VISIBLE_ROWS)) * ROW_HEIGHT;
+    this.body.style.height = `${this.viewHeight}px`;
+    // Fewer rows than the offset reaches: the browser pulls the offset in (and says so by a scroll event).
+    this.scroll = Math.min(this.scroll, Math.max(0, n * ROW_HEIGHT - this.viewHeight));
     this.empty.textContent =
       total === 0 ? "This tree has no leaves." : n === 0 ? `No leaf path matches \u201c${text.trim()}\u201d.` : "";
     if (invalid) this.empty.textContent = `\u201c${text.trim()}\u201d is not a pattern this page can read.`;
     this.drawRows(true);
   }
 
-  private scrollToRow(at: number): void {
-    const top = at * ROW_HEIGHT;
-    const view = this.body.clientHeight || VISIBLE_ROWS * ROW_HEIGHT;
-    if (top < this.body.scrollTop) this.body.scrollTop = top;
-    else if (top + ROW_HEIGHT > this.body.scrollTop + view) this.body.scrollTop = top + ROW_HEIGHT - view;
+  private scrollTo(top: number): void {
+    this.body.scrollTop = top;
+    this.scroll = top;
   }
 
-  /** Draws the rows in view (plus overscan); `force` redraws even when the window did not move. */
+  private scrollToRow(at: number): void {
+    const top = at * ROW_HEIGHT;
+    if (top < this.scroll) this.scrollTo(top);
+    else if (top + ROW_HEIGHT > this.scroll + this.viewHeight) this.scrollTo(top + ROW_HEIGHT - this.viewHeight);
+  }
+
+  /**
+   * Draws the rows in view (plus overscan); `force` redraws even when the
+   * window did not move. A row whose content did not change is kept as it is
+   * (a rules edit changes a few leaves: the rest cost no style or layout).
+   */
   private drawRows(force = false): void {
     const tree = this.tree;
     if (!tree) return;
     const n = this.order.length;
-    const view = this.body.clientHeight || Math.min(n, VISIBLE_ROWS) * ROW_HEIGHT;
-    const first = Math.max(0, Math.floor(this.body.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(n, Math.ceil((this.body.scrollTop + view) / ROW_HEIGHT) + OVERSCAN);
+    const first = Math.max(0, Math.floor(this.scroll / ROW_HEIGHT) - OVERSCAN);
+    const last = Math.min(n, Math.ceil((this.scroll + this.viewHeight) / ROW_HEIGHT) + OVERSCAN);
     if (!force && first === this.drawn[0] && last === this.drawn[1]) return;
     this.drawn = [first, last];
     const hadFocus = this.rows.contains(this.rows.ownerDocument.activeElement);
     this.rows.style.transform = `translateY(${first * ROW_HEIGHT}px)`;
-    const made: HTMLElement[] = [];
-    for (let at = first; at < last; at++) made.push(this.row(tree, this.order[at], at));
-    replaceChildren(this.rows, made);
+    const kept = new Map<string, HTMLElement>();
+    for (const row of Array.from(this.rows.children) as HTMLElement[])
+      kept.set(row.getAttribute("data-key") ?? "", row);
+    const rows: HTMLElement[] = [];
+    for (let at = first; at < last; at++) {
+      const leaf = this.order[at];
+      const key = this.rowKey(tree, leaf, at);
+      rows.push(kept.get(key) ?? this.row(tree, leaf, at, key));
+    }
+    const current = this.rows.children;
+    const same = rows.length === current.length && rows.every((row, k) => current[k] === row);
+    if (!same) replaceChildren(this.rows, rows);
     if (hadFocus) {
       const row = this.rowAt(this.active);
       (row ?? this.body).focus({ preventScroll: true });
     }
   }
 
-  private row(tree: Tree, i: number, at: number): HTMLElement {
+  /** Everything a row shows: equal keys draw equal rows. */
+  private rowKey(tree: Tree, leaf: number, at: number): string {
+    const g = tree.group[leaf];
+    const group = g < 0 ? null : tree.payload.groups[g];
+    const state = `${leaf === this.selected ? 1 : 0}${at === this.active ? 1 : 0}`;
+    return `${leaf}|${at}|${state}|${tree.paths[leaf]}|${tree.bytes[leaf]}|${group?.replication}|${group?.replicated.join(",")}|${tree.groupPositions[g]?.length}|${leafType(tree, leaf)}|${leafAxisNames(tree, leaf).join(",")}`;
+  }
+
+  private row(tree: Tree, i: number, at: number, key: string): HTMLElement {
     const g = tree.group[i];
     const path = tree.paths[i] || "(root)";
     const selected = i === this.selected;
     const row = h("div", {
+      "data-key": key,
       role: "row",
       class: selected ? "sv-row sv-leaf-row sv-selected" : "sv-row sv-leaf-row",
       "data-role": "leaf",
@@ -337,7 +378,7 @@ export class LeafTable {
 }
 
 function leafWord(count: number): string {
-  return `${count.toLocaleString("en-US")} ${count === 1 ? "leaf" : "leaves"}`;
+  return `${formatCount(count)} ${count === 1 ? "leaf" : "leaves"}`;
 }
 
 function sameStrings(a: readonly string[], b: readonly string[]): boolean {

@@ -13,6 +13,7 @@ function draw(payload: Payload, events: Partial<PictureEvents> = {}) {
     decodePayload(payload),
     { onHover: () => {}, onFocus: () => {}, onActivate: () => {}, ...events },
     controller.signal,
+    { fill: tileColor, label: "id" },
   );
   document.body.append(view.element);
   return { view, root: view.element, controller };

@@ -7,10 +7,10 @@
 import type { Layout } from "../payload/array";
 import { ravel } from "../payload/array";
 import { cssVar, h } from "../util/dom";
-import { axisColor, tileColor } from "../util/palette";
-import { beginPaint, sizeCanvas, strokeMark, wireCanvas } from "./canvasPaint";
-import { deviceAriaLabel, isRemote } from "./describe";
-import type { Highlight, PictureEvents, PictureView } from "./interaction";
+import { axisColor } from "../util/palette";
+import { beginPaint, framePainter, sizeCanvas, strokeMark, strokePin, wireCanvas } from "./canvasPaint";
+import { deviceAriaLabel, isRemote, physicalCoordsText } from "./describe";
+import type { Highlight, PictureEvents, PictureStyle, PictureView, Target } from "./interaction";
 import { CANVAS_THRESHOLD, delegateTargets, itemNumber, navigateByKeys, rovingFocus } from "./interaction";
 import { axisRoles, type CanvasGeometry, canvasGeometry, type Direction, hitTest, neighbour } from "./meshLayout";
 
@@ -20,6 +20,9 @@ const ARROWS: Record<string, Direction> = {
   ArrowUp: "up",
   ArrowDown: "down",
 };
+
+/** What the cells say: the device id, or the device's physical coordinates (where devices have them). */
+export type CellLabel = "id" | "physical";
 
 /**
  * Paints each device by a value of the caller's (the tree view's memory heat
@@ -36,7 +39,9 @@ export interface DevicePaint {
   label: (k: number) => string;
 }
 
-export interface MeshGridOptions {
+export interface MeshGridStyle extends PictureStyle {
+  label: CellLabel;
+  /** Per-device paint, in place of the tile fills, tags and labels. */
   paint?: DevicePaint;
 }
 
@@ -44,11 +49,19 @@ export function renderMeshGrid(
   layout: Layout,
   events: PictureEvents,
   signal: AbortSignal,
-  options: MeshGridOptions = {},
+  style: MeshGridStyle,
 ): PictureView {
   return layout.deviceCount > CANVAS_THRESHOLD
-    ? renderMeshCanvas(layout, events, signal, options)
-    : renderMeshDom(layout, events, signal, options);
+    ? renderMeshCanvas(layout, events, signal, style)
+    : renderMeshDom(layout, events, signal, style);
+}
+
+/** The text a cell shows for the device at mesh position k. */
+function cellText(layout: Layout, k: number, label: CellLabel): string {
+  const physical = label === "physical" ? physicalCoordsText(layout, k) : "";
+  if (!physical) return String(layout.ids[k]);
+  const slice = layout.physical.sliceIndex;
+  return slice ? `s${slice[k]}:${physical}` : physical;
 }
 
 function gridRoot(layout: Layout, mode: "dom" | "canvas"): HTMLElement {
@@ -69,15 +82,17 @@ function renderMeshDom(
   first: Layout,
   events: PictureEvents,
   signal: AbortSignal,
-  options: MeshGridOptions,
+  firstStyle: MeshGridStyle,
 ): PictureView {
   let layout = first;
+  let style = firstStyle;
   const root = gridRoot(layout, "dom");
   // Cells shrink as the mesh grows; below 30px the tile tag is dropped (the aria-label keeps it).
   const n = layout.deviceCount;
   const cellSize = n <= 16 ? 44 : n <= 64 ? 34 : n <= 256 ? 26 : 22;
   root.style.setProperty("--sv-cell-size", `${cellSize}px`);
   if (cellSize < 30) root.classList.add("sv-compact");
+  if (style.label === "physical") root.classList.add("sv-physical-labels");
   const sizes = layout.meshSizes;
   const names = layout.payload.mesh?.names ?? [];
   const cells: HTMLElement[] = new Array(layout.deviceCount);
@@ -93,17 +108,17 @@ function renderMeshDom(
         role: "button",
         tabindex: k === 0 ? 0 : -1,
       },
-      [h("span", { class: "sv-cell-id" }, [String(layout.ids[k])]), h("span", { class: "sv-cell-tile" })],
+      [h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]), h("span", { class: "sv-cell-tile" })],
     );
     cells[k] = cell;
     paintCell(k);
     return cell;
   };
 
-  // Everything about a cell that depends on the tile it holds.
+  // Everything about a cell that depends on the tile it holds (or on the caller's paint).
   const paintCell = (k: number): void => {
     const cell = cells[k];
-    const { paint } = options;
+    const { paint } = style;
     if (paint) {
       cell.setAttribute("aria-label", paint.label(k));
       cell.style.backgroundColor = paint.fill(k);
@@ -114,7 +129,7 @@ function renderMeshDom(
     const t = layout.tileOf[k];
     cell.setAttribute("data-tile-of", String(t));
     cell.setAttribute("aria-label", deviceAriaLabel(layout, k));
-    cell.style.backgroundColor = tileColor(t);
+    cell.style.backgroundColor = style.fill(t);
     (cell.lastChild as HTMLElement).textContent = `t${t}`;
   };
 
@@ -222,18 +237,34 @@ function renderMeshDom(
       lit.push(highlight.position);
     }
   };
+  let pinnedCell: HTMLElement | null = null;
+  const setPinned = (target: Target | null): void => {
+    pinnedCell?.classList.remove("sv-pinned");
+    pinnedCell = target?.kind === "device" ? (cells[target.position] ?? null) : null;
+    pinnedCell?.classList.add("sv-pinned");
+  };
+  let shown: ReadonlySet<number> | null = null;
+  const setShown = (tiles: ReadonlySet<number> | null): void => {
+    shown = tiles;
+    for (let k = 0; k < cells.length; k++) {
+      cells[k].classList.toggle("sv-outside", shown !== null && !shown.has(layout.tileOf[k]));
+    }
+  };
   // Same devices in the same places (a spec or memory-kind edit): repaint the cells, keep the DOM.
-  const update = (next: Layout): boolean => {
+  const update = (next: Layout, nextStyle: PictureStyle): boolean => {
     if (!sameDevices(layout, next)) return false;
     setHighlight(null);
+    setPinned(null);
     layout = next;
+    style = { ...style, fill: nextStyle.fill };
     for (let k = 0; k < cells.length; k++) paintCell(k);
+    setShown(null);
     return true;
   };
   const repaint = (): void => {
     for (let k = 0; k < cells.length; k++) paintCell(k);
   };
-  return { element: root, setHighlight, update, repaint };
+  return { element: root, setHighlight, setPinned, setShown, update, repaint };
 }
 
 function sameDevices(a: Layout, b: Layout): boolean {
@@ -251,9 +282,8 @@ function renderMeshCanvas(
   layout: Layout,
   events: PictureEvents,
   signal: AbortSignal,
-  options: MeshGridOptions,
+  style: MeshGridStyle,
 ): PictureView {
-  const fill = options.paint?.fill ?? ((k: number) => tileColor(layout.tileOf[k]));
   const root = gridRoot(layout, "canvas");
   const mesh = layout.payload.mesh;
   const geometry: CanvasGeometry = canvasGeometry(layout.meshSizes, mesh?.names ?? []);
@@ -269,6 +299,8 @@ function renderMeshCanvas(
   root.append(canvas, live);
 
   let highlight: Highlight | null = null;
+  let pinned: number | null = null;
+  let shown: ReadonlySet<number> | null = null;
   const keyboard = wireCanvas(
     canvas,
     geometry,
@@ -277,14 +309,14 @@ function renderMeshCanvas(
       target: (k) => ({ kind: "device", position: k }),
       move: (from, key) => meshMove(from, key, layout.meshSizes),
       onCursor: (k) => {
-        live.textContent = options.paint?.label(k) ?? deviceAriaLabel(layout, k);
+        live.textContent = style.paint?.label(k) ?? deviceAriaLabel(layout, k);
       },
     },
     events,
     signal,
   );
 
-  const draw = (): void => {
+  const paint = (): void => {
     const ctx = beginPaint(canvas, geometry, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(root, "--sv-fg", "#1f2328");
@@ -295,8 +327,9 @@ function renderMeshCanvas(
     for (let k = 0; k < layout.deviceCount; k++) {
       const x = origins[2 * k];
       const y = origins[2 * k + 1];
-      ctx.globalAlpha = lit && !lit.has(k) ? 0.25 : 1;
-      ctx.fillStyle = fill(k);
+      const outside = shown !== null && !shown.has(layout.tileOf[k]);
+      ctx.globalAlpha = (lit && !lit.has(k)) || outside ? 0.25 : 1;
+      ctx.fillStyle = style.paint ? style.paint.fill(k) : style.fill(layout.tileOf[k]);
       ctx.fillRect(x, y, cell, cell);
       if (hatch && isRemote(layout, k)) {
         ctx.fillStyle = hatch;
@@ -311,6 +344,16 @@ function renderMeshCanvas(
     }
     for (const k of [highlight?.position ?? -1, keyboard.cursor]) {
       if (k >= 0) strokeMark(ctx, ink, origins[2 * k] - 1, origins[2 * k + 1] - 1, cell + 2, cell + 2);
+    }
+    if (pinned !== null) {
+      strokePin(
+        ctx,
+        cssVar(root, "--sv-accent", "#0969da"),
+        origins[2 * pinned] - 3,
+        origins[2 * pinned + 1] - 3,
+        cell + 6,
+        cell + 6,
+      );
     }
     ctx.font = `11px ${cssVar(root, "--sv-font", "sans-serif")}`;
     ctx.fillStyle = ink;
@@ -331,11 +374,20 @@ function renderMeshCanvas(
     }
   };
 
+  const draw = framePainter(paint, signal);
   draw();
   return {
     element: root,
     setHighlight: (next) => {
       highlight = next;
+      draw();
+    },
+    setPinned: (target) => {
+      pinned = target?.kind === "device" ? target.position : null;
+      draw();
+    },
+    setShown: (tiles) => {
+      shown = tiles;
       draw();
     },
     repaint: draw,

@@ -38,6 +38,7 @@ export class RulesEditor {
   private sent: string | null = null;
   /** A commit whose error has not arrived yet: its text stays while Python puts the old rules back. */
   private awaiting = false;
+  private errorShown = false;
 
   constructor(options: RulesEditorOptions) {
     this.options = options;
@@ -86,35 +87,46 @@ export class RulesEditor {
   commit(): void {
     if (this.options.readOnly) return;
     const text = this.input.value;
+    // The rules in force, with no error showing: there is nothing to apply.
+    if (text === this.base && !this.errorShown) return;
     this.sent = text;
     this.awaiting = true;
     this.options.onCommit(text);
   }
 
   /**
-   * Takes Python's state after a trait change: the rules in force, and the
-   * error if the last edit was refused. `errorChanged` says the error
-   * traits were part of the change (Python sends them after the rules).
+   * Takes the traits after a change: the rules in force, and the error if
+   * the last edit was refused. `answered` says the change holds part of
+   * Python's answer (a new payload, notice or error); a change of the rules
+   * alone may be the model echoing our own edit. A refused edit's rules and
+   * its error arrive in separate messages; until the answer says how it
+   * went, and while its error stands, the text the user sent stays.
    */
-  sync(rulesText: string, error: string, errorSource: string, errorChanged: boolean): void {
-    if (errorChanged) this.awaiting = false;
+  sync(rulesText: string, error: string, answered: boolean): void {
+    if (answered) this.awaiting = false;
     const value = this.input.value;
-    const typing = value !== this.base && value !== this.sent;
-    if (typing) return;
-    const refused = error !== "" && errorSource === "rules";
-    if (this.sent !== null && value === this.sent && rulesText !== this.sent && (refused || this.awaiting)) return;
+    if (value !== this.base && value !== this.sent) return; // the user is typing
+    // Any error refuses the edit: the tree view edits nothing else.
+    const refused = error !== "";
+    if (this.sent !== null && value === this.sent) {
+      if (refused) return; // the refused text stays beside its error, to be fixed
+      if (this.awaiting && rulesText !== this.sent) return; // the answer is on its way
+    }
     if (value !== rulesText) this.input.value = rulesText;
     this.base = rulesText;
-    if (rulesText === this.sent) this.sent = null;
+    if (!refused && !this.awaiting && rulesText === this.sent) this.sent = null;
   }
 
-  /** Shows the error beside the editor (`role="alert"`, `data-source="rules"`) when it is the rules'. */
-  showError(error: string, source: string): void {
+  /** Shows the error beside the editor (`role="alert"`, `data-source="rules"`, or `general` for an unreadable edit). */
+  showError(error: string, errorSource: string): void {
+    this.errorShown = error !== "";
     replaceChildren(this.alertSlot, []);
     this.input.removeAttribute("aria-invalid");
-    if (!error || (source !== "rules" && source !== "general")) return;
+    if (!error) return;
+    // The rules are the only thing edited here; an error whose source has not arrived yet is theirs.
+    const source = errorSource === "general" ? "general" : "rules";
     const line = errorLine(error);
-    const alert = h("div", { class: "sv-error", role: "alert", "data-source": source || "general" }, [error]);
+    const alert = h("div", { class: "sv-error", role: "alert", "data-source": source }, [error]);
     if (line !== null) alert.setAttribute("data-line", String(line));
     this.alertSlot.append(alert);
     if (source === "rules") this.input.setAttribute("aria-invalid", "true");

@@ -16,19 +16,24 @@ export interface SliceChoice {
 }
 
 /**
- * The dims to show first: the partitioned ones (they are what the picture
- * is about), then the last ones, keeping array order.
+ * The two dimensions a picture draws as rows and columns: the two most split
+ * (most blocks; ties go to the later dimension, so an unsplit array shows its
+ * last two), rows before columns in array order. The terminal picture's rule
+ * (`picture_dims` in src/shardviz/text/ranges.py), so both show the same pair.
  */
-export function defaultSlice(payload: Payload): SliceChoice {
-  const rank = payload.shape.length;
-  const steps = new Array<number>(rank).fill(0);
-  if (rank === 0) return { rowDim: null, colDim: null, steps };
-  if (rank === 1) return { rowDim: null, colDim: 0, steps };
-  const partitioned = payload.spec.map((axes, d) => (axes.length > 0 ? d : -1)).filter((d) => d >= 0);
-  const chosen = partitioned.slice(0, 2);
-  for (let d = rank - 1; chosen.length < 2 && d >= 0; d--) if (!chosen.includes(d)) chosen.push(d);
-  chosen.sort((a, b) => a - b);
-  return { rowDim: chosen[0], colDim: chosen[1], steps };
+export function defaultPictureDims(blockCounts: readonly number[]): { rowDim: number | null; colDim: number | null } {
+  const rank = blockCounts.length;
+  if (rank === 0) return { rowDim: null, colDim: null };
+  if (rank === 1) return { rowDim: null, colDim: 0 };
+  const ranked = Array.from({ length: rank }, (_, d) => d).sort((a, b) => blockCounts[b] - blockCounts[a] || b - a);
+  const [row, col] = ranked.slice(0, 2).sort((a, b) => a - b);
+  return { rowDim: row, colDim: col };
+}
+
+/** The map's first choice for a payload: the picture's dimensions, the first block of the others. */
+export function defaultSlice(payload: Payload, blockCounts: readonly number[]): SliceChoice {
+  const steps = new Array<number>(payload.shape.length).fill(0);
+  return { ...defaultPictureDims(blockCounts), steps };
 }
 
 /** Keeps a previous choice where it still fits the payload, else starts afresh. */
@@ -38,7 +43,7 @@ export function reconcileSlice(
   tileCounts: readonly number[],
 ): SliceChoice {
   const rank = payload.shape.length;
-  if (!previous || previous.steps.length !== rank) return defaultSlice(payload);
+  if (!previous || previous.steps.length !== rank) return defaultSlice(payload, tileCounts);
   const steps = previous.steps.map((s, d) => Math.min(s, tileCounts[d] - 1));
   return { ...previous, steps };
 }

@@ -6,7 +6,7 @@
  */
 
 import type { Tree } from "../payload/tree";
-import { formatBytesExact } from "../util/bytes";
+import { formatBytesExact, formatCount } from "../util/bytes";
 import { h } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
@@ -45,25 +45,38 @@ function perAxis(tree: Tree, values: Record<string, number>): HTMLElement {
   return line;
 }
 
+/** Items shown before the rest fold away under "n more". */
+export const AUDIT_SHOWN = 5;
+
+/** The first items as a list, the rest in a closed `<details>` below it. */
+function foldedList(tag: "ol" | "ul", role: string, items: HTMLElement[]): HTMLElement[] {
+  const head = h(tag, { class: "sv-audit-list", "data-role": role }, items.slice(0, AUDIT_SHOWN));
+  const rest = items.slice(AUDIT_SHOWN);
+  if (rest.length === 0) return [head];
+  return [
+    head,
+    h("details", { class: "sv-audit-more" }, [
+      h("summary", {}, [`${rest.length} more`]),
+      h(tag, { class: "sv-audit-list", "data-role": role, start: tag === "ol" ? AUDIT_SHOWN + 1 : null }, rest),
+    ]),
+  ];
+}
+
 export function renderAudit(tree: Tree, options: AuditOptions): HTMLElement {
   const { audit, replicated_bytes: replicatedBytes } = tree.payload;
   const section = h("section", { class: "sv-audit", "data-role": "audit", "aria-label": "Audit" });
 
-  const largest = h("ol", { class: "sv-audit-list", "data-role": "audit-largest" });
-  for (const leaf of audit.largest) {
-    largest.append(
-      h("li", {}, [
-        h("span", { class: "sv-audit-bytes", title: formatBytesExact(tree.bytes[leaf]) }, [
-          formatBytes(tree.bytes[leaf]),
-        ]),
-        leafButton(tree, leaf, tree.paths[leaf] || "(root)", options),
+  const largest = audit.largest.map((leaf) =>
+    h("li", {}, [
+      h("span", { class: "sv-audit-bytes", title: formatBytesExact(tree.bytes[leaf]) }, [
+        formatBytes(tree.bytes[leaf]),
       ]),
-    );
-  }
-  section.append(
-    h("h4", { class: "sv-audit-title" }, ["Largest per device"]),
-    audit.largest.length ? largest : h("p", { class: "sv-muted" }, ["No array leaves."]),
+      leafButton(tree, leaf, tree.paths[leaf] || "(root)", options),
+    ]),
   );
+  section.append(h("h4", { class: "sv-audit-title" }, ["Largest per device"]));
+  if (largest.length) section.append(...foldedList("ol", "audit-largest", largest));
+  else section.append(h("p", { class: "sv-muted" }, ["No array leaves."]));
 
   section.append(
     h("h4", { class: "sv-audit-title" }, [
@@ -75,21 +88,20 @@ export function renderAudit(tree: Tree, options: AuditOptions): HTMLElement {
       h("p", { class: "sv-muted" }, ["None: every replicated leaf is too small or indivisible to split."]),
     );
   } else {
-    const findings = h("ul", { class: "sv-audit-list", "data-role": "audit-replicated" });
-    for (const finding of audit.replicated) {
-      findings.append(
-        h("li", {}, [
-          h("span", { class: "sv-audit-bytes", title: `saves ${formatBytesExact(finding.saving)} per device` }, [
-            `\u2212${formatBytes(finding.saving)}`,
-          ]),
-          leafButton(tree, finding.leaf, finding.message, options),
+    const findings = audit.replicated.map((finding) =>
+      h("li", {}, [
+        h("span", { class: "sv-audit-bytes", title: `saves ${formatBytesExact(finding.saving)} per device` }, [
+          `\u2212${formatBytes(finding.saving)}`,
         ]),
-      );
-    }
-    section.append(findings);
+        leafButton(tree, finding.leaf, finding.message, options),
+      ]),
+    );
+    section.append(...foldedList("ul", "audit-replicated", findings));
     const more = audit.replicated_count - audit.replicated.length;
     const saving = h("p", { class: "sv-audit-note" }, [
-      more > 0 ? `and ${more} more; sharding every one saves, per device: ` : "Sharding every one saves, per device: ",
+      more > 0
+        ? `${formatCount(more)} more not listed; sharding every one saves, per device: `
+        : "Sharding every one saves, per device: ",
       perAxis(tree, audit.replicated_saving),
     ]);
     section.append(saving);

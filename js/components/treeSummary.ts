@@ -5,7 +5,7 @@
  */
 
 import type { Tree } from "../payload/tree";
-import { formatBytesExact } from "../util/bytes";
+import { formatBytesExact, formatCount } from "../util/bytes";
 import { h } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
@@ -31,7 +31,7 @@ function meshLine(tree: Tree): HTMLElement | null {
 
 export function renderTreeSummary(tree: Tree): HTMLElement {
   const other = tree.leafCount - tree.arrayCount;
-  const counts = `${tree.leafCount.toLocaleString("en-US")} ${tree.leafCount === 1 ? "leaf" : "leaves"}: ${tree.arrayCount.toLocaleString("en-US")} ${tree.arrayCount === 1 ? "array" : "arrays"}${other ? ` and ${other} other` : ""}`;
+  const counts = `${formatCount(tree.leafCount)} ${tree.leafCount === 1 ? "leaf" : "leaves"}: ${formatCount(tree.arrayCount)} ${tree.arrayCount === 1 ? "array" : "arrays"}${other ? ` and ${other} other` : ""}`;
   const summary = h("div", { class: "sv-summary", "data-role": "tree-summary" }, [
     h("p", { class: "sv-summary-head" }, [
       h("strong", {}, [counts]),
@@ -47,7 +47,7 @@ export function renderTreeSummary(tree: Tree): HTMLElement {
     const kinds =
       tree.memoryKinds.length > 1 ? ` (${tree.memoryKinds.map((k) => `${k} up to ${most(k)}`).join(", ")})` : "";
     const line = h("p", { "data-role": "device-range" }, [
-      `${tree.deviceCount.toLocaleString("en-US")} ${tree.deviceCount === 1 ? "device" : "devices"} ${spread}${kinds}`,
+      `${formatCount(tree.deviceCount)} ${tree.deviceCount === 1 ? "device" : "devices"} ${spread}${kinds}`,
     ]);
     line.title = `the fullest device holds ${formatBytesExact(high)}`;
     summary.append(line);

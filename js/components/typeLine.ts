@@ -72,6 +72,22 @@ export function splitTypeString(typeStr: string, axisNames: readonly string[]): 
   return segments;
 }
 
+/**
+ * A layout with no array behind it is a what-if: say so first, and say when
+ * its devices are the numbered stand-ins of an AbstractMesh.
+ */
+function whatIfChip(payload: Payload): HTMLElement | null {
+  if (payload.has_array) return null;
+  const virtual = payload.devices.virtual;
+  const chip = h("span", { class: "sv-chip sv-what-if", "data-role": "what-if" }, [
+    virtual ? "what-if \u00b7 virtual devices" : "what-if \u00b7 no array",
+  ]);
+  chip.title = virtual
+    ? "A hypothetical layout on an AbstractMesh: the devices are numbered stand-ins, no data exists"
+    : "A hypothetical layout: no array stands behind it, so nothing is placed and no values exist";
+  return chip;
+}
+
 /** True when JAX leaves some mesh axes out of the type (Auto axes). */
 export function meshHasAutoAxes(mesh: MeshInfo | null): boolean {
   return mesh?.types.includes("Auto") ?? false;
@@ -97,6 +113,7 @@ export function renderTypeLine(payload: Payload, options: TypeLineOptions = {}):
     }
   }
   const line = h("div", { class: "sv-typeline" }, [
+    whatIfChip(payload),
     typeText,
     h("span", { class: "sv-chip", title: "memory kind" }, [`memory: ${payload.memory_kind}`]),
     h("span", { class: "sv-chip sv-muted", title: "sharding class" }, [payload.sharding]),
@@ -110,10 +127,12 @@ export function renderTypeLine(payload: Payload, options: TypeLineOptions = {}):
     ]);
     line.append(note);
     if (options.onExplicitView) {
+      // An edit, and labelled as one: it changes the mesh and re-places the array.
       const button = h("button", { type: "button", class: "sv-button", "data-role": "explicit-view" }, [
-        "Explicit view",
+        "Edit: make every axis Explicit",
       ]);
-      button.title = "Redraw with every mesh axis Explicit, so the type names them";
+      button.title =
+        "A mesh edit: sets every mesh axis to Explicit (the array is placed again), so the type names them";
       const onExplicitView = options.onExplicitView;
       button.addEventListener("click", () => onExplicitView(), { signal: options.signal });
       line.append(button);

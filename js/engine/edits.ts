@@ -18,7 +18,7 @@ import type { MeshInfo, Payload, Run } from "../payload/array";
 import { expandRuns } from "../payload/array";
 import { meshOrderBlocks } from "./blocks";
 import { checkMemoryKind, checkSpec } from "./checks";
-import { type EditSource, LayoutError } from "./errors";
+import { EditError, type EditSource, LayoutError } from "./errors";
 import { formatMesh, type MeshRequest, parseMesh, parseSpec, type SpecEntry } from "./grammar";
 import { type DeviceFacts, layoutPayload } from "./payload";
 import { pyRepr } from "./pytext";
@@ -53,22 +53,15 @@ interface TargetMesh {
   changed: boolean;
 }
 
-class Refusal extends Error {
-  constructor(
-    message: string,
-    readonly source: EditSource,
-  ) {
-    super(message);
-  }
-}
-
+/** Only a kernel can answer this edit. */
 class KernelOnly extends Error {}
 
+/** Runs a check or a parser; its refusal belongs beside `source`. */
 function refuseAs<T>(source: EditSource, run: () => T): T {
   try {
     return run();
   } catch (error) {
-    if (error instanceof LayoutError) throw new Refusal(error.message, source);
+    if (error instanceof LayoutError && !(error instanceof EditError)) throw new EditError(error.message, source);
     throw error;
   }
 }
@@ -88,20 +81,18 @@ function resolveMesh(payload: Payload, text: string | undefined, context: EditCo
     types: request.types,
     abstract,
   });
-  if (current !== null && payload.devices.count === needed) {
-    return current.abstract
-      ? { info: info(true), devices: "virtual", changed: true }
-      : { info: info(false), devices: "same", changed: true };
-  }
+  // A what-if stays a what-if: its devices are numbered, whatever their count.
+  if (current?.abstract) return { info: info(true), devices: "virtual", changed: true };
+  if (current !== null && payload.devices.count === needed)
+    return { info: info(false), devices: "same", changed: true };
   const machine = payload.machine_devices;
   if (needed <= machine) {
     // Python builds this mesh from the machine's first devices, which the payload does not list.
     if (context.kernel) throw new KernelOnly(`a mesh of ${needed} devices takes devices of the machine`);
-    if (current?.abstract) return { info: info(true), devices: "virtual", changed: true };
-    throw new Refusal(ownDevicesOnly(request, needed, payload), "mesh");
+    throw new EditError(ownDevicesOnly(request, needed, payload), "mesh");
   }
   if (!payload.has_array) return { info: info(true), devices: "virtual", changed: true };
-  throw new Refusal(
+  throw new EditError(
     `the mesh ${formatMesh(request.names, request.sizes, request.types)} needs ${needed} devices but this ` +
       `machine has ${machine}; use at most ${machine}, or lay out a shape without an array for a what-if`,
     "mesh",
@@ -205,7 +196,7 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
       ? payload.spec.map((axes) => (axes.length > 0 ? axes.slice() : null))
       : refuseAs("spec", () => parseSpec(edit.spec_text as string));
   const kind = edit.memory_kind ?? payload.memory_kind;
-  if (!kind) throw new Refusal(`memory_kind must be a non-empty string, not ${pyRepr(kind)}`, "memory_kind");
+  if (!kind) throw new EditError(`memory_kind must be a non-empty string, not ${pyRepr(kind)}`, "memory_kind");
   let notice = "";
   if (edit.mesh_text !== undefined && edit.spec_text === undefined && mesh?.changed) {
     const adapted = adaptSpec(spec, payload.shape, payload.mesh?.names ?? [], mesh.info);
@@ -217,9 +208,9 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
   // Python's check_target.
   if (mesh === null) {
     if (spec.some((entry) => entry !== null && entry.length > 0)) {
-      throw new Refusal("there is no mesh to split over; set a mesh first (e.g. x=2, y=4)", "spec");
+      throw new EditError("there is no mesh to split over; set a mesh first (e.g. x=2, y=4)", "spec");
     }
-    throw new Refusal("a single-device array has no mesh to edit; set a mesh first (e.g. x=2, y=4)", source);
+    throw new EditError("a single-device array has no mesh to edit; set a mesh first (e.g. x=2, y=4)", source);
   }
   refuseAs(source === "mesh" ? "mesh" : "spec", () => checkSpec(mesh.info, spec, payload.shape));
   // A virtual mesh addresses the kinds JAX allows on the machine, which is what the payload lists.
@@ -263,7 +254,7 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
 function placeableHere(payload: Payload, mesh: MeshInfo, kind: string, source: EditSource, context: EditContext): void {
   if (mesh.types.includes("Manual")) {
     if (context.kernel) throw new KernelOnly("JAX alone knows whether the array can be placed on Manual axes");
-    throw new Refusal(
+    throw new EditError(
       "placing the array on Manual axes is for JAX to judge, and this page has no kernel to ask; use Auto or Explicit axes here",
       source,
     );
@@ -280,7 +271,7 @@ export function applyEdit(payload: Payload, edit: Edit, context: EditContext): E
   try {
     return { status: "applied", ...answer(payload, edit, context) };
   } catch (error) {
-    if (error instanceof Refusal) return { status: "refused", message: error.message, source: error.source };
+    if (error instanceof EditError) return { status: "refused", message: error.message, source: error.source };
     if (error instanceof KernelOnly) return { status: "kernel-only", reason: error.message };
     throw error;
   }

@@ -77,8 +77,6 @@ describe("local engine parity with Python", () => {
         // JAX refused this move of the real array; the page, which holds no array, lays the layout out.
         if (offline.status !== "applied")
           mismatches.push(`${describeCase(c)}: expected a layout, got ${actual(offline)}`);
-      } else if (c.kernel_only === "devices" && c.offline) {
-        want = expected(c.offline); // an AbstractMesh page stays virtual for any mesh, as Python does without devices
       } else if (c.kernel_only === "devices") {
         const ok =
           offline.status === "refused" &&

@@ -59,3 +59,22 @@ describe("a leaf's layout from the tree payload", () => {
     expect(leafLayout(decoded, i).status).toBe("old-payload");
   });
 });
+
+describe("physical device attributes", () => {
+  it("go from the leaf's mesh into its layout, in that mesh's order", () => {
+    const tree = structuredClone(data.cases[0].tree);
+    const mesh = tree.meshes[0];
+    const count = mesh.sizes.reduce((a, b) => a * b, 1);
+    mesh.coords = [[[0, 1, count]], [[5, 0, count]]];
+    mesh.core_on_chip = [[0, 0, count]];
+    mesh.slice_index = [[1, 0, count]];
+    const leaf = data.cases[0].leaves.findIndex(
+      (l, i) => l !== null && "kind" in l && tree.groups[tree.leaves.group[i]].mesh === 0,
+    );
+    const outcome = leafLayout(decodeTreePayload(tree), leaf);
+    if (outcome.status !== "local") throw new Error(outcome.status);
+    expect(outcome.payload.devices.coords).toEqual(mesh.coords);
+    expect(outcome.payload.devices.core_on_chip).toEqual(mesh.core_on_chip);
+    expect(outcome.payload.devices.slice_index).toEqual(mesh.slice_index);
+  });
+});

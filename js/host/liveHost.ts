@@ -3,10 +3,12 @@
  *
  * A user edit is answered at once by the local engine (js/engine/), drawn in
  * the same task as the keystroke, and sent to the kernel as always, numbered
- * (`edit_seq`). Python echoes the number in a custom message once it has
- * answered (`{"kind": "edit-answered", "seq": n}`); from then on the model's
- * traits, the kernel's answer built from real JAX objects, are what the view
- * shows. When the two answers differ the kernel wins and both are logged with
+ * (`edit_seq`). Python sets `edit_answered` to that number once it has
+ * answered, after every other trait of its answer (a trait rather than a
+ * custom message: the widget manager applies trait updates in order but may
+ * deliver a custom message before them). From then on the model's traits,
+ * the kernel's answer built from real JAX objects, are what the view shows.
+ * When the two answers differ the kernel wins and both are logged with
  * console.warn. Edits only the kernel can judge (engine `kernel-only`) are
  * simply waited for, and so is every later edit until the kernel catches up.
  */
@@ -19,9 +21,10 @@ import type { EditableTrait, PreviewRequest, SyncedTraits, ViewHost } from "./tr
 
 /** The number sent with every user edit; not a trait Python declares, it only travels with the edit. */
 export const EDIT_SEQ = "edit_seq";
-export const EDIT_ANSWERED = "edit-answered";
+/** The trait Python sets to the number of the last edit it answered. */
+export const EDIT_ANSWERED = "edit_answered";
 
-export type LiveModel = AnyModel<SyncedTraits & { [EDIT_SEQ]: number }>;
+export type LiveModel = AnyModel<SyncedTraits & { [EDIT_SEQ]: number; [EDIT_ANSWERED]: number }>;
 
 interface PendingEdit {
   seq: number;
@@ -31,13 +34,8 @@ interface PendingEdit {
   local: AnsweredTraits | null;
 }
 
-export function isEditAnswered(message: unknown): message is { kind: typeof EDIT_ANSWERED; seq: number } {
-  return (
-    typeof message === "object" &&
-    message !== null &&
-    (message as { kind?: unknown }).kind === EDIT_ANSWERED &&
-    typeof (message as { seq?: unknown }).seq === "number"
-  );
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (typeof a === "object" && typeof b === "object" && JSON.stringify(a) === JSON.stringify(b));
 }
 
 export class LiveHost implements ViewHost {
@@ -46,7 +44,6 @@ export class LiveHost implements ViewHost {
   private readonly pending: PendingEdit[] = [];
   /** The local answer drawn while the kernel has not answered it yet. */
   private shown: AnsweredTraits | null = null;
-  private seq = 0;
   private listener: ((keys: (keyof SyncedTraits)[]) => void) | null = null;
 
   constructor(model: LiveModel) {
@@ -65,13 +62,12 @@ export class LiveHost implements ViewHost {
   }
 
   edit(key: EditableTrait, value: string): void {
-    const seq = ++this.seq;
+    // Numbered on the model, shared by every view of it, and above the last answer (a reloaded page
+    // starts again from the kernel's count), so each answer changes the trait.
+    const seq = Math.max(this.model.get(EDIT_SEQ) ?? 0, this.model.get(EDIT_ANSWERED) ?? 0) + 1;
     const local = this.localAnswer(key, value);
     this.pending.push({ seq, key, value, local });
-    if (local) {
-      this.shown = local;
-      this.listener?.([...ANSWERED_KEYS]);
-    }
+    if (local) this.show(local);
     // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
     this.model.set(key, value);
     this.model.set(EDIT_SEQ, seq);
@@ -81,22 +77,35 @@ export class LiveHost implements ViewHost {
   /** Sends a custom message (an arrow: the view calls it detached). */
   readonly send = (message: PreviewRequest): void => this.model.send(message);
 
-  /** Takes the kernel's "answered" message; returns false for any other message. */
-  receive(message: unknown): boolean {
-    if (!isEditAnswered(message)) return false;
+  /** Takes the kernel's answer to edit `seq` (and to any earlier one it merged in), now in the model. */
+  answered(seq: number): void {
     const answered: PendingEdit[] = [];
-    while (this.pending.length > 0 && this.pending[0].seq <= message.seq)
-      answered.push(this.pending.shift() as PendingEdit);
+    while (this.pending.length > 0 && this.pending[0].seq <= seq) answered.push(this.pending.shift() as PendingEdit);
+    if (answered.length === 0) return; // another view's edit
     const own = answered[answered.length - 1];
     // Several edits sent close together may reach the kernel as one message (the widget
     // manager merges them): its answer is then to the merged edit, not comparable.
-    if (own?.seq === message.seq && own.local && answered.length === 1 && !this.agrees(own)) {
+    if (own.seq === seq && own.local && answered.length === 1 && !this.agrees(own)) {
       // Later local answers started from the disagreeing one: let the kernel answer those too.
       for (const later of this.pending) later.local = null;
     }
-    this.shown = [...this.pending].reverse().find((p) => p.local)?.local ?? null;
-    this.listener?.([...ANSWERED_KEYS]);
-    return true;
+    this.show([...this.pending].reverse().find((p) => p.local)?.local ?? null);
+  }
+
+  /** A trait of the model changed: the view hears of it unless a local answer stands in front of it. */
+  modelChanged(key: keyof SyncedTraits): void {
+    const shown = this.shown as Partial<SyncedTraits> | null;
+    if (shown && key in shown) return;
+    this.listener?.([key]);
+  }
+
+  /** Puts `next` (or, for null, the model) in front of the view, which hears of the traits that changed. */
+  private show(next: AnsweredTraits | null): void {
+    const before = ANSWERED_KEYS.map((key) => this.get(key));
+    this.shown = next;
+    // Only changes: a redrawn alert would be announced again, a redrawn picture repainted.
+    const changed = ANSWERED_KEYS.filter((key, i) => !sameValue(before[i], this.get(key)));
+    if (changed.length > 0) this.listener?.(changed);
   }
 
   private localAnswer(key: EditableTrait, value: string): AnsweredTraits | null {

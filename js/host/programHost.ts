@@ -6,25 +6,26 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
-import { EDIT_SEQ } from "./liveHost";
+import { EDIT_ANSWERED, EDIT_SEQ } from "./liveHost";
 import type { ProgramHost, ProgramTraits } from "./programTraits";
 
 /**
- * The live host. Edits are numbered (`edit_seq`, as every view's are) and Python answers each
- * with `{"kind": "edit-answered", "seq": n}` once its traits hold the answer:
- * an answer that changes no trait (the same error again) still arrives.
+ * The live host. Edits are numbered (`edit_seq`, as every view's are) and Python sets
+ * `edit_answered` to that number once its traits hold the answer: an answer that changes
+ * no other trait (the same error again) still changes that one.
  */
-export type ProgramModel = AnyModel<ProgramTraits & { [EDIT_SEQ]: number }>;
+export type ProgramModel = AnyModel<ProgramTraits & { [EDIT_SEQ]: number; [EDIT_ANSWERED]: number }>;
 
 export function modelProgramHost(model: ProgramModel): ProgramHost {
-  let seq = 0;
   return {
     readOnly: false,
     get: (key) => model.get(key),
     edit: (key, value) => {
+      // Above the last answer (a reloaded page starts again from the kernel's count), so each answer changes the trait.
+      const seq = Math.max(model.get(EDIT_SEQ) ?? 0, model.get(EDIT_ANSWERED) ?? 0) + 1;
       // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
       model.set(key, value);
-      model.set(EDIT_SEQ, ++seq);
+      model.set(EDIT_SEQ, seq);
       model.save_changes();
     },
   };

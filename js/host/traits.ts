@@ -6,7 +6,12 @@
 
 import type { Payload } from "../payload/array";
 
-export type ErrorSource = "spec" | "mesh" | "memory_kind" | "";
+/**
+ * The control an error belongs beside. Python also sends `general` (an edit
+ * it could not read) and `internal` (a failure inside shardviz, not a
+ * refusal); a view shows any source it has no control for below its editors.
+ */
+export type ErrorSource = "spec" | "mesh" | "memory_kind" | "general" | "internal" | "";
 
 export interface SyncedTraits {
   /** docs/payload.md; `{}` before Python has sent one. */

@@ -6,13 +6,19 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { TreePayload } from "../payload/tree";
-import type { LeafLayoutRequest, TreeHost, TreeTraits } from "./treeTraits";
+import type { ApplyRulesRequest, LeafLayoutRequest, TreeHost, TreeTraits } from "./treeTraits";
 
 export function modelTreeHost(model: AnyModel<TreeTraits>): TreeHost {
   return {
     readOnly: false,
     get: (key) => model.get(key),
     edit: (key, value) => {
+      if (model.get(key) === value) {
+        // Unchanged, the trait would not be sent: ask Python to apply the text again.
+        const again: ApplyRulesRequest = { kind: "apply_rules", rules_text: value };
+        model.send(again);
+        return;
+      }
       // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
       model.set(key, value);
       model.save_changes();

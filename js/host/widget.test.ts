@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { TYPING_DEBOUNCE_MS } from "../components/editors";
 import { loadFixture } from "../test/fixtures";
+import { makePayload } from "../test/payloads";
 import { query, renderWidget } from "../test/render";
 import { RENDER_MEASURE } from "../views/array";
 
 const renders = () => performance.getEntriesByName(RENDER_MEASURE).length;
+/** float32[4,8] on x=2, y=4 with P('y', 'x'), as Python would send it. */
+const swapped = () => makePayload({ names: ["x", "y"], sizes: [2, 4], shape: [4, 8], spec: [["y"], ["x"]] });
 
 describe("widget entry", () => {
   beforeEach(() => performance.clearMeasures());
@@ -68,29 +70,114 @@ describe("widget entry", () => {
     beforeEach(() => vi.useFakeTimers());
     afterEach(() => vi.useRealTimers());
 
-    it("coalesces typing into one commit after a pause", () => {
+    it("commits nothing while the user types, however long the pause", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
       input.focus();
-      for (const text of ["y", "y,", "y, N", "y, None"]) {
+      for (const text of ["y", "y,", "y, N", "y, None", ""]) {
         input.value = text;
         input.dispatchEvent(new Event("input"));
-        vi.advanceTimersByTime(100);
+        vi.advanceTimersByTime(5000);
       }
+      input.dispatchEvent(new Event("change"));
+      input.blur();
+      vi.advanceTimersByTime(5000);
       expect(model.saved).toEqual([]);
-      vi.advanceTimersByTime(TYPING_DEBOUNCE_MS);
-      expect(model.saved).toEqual([{ spec_text: "y, None" }]);
     });
 
-    it("commits at once on Enter", () => {
+    it("commits on Enter, once", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const input = query<HTMLInputElement>(el, '[data-role="mesh-input"]');
       input.value = "x=4, y=2";
       input.dispatchEvent(new Event("input"));
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
       expect(model.saved).toEqual([{ mesh_text: "x=4, y=2" }]);
-      vi.advanceTimersByTime(TYPING_DEBOUNCE_MS * 2);
+      vi.advanceTimersByTime(5000);
       expect(model.saved).toHaveLength(1);
+    });
+
+    it("reverts to Python's text on Escape without unpinning anything", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      query(el, '[data-device-id="3"]').click();
+      const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+      input.focus();
+      input.value = "y, x";
+      input.dispatchEvent(new Event("input"));
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+      expect(input.value).toBe("x, y");
+      expect(model.saved).toEqual([]);
+      expect(query(el, '[data-role="pin-bar"]').textContent).toContain("Device 3");
+    });
+
+    it("says what a typed spec would give each device before it is sent", () => {
+      const { el } = renderWidget(loadFixture("mesh2x4_xy")); // float32[4,8], 16 B per device
+      const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+      input.focus();
+      input.value = "x";
+      input.dispatchEvent(new Event("input"));
+      expect(query(el, '[data-status-for="spec-input"]').textContent).toContain("per device: 64 B (now 16 B)");
+      expect(el.querySelector('[role="alert"]')).toBeNull();
+    });
+
+    describe("an edit that would replicate a large array", () => {
+      // float32[8192, 8192] over 2 x 4 devices: 32 MiB each now.
+      const big = () => makePayload({ names: ["x", "y"], sizes: [2, 4], shape: [8192, 8192], spec: [["x"], ["y"]] });
+      const type = (el: HTMLElement, text: string) => {
+        const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+        input.focus();
+        input.value = text;
+        input.dispatchEvent(new Event("input"));
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+        return input;
+      };
+
+      it("asks first, saying what each device would hold, and goes ahead on a second Enter", () => {
+        const { el, model } = renderWidget(big());
+        const input = type(el, ""); // replicate: 256 MiB on every device
+        expect(model.saved).toEqual([]);
+        const confirm = query(el, '[data-role="confirm"]');
+        expect(confirm.textContent).toContain("Each device would hold 256 MiB (now 32 MiB, 8\u00d7)");
+        expect(query(el, '[data-role="spec-input"]').closest(".sv-editor")?.contains(confirm)).toBe(true);
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+        expect(model.saved).toEqual([{ spec_text: "" }]);
+      });
+
+      it("goes ahead with the Apply button, and Escape cancels", () => {
+        const { el, model } = renderWidget(big());
+        const input = type(el, "x");
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+        expect(el.querySelector('[data-role="confirm"]')).toBeNull();
+        expect(input.value).toBe("x, y");
+        type(el, "x");
+        query(el, '[data-role="confirm-edit"]').click();
+        expect(model.saved).toEqual([{ spec_text: "x" }]);
+      });
+
+      it("asks again when the text changes, and asks for structured edits too", () => {
+        const { el, model } = renderWidget(big());
+        const input = type(el, "x");
+        input.value = "";
+        input.dispatchEvent(new Event("input"));
+        expect(el.querySelector('[data-role="confirm"]')).toBeNull();
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+        expect(model.saved).toEqual([]);
+        expect(query(el, '[data-role="confirm"]').textContent).toContain("256 MiB");
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+        query(el, '[aria-label="remove y from dim 1"]').click();
+        expect(model.saved).toEqual([]);
+        expect(query(el, '[data-role="confirm"]').textContent).toContain("128 MiB");
+        query(el, '[data-role="confirm-edit"]').click();
+        expect(model.saved).toEqual([{ spec_text: "x" }]);
+      });
+
+      it("does not ask for an edit that keeps the share, nor for a what-if", () => {
+        const { el, model } = renderWidget(big());
+        type(el, "y, x");
+        expect(model.saved).toEqual([{ spec_text: "y, x" }]);
+        const whatIf = renderWidget({ ...big(), has_array: false });
+        type(whatIf.el, "");
+        expect(whatIf.model.saved).toEqual([{ spec_text: "" }]);
+      });
     });
 
     it("shows an error beside the control that caused it and keeps the last picture", () => {
@@ -129,12 +216,108 @@ describe("widget entry", () => {
       input.focus();
       input.value = "P('y',";
       input.dispatchEvent(new Event("input"));
-      model.fromPython({ spec_text: "x, y" });
+      model.fromPython({ payload: loadFixture("pinned_host") }); // another answer, same spec
       expect(input.value).toBe("P('y',");
       input.value = "P('y', 'x')";
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      model.fromPython({ spec_text: "y, x" });
+      model.fromPython({ spec_text: "y, x", payload: swapped() });
       expect(input.value).toBe("y, x");
+    });
+
+    it("reads Python's texts from the payload, since Python does not write back a text it refused", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const kinds = query<HTMLSelectElement>(el, '[data-role="memory-kind"]');
+      kinds.value = "pinned_host"; // a move only the kernel can make: no answer in the browser
+      kinds.dispatchEvent(new Event("change"));
+      expect(model.saved).toEqual([{ memory_kind: "pinned_host" }]);
+      // Python's trait never changed, so only the error comes back; the model still holds the refused kind.
+      model.answer(model.editSeqs[0], { error: "no pinned host here", error_source: "memory_kind" });
+      expect(model.get("memory_kind")).toBe("pinned_host");
+      expect(kinds.value).toBe("device");
+      expect(query(el, '[data-source="memory_kind"]').textContent).toBe("no pinned host here");
+    });
+
+    it("keeps a refused typed text beside its error until it is fixed, reverted or replaced", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+      input.focus();
+      input.value = "z, x";
+      input.dispatchEvent(new Event("input"));
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(model.saved).toEqual([{ spec_text: "z, x" }]);
+      // The browser's engine answers at once, the kernel the same a moment later.
+      const error = () => query(el, '[data-source="spec"]').textContent ?? "";
+      expect(error()).toContain("axis 'z' is not in the mesh");
+      expect(input.value).toBe("z, x");
+      model.answer(model.editSeqs[0], { error: error(), error_source: "spec" });
+      expect(input.value).toBe("z, x");
+      expect(input.getAttribute("aria-invalid")).toBe("true");
+      // Escape shows Python's text; the error stays until an edit succeeds.
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+      expect(input.value).toBe("x, y");
+      input.value = "P('y', 'x')";
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      model.answer(model.editSeqs[1], { spec_text: "y, x", payload: swapped(), error: "", error_source: "" });
+      expect(input.value).toBe("y, x");
+      expect(el.querySelector('[role="alert"]')).toBeNull();
+    });
+
+    it("shows Python's state in every editor after a refused structured edit", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];
+      size.focus();
+      size.value = "3";
+      size.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(model.saved).toEqual([{ mesh_text: "x=3, y=4" }]);
+      // 12 devices: only the kernel knows the machine's devices; it refuses.
+      model.answer(model.editSeqs[0], { error: "the mesh x=3, y=4 needs 12 devices", error_source: "mesh" });
+      const sizes = () =>
+        Array.from(el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')).map((i) => i.value);
+      expect(sizes()).toEqual(["2", "4"]); // the rows render from the payload
+      expect(query<HTMLInputElement>(el, '[data-role="mesh-input"]').value).toBe("x=2, y=4");
+      expect(query(el, '[data-source="mesh"]').textContent).toBe("the mesh x=3, y=4 needs 12 devices");
+      expect(document.activeElement).toBe(el.querySelectorAll('[data-role="axis-size"]')[0]); // focus kept
+      // The next structured edit composes from Python's mesh, not from the refused one.
+      const types = el.querySelectorAll<HTMLSelectElement>('[data-role="axis-type"]');
+      types[0].value = "Auto";
+      types[0].dispatchEvent(new Event("change"));
+      expect(model.saved[1]).toEqual({ mesh_text: "x=2:auto, y=4" });
+    });
+
+    it("commits a per-axis size on Enter only, and Escape puts the payload's size back", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];
+      size.value = "4";
+      size.dispatchEvent(new Event("input"));
+      size.dispatchEvent(new Event("change"));
+      size.dispatchEvent(new Event("blur"));
+      expect(model.saved).toEqual([]);
+      size.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+      expect(size.value).toBe("2");
+      size.value = "4";
+      size.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(model.saved).toEqual([{ mesh_text: "x=4, y=4" }]);
+    });
+
+    it("shows Python's notice beside the mesh editor as a notice, not an alert", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const notice = "The spec changed with the mesh: dimension 1: dropped axis 'y', which the new mesh lacks.";
+      model.fromPython({ mesh_text: "x=8", notice, payload: loadFixture("replicated_sum") });
+      const shown = query(el, '[data-role="notice"]');
+      expect(shown.textContent).toBe(notice);
+      expect(shown.getAttribute("role")).toBe("status");
+      expect(el.querySelector('[role="alert"]')).toBeNull();
+      expect(query(el, '[data-role="mesh-input"]').closest(".sv-editor")?.contains(shown)).toBe(true);
+      model.fromPython({ notice: "" });
+      expect(el.querySelector('[data-role="notice"]')).toBeNull();
+    });
+
+    it("shows an error from a source no control owns below the editors", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      model.fromPython({ error: "shardviz failed on this edit", error_source: "internal" });
+      const alert = query(el, '[role="alert"]');
+      expect(alert.getAttribute("data-source")).toBe("internal");
+      expect(alert.closest(".sv-editor")).toBeNull();
     });
 
     it("changes the memory kind", () => {
@@ -158,7 +341,7 @@ describe("widget entry", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const sizes = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]');
       sizes[0].value = "4";
-      sizes[0].dispatchEvent(new Event("change"));
+      sizes[0].dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
       const types = el.querySelectorAll<HTMLSelectElement>('[data-role="axis-type"]');
       types[1].value = "Auto";
       types[1].dispatchEvent(new Event("change"));
@@ -172,9 +355,11 @@ describe("widget entry", () => {
       ]);
     });
 
-    it("asks for an explicit view of an Auto mesh", () => {
+    it("labels the explicit view as the mesh edit it is", () => {
       const { el, model } = renderWidget(loadFixture("auto_mesh"));
-      query(el, '[data-role="explicit-view"]').click();
+      const button = query(el, '[data-role="explicit-view"]');
+      expect(button.textContent).toMatch(/^Edit: /);
+      button.click();
       expect(model.saved).toEqual([{ mesh_text: "x=2, y=4" }]);
     });
   });
@@ -243,14 +428,16 @@ describe("widget entry", () => {
       const { el } = renderWidget(loadFixture("multiprocess"));
       query(el, '[data-device-id="2049"]').click();
       expect(el.querySelector('[data-role="preview"]')).toBeNull();
-      expect(query(el, '[data-role="inspector"]').textContent).toContain("Another process holds this device");
+      expect(query(el, '[data-role="pin-bar"]').textContent).toContain("another process holds its values");
     });
 
     it("offers no preview without an array", () => {
       const { el } = renderWidget(loadFixture("abstract_4096"));
       const canvas = query(el, ".sv-mesh canvas");
       canvas.focus();
-      expect(query(el, '[data-role="inspector"]').textContent).toContain("nothing to preview");
+      canvas.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
+      expect(query(el, '[data-role="pin-bar"]').textContent).toContain("nothing to preview");
+      expect(el.querySelector('[data-role="preview"]')).toBeNull();
     });
   });
 });

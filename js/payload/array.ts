@@ -180,6 +180,16 @@ export interface Layout {
   holders: number[][];
   /** Mesh-order position of each device id. */
   positionOfId: Map<number, number>;
+  /** Physical attributes by mesh-order position, where the devices have them (TPUs). */
+  physical: PhysicalColumns;
+}
+
+/** Decoded physical device columns; each is null where the payload has none. */
+export interface PhysicalColumns {
+  /** One column per coordinate dimension. */
+  coords: Int32Array[] | null;
+  coreOnChip: Int32Array | null;
+  sliceIndex: Int32Array | null;
 }
 
 /** Checks the shape of a payload and decodes its run-encoded columns. */
@@ -222,6 +232,11 @@ export function decodePayload(payload: Payload): Layout {
     tileCount,
     holders,
     positionOfId,
+    physical: {
+      coords: devices.coords ? devices.coords.map((column) => expandRuns(column, n)) : null,
+      coreOnChip: devices.core_on_chip ? expandRuns(devices.core_on_chip, n) : null,
+      sliceIndex: devices.slice_index ? expandRuns(devices.slice_index, n) : null,
+    },
   };
 }
 

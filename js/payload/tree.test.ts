@@ -43,6 +43,14 @@ describe("decoding the tree payload", () => {
     });
   }
 
+  it("keeps the path strings of the tree before when the paths did not change", () => {
+    const before = decodeTreePayload(loadTreeFixture("tree_concrete_plain"));
+    const after = decodeTreePayload(loadTreeFixture("tree_concrete"), before);
+    expect(after.paths).toBe(before.paths);
+    const other = decodeTreePayload(loadTreeFixture("tree_multi_mesh"), before);
+    expect(other.paths).toEqual(truth.tree_multi_mesh.paths);
+  });
+
   it("keeps a key with a dot in it as one segment and shares prefixes", () => {
     expect(decodePaths([[0, "a", "b.c"], [1, "d"], [0, "e"], [0]])).toEqual(["a.b.c", "a.d", "e", ""]);
     expect(() => decodePaths([[2, "x"]])).toThrow(PayloadError);

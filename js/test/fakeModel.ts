@@ -40,10 +40,16 @@ export class FakeModel {
     this.pending[key] = value;
   }
 
-  /** Python answers edit `seq` (after the trait changes it made). */
+  /** Python answers edit `seq`: the traits its answer changed, then `edit_answered`. */
   answer(seq: number, changes: Partial<SyncedTraits> = {}): void {
     this.fromPython(changes);
-    this.message({ kind: "edit-answered", seq });
+    (this.traits as SyncedTraits & { edit_answered?: number }).edit_answered = seq;
+    this.inChangeHandler = true;
+    try {
+      for (const handler of this.listeners.get("change:edit_answered") ?? []) handler();
+    } finally {
+      this.inChangeHandler = false;
+    }
   }
 
   save_changes(): void {

@@ -23,6 +23,11 @@ export const FIXTURE_NAMES = [
   "abstract_4096",
   "hostile_names",
   "multiprocess",
+  "x_none",
+  "rank5",
+  "abstract_512",
+  "what_if_thin",
+  "physical",
 ] as const;
 
 export type FixtureName = (typeof FIXTURE_NAMES)[number];
@@ -37,4 +42,26 @@ export function loadFixture(name: FixtureName): Payload {
     throw new Error(`missing fixture ${path}: run \`python tests/make_js_fixtures.py\` first`);
   }
   return JSON.parse(readFileSync(path, "utf8")) as Payload;
+}
+
+/** What Python answers for the fixtures (written beside them by make_js_fixtures.py). */
+export interface PythonAnswers {
+  /** The terminal picture's [rows, columns] dims for each fixture (text/ranges.py picture_dims). */
+  picture_dims: Record<FixtureName, [number | null, number | null]>;
+  /** Typed edits and the bytes per device JAX reports after them (null: refused). */
+  edit_estimates: {
+    fixture: FixtureName;
+    trait: "spec_text" | "mesh_text";
+    text: string;
+    bytes: number | null;
+    error: string;
+  }[];
+}
+
+export function loadPythonAnswers(): PythonAnswers {
+  const path = join(FIXTURE_DIR, "python_answers.json");
+  if (!existsSync(path)) {
+    throw new Error(`missing ${path}: run \`python tests/make_js_fixtures.py\` first`);
+  }
+  return JSON.parse(readFileSync(path, "utf8")) as PythonAnswers;
 }

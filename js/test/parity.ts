@@ -18,7 +18,6 @@ export interface ParityCase {
   edit: Edit;
   python: PythonAnswer;
   kernel_only: null | "devices" | "manual" | "memory";
-  offline?: PythonAnswer;
 }
 
 export interface ParityFile {
@@ -26,6 +25,8 @@ export interface ParityFile {
   machine_devices: number;
   payloads: Payload[];
   cases: ParityCase[];
+  /** Python's `repr` and `strip` of characters and strings: `[text, answer]`. */
+  python_text: { repr: [string, string][]; strip: [string, string][] };
 }
 
 export const PARITY_PATH = join(FIXTURE_DIR, "parity", "cases.json");

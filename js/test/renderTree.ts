@@ -17,6 +17,14 @@ export interface RenderedTree {
   saved: () => Partial<TreeTraits>[];
 }
 
+/** Like anywidget's Backbone model, `set` fires `change:<key>` at once (inside the caller's event). */
+class EchoingModel extends FakeModel {
+  override set<K extends keyof SyncedTraits>(key: K, value: SyncedTraits[K]): void {
+    super.set(key, value);
+    for (const handler of this.listeners.get(`change:${String(key)}`) ?? []) handler();
+  }
+}
+
 export function renderTree(
   payload: TreePayload | Record<string, never>,
   traits: Partial<TreeTraits> = {},
@@ -24,7 +32,7 @@ export function renderTree(
   const el = document.createElement("div");
   document.body.append(el);
   const rules = (payload as Partial<TreePayload>).rules_text ?? "";
-  const model = new FakeModel(
+  const model = new EchoingModel(
     payload as unknown as SyncedTraits["payload"],
     {
       rules_text: rules,

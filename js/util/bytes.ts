@@ -16,8 +16,19 @@ export function formatBytesShort(bytes: number): string {
   return `${value < 10 ? value.toFixed(1) : Math.round(value)}${SHORT_UNITS[unit]}`;
 }
 
+/** `15,120,780,804`: an integer with thousands separators (toLocaleString costs a formatter per call). */
+export function formatCount(value: number): string {
+  const digits = String(Math.abs(Math.trunc(value)));
+  let out = "";
+  for (let i = 0; i < digits.length; i++) {
+    if (i > 0 && (digits.length - i) % 3 === 0) out += ",";
+    out += digits[i];
+  }
+  return value < 0 ? `-${out}` : out;
+}
+
 /** `16 B`, or `4.0 KiB (4,096 B)` where the rounding hides the exact count. */
 export function formatBytesExact(bytes: number): string {
   const short = formatBytes(bytes);
-  return bytes < 1024 ? short : `${short} (${bytes.toLocaleString("en-US")} B)`;
+  return bytes < 1024 ? short : `${short} (${formatCount(bytes)} B)`;
 }

@@ -89,3 +89,14 @@ export function relativeLuminance(hex: string): number {
   });
   return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
 }
+
+/**
+ * Fill colour of step `i` of `count` ordered steps (block i of a dimension
+ * split into `count`): a sequential ramp from pale yellow through green to
+ * blue whose lightness falls steadily, so order reads in any colour vision,
+ * and which stays light enough for the dark label ink everywhere.
+ */
+export function rampColor(i: number, count: number): string {
+  const f = count > 1 ? Math.min(1, Math.max(0, i / (count - 1))) : 0;
+  return oklchToHex(0.95 - 0.3 * f, 0.08 + 0.04 * f, 100 + 165 * f);
+}

@@ -1,26 +1,42 @@
 /**
- * The whole widget, drawn from the synced traits through a ViewHost. It
- * keeps browser-only state (which dims the map shows, what is hovered or
- * pinned, the last preview) apart from the synced traits, and redraws the
- * pictures only when the payload itself changes.
+ * The array view: the whole widget for an `array` payload, drawn from the
+ * synced traits through a ViewHost.
+ *
+ * Synced state (the traits) and browser-only state are kept apart. The
+ * browser-only state is: which dimensions the map shows and which slab of
+ * the others, how the pictures colour and label devices, what is hovered,
+ * focused or pinned, and the last value preview. On every new payload the
+ * view re-derives that state for the new layout (a pinned device by its id,
+ * a pinned tile by its index block) or drops what no longer exists, so
+ * nothing shown ever describes an older layout.
  */
 
 import { renderArrayMap } from "../components/arrayMap";
-import { renderCodeBlock } from "../components/codeBlock";
+import { CodeBlock } from "../components/codeBlock";
+import {
+  type ColourMode,
+  colouring,
+  reconcileColourMode,
+  renderColourLegend,
+  renderColourPicker,
+  splitDims,
+} from "../components/colouring";
 import { explicitMeshText } from "../components/compose";
 import { EditorsPanel } from "../components/editors";
-import { type PreviewState, renderInspector } from "../components/inspector";
+import { type PreviewState, renderInspector, renderPinBar } from "../components/inspector";
 import type { Highlight, PictureEvents, PictureView, Target } from "../components/interaction";
 import { sameTarget } from "../components/interaction";
-import { renderMeshGrid } from "../components/meshGrid";
+import { type CellLabel, renderMeshGrid } from "../components/meshGrid";
 import { renderMove } from "../components/moveLine";
-import { reconcileSlice, type SliceChoice } from "../components/slicing";
+import { reconcileSlice, type SliceChoice, visibleTiles } from "../components/slicing";
 import { renderTypeLine } from "../components/typeLine";
 import type { SyncedTraits, ViewHost } from "../host/traits";
-import { decodePayload, isPayload, type Layout, type PreviewReply } from "../payload/array";
+import { decodePayload, isPayload, type Layout, type PreviewReply, ravel, tileIntervals } from "../payload/array";
 import { h, replaceChildren } from "../util/dom";
 
 export const ROOT_CLASS = "shardviz";
+/** Tiles that get one of the palette's hand-picked colours each. */
+const TILE_BASE_COLOURS = 8;
 export const RENDER_MEASURE = "shardviz:render";
 
 /** Renders in progress: a render inside another (the tree view's leaf pictures) is part of it. */
@@ -61,66 +77,81 @@ export class ShardvizView {
   /** Listeners of the current pictures; each is replaced when its picture is rebuilt. */
   private meshLifetime = new AbortController();
   private mapLifetime = new AbortController();
+  private barLifetime = new AbortController();
   private readonly typeSlot = h("div", { class: "sv-type-slot" });
+  private readonly pictureBar = h("div", { class: "sv-picture-bar" });
   private readonly meshSlot = h("div", { class: "sv-panel sv-mesh-slot" });
   private readonly mapSlot = h("div", { class: "sv-panel sv-map-slot" });
   private readonly inspectorSlot = h("div", { class: "sv-inspector-slot" });
-  private readonly codeSlot = h("div", { class: "sv-code-slot" });
+  private readonly pinSlot = h("div", { class: "sv-pin-slot" });
   private readonly statusSlot = h("div", { class: "sv-status" });
   private readonly moveSlot = h("div", { class: "sv-move-slot" });
   private readonly editors: EditorsPanel;
-  /** Pictures only (see ShardvizViewOptions): the editors and the code are never shown, so never built. */
+  /** Pictures only (see ShardvizViewOptions): the editors and the code are never shown, so never filled. */
   private readonly embedded: boolean;
+  private readonly code: CodeBlock;
 
   private layout: Layout | null = null;
   private payloadKey = "";
   private slice: SliceChoice | null = null;
+  /** The colouring the user picked (null: the default for each layout). */
+  private chosenColour: ColourMode | null = null;
+  private colour: ColourMode = { kind: "tile" };
+  private cellLabel: CellLabel = "id";
   private meshView: PictureView | null = null;
   private mapView: PictureView | null = null;
   private hovered: Target | null = null;
   private focused: Target | null = null;
   private pinned: Target | null = null;
-  private inspected: Target | null = null;
   private preview: PreviewState | null = null;
+  /** What the pin bar was last drawn for. */
+  private pinBarKey = "";
+  private pinBarLayout: Layout | null = null;
 
   constructor(el: HTMLElement, host: ViewHost, options: ShardvizViewOptions = {}) {
     this.host = host;
     this.embedded = options.embedded ?? false;
     this.editors = new EditorsPanel(host, this.lifetime.signal);
-    const pictures = h("div", { class: "sv-pictures" }, [this.meshSlot, this.mapSlot, this.inspectorSlot]);
+    this.code = new CodeBlock(this.lifetime.signal);
+    const pictures = h("div", { class: "sv-pictures" }, [
+      this.meshSlot,
+      this.mapSlot,
+      h("div", { class: "sv-inspector-column" }, [this.inspectorSlot, this.pinSlot]),
+    ]);
     this.root = options.embedded
-      ? h("div", { class: "sv-embedded-view" }, [this.typeSlot, this.statusSlot, pictures])
+      ? h("div", { class: "sv-embedded-view" }, [this.typeSlot, this.statusSlot, this.pictureBar, pictures])
       : h("div", { class: ROOT_CLASS, "data-shardviz": "" }, [
           this.typeSlot,
           this.statusSlot,
+          this.pictureBar,
           pictures,
           this.editors.element,
           this.moveSlot,
-          this.codeSlot,
+          this.code.element,
         ]);
     this.root.addEventListener(
       "keydown",
       (event) => {
-        if (event.key === "Escape" && this.pinned) {
-          this.pinned = null;
-          this.refreshTargets();
-        }
+        if (event.key === "Escape" && this.pinned) this.pin(null);
       },
       { signal: this.lifetime.signal },
     );
     el.append(this.root);
-    this.update(["payload", "error", "error_source", "spec_text", "mesh_text", "memory_kind", "notice", "move"]);
+    this.update(["payload", "error", "error_source", "notice", "spec_text", "mesh_text", "memory_kind", "move"]);
   }
 
-  /** Applies trait changes; the pictures redraw only when the payload really changed. */
+  /** Applies trait changes: the pictures redraw only when the payload really changed; the editors always follow. */
   update(changed: Iterable<keyof SyncedTraits>): void {
     const keys = new Set(changed);
     if (keys.has("payload")) this.setPayload(this.host.get("payload"));
-    if (keys.has("error") || keys.has("error_source")) {
-      this.editors.showError(this.host.get("error"), this.host.get("error_source"));
+    if (!this.embedded) {
+      this.editors.sync({
+        payload: this.layout?.payload ?? null,
+        error: this.host.get("error"),
+        errorSource: this.host.get("error_source"),
+        notice: this.host.get("notice") ?? "",
+      });
     }
-    if (keys.has("spec_text") || keys.has("mesh_text") || keys.has("memory_kind")) this.editors.syncTexts();
-    if (keys.has("notice")) this.editors.showNotice(this.host.get("notice") ?? "");
     if (keys.has("move") || keys.has("payload")) {
       replaceChildren(this.moveSlot, [renderMove(this.host.get("move"), this.layout?.payload.mesh?.names ?? [])]);
     }
@@ -131,12 +162,13 @@ export class ShardvizView {
     if (!isPreviewReply(message)) return;
     if (!this.preview || this.preview.device !== message.device) return; // a stale answer
     this.preview = { device: message.device, status: "done", reply: message };
-    this.renderInspector();
+    this.renderPinBar();
   }
 
   destroy(): void {
     this.meshLifetime.abort();
     this.mapLifetime.abort();
+    this.barLifetime.abort();
     this.lifetime.abort();
     this.root.remove();
   }
@@ -165,10 +197,13 @@ export class ShardvizView {
     const previous = this.layout;
     this.layout = layout;
     this.slice = reconcileSlice(sameGrid(previous, layout) ? this.slice : null, value, layout.tileCounts);
-    if (!sameGrid(previous, layout)) {
-      this.hovered = this.focused = this.pinned = this.inspected = null;
-    }
-    this.preview = null;
+    // What was hovered, focused or pinned is carried over where it still exists, else dropped.
+    this.hovered = carryTarget(this.hovered, previous, layout);
+    this.focused = carryTarget(this.focused, previous, layout);
+    this.pinned = carryTarget(this.pinned, previous, layout);
+    this.preview = null; // values of an older layout
+    this.colour = reconcileColourMode(this.chosenColour, layout);
+    if (this.cellLabel === "physical" && !layout.physical.coords) this.cellLabel = "id";
     replaceChildren(this.statusSlot, []);
     measured(() => {
       replaceChildren(this.typeSlot, [
@@ -177,39 +212,86 @@ export class ShardvizView {
           signal: this.lifetime.signal,
         }),
       ]);
-      this.renderPictures();
-      if (this.embedded) return;
-      this.editors.setPayload(value);
-      replaceChildren(this.codeSlot, [renderCodeBlock(value.code, this.lifetime.signal)]);
+      this.renderPictures(false);
+      if (!this.embedded) this.code.update(value.code);
     });
   }
 
   private requestExplicitView(): void {
     const mesh = this.layout?.payload.mesh;
-    if (mesh) this.host.edit("mesh_text", explicitMeshText(mesh));
+    if (mesh) this.editors.submitMesh(explicitMeshText(mesh));
   }
 
   private readonly pictureEvents: PictureEvents = {
     onHover: (target) => this.setTarget("hovered", target),
     onFocus: (target) => this.setTarget("focused", target),
-    onActivate: (target) => {
-      this.pinned = sameTarget(this.pinned, target) ? null : target;
-      this.refreshTargets();
-    },
+    onActivate: (target) => this.pin(sameTarget(this.pinned, target) ? null : target),
   };
 
-  private renderPictures(): void {
+  private pin(target: Target | null): void {
+    this.pinned = target;
+    this.preview = null;
+    this.refreshTargets();
+  }
+
+  /** Draws both pictures; `rebuildMesh` forces a new mesh grid (a new cell labelling). */
+  private renderPictures(rebuildMesh: boolean): void {
     const layout = this.layout;
     if (!layout || !this.slice) return;
+    const style = { fill: colouring(layout, this.colour).fill, label: this.cellLabel };
     // A spec or memory-kind edit keeps the devices where they are: repaint instead of rebuilding.
-    if (!this.meshView?.update?.(layout)) {
+    if (rebuildMesh || !this.meshView?.update?.(layout, style)) {
       this.meshLifetime.abort();
       this.meshLifetime = new AbortController();
-      this.meshView = renderMeshGrid(layout, this.pictureEvents, this.meshLifetime.signal);
+      this.meshView = renderMeshGrid(layout, this.pictureEvents, this.meshLifetime.signal, style);
       replaceChildren(this.meshSlot, [h("h3", { class: "sv-panel-title" }, ["Devices"]), this.meshView.element]);
     }
+    this.renderPictureBar(layout);
     this.renderMap();
-    this.refreshTargets();
+  }
+
+  /** The colour and label choices of the pictures, and the colour legend. */
+  private renderPictureBar(layout: Layout): void {
+    this.barLifetime.abort();
+    this.barLifetime = new AbortController();
+    const { signal } = this.barLifetime;
+    const parts: (HTMLElement | null)[] = [];
+    // Per-tile colours need no choice while the eight base colours suffice.
+    if (splitDims(layout).length > 0 && (layout.tileCount > TILE_BASE_COLOURS || this.chosenColour?.kind === "dim")) {
+      parts.push(
+        renderColourPicker(
+          layout,
+          this.colour,
+          (mode) => {
+            this.chosenColour = mode;
+            this.colour = mode;
+            measured(() => this.renderPictures(false));
+          },
+          signal,
+        ),
+      );
+    }
+    if (layout.physical.coords) parts.push(this.renderLabelPicker(signal));
+    parts.push(renderColourLegend(layout, this.colour));
+    replaceChildren(this.pictureBar, parts);
+  }
+
+  /** Cell labels: device ids, or the physical coordinates the devices report (TPUs). */
+  private renderLabelPicker(signal: AbortSignal): HTMLElement {
+    const select = h("select", { "data-role": "cell-label", "aria-label": "label the devices by" }, [
+      h("option", { value: "id" }, ["device id"]),
+      h("option", { value: "physical" }, ["physical coords"]),
+    ]);
+    select.value = this.cellLabel;
+    select.addEventListener(
+      "change",
+      () => {
+        this.cellLabel = select.value === "physical" ? "physical" : "id";
+        measured(() => this.renderPictures(true));
+      },
+      { signal },
+    );
+    return h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, ["label"]), select]);
   }
 
   private renderMap(): void {
@@ -220,6 +302,7 @@ export class ShardvizView {
     const refocus = focusKey(this.mapSlot);
     this.mapView = renderArrayMap(layout, this.pictureEvents, this.mapLifetime.signal, {
       choice: this.slice,
+      fill: colouring(layout, this.colour).fill,
       onChoice: (choice) => {
         this.slice = choice;
         measured(() => this.renderMap());
@@ -227,7 +310,10 @@ export class ShardvizView {
     });
     replaceChildren(this.mapSlot, [h("h3", { class: "sv-panel-title" }, ["Array"]), this.mapView.element]);
     if (refocus) this.mapSlot.querySelector<HTMLElement>(refocus)?.focus();
-    this.applyHighlight();
+    // Devices holding none of the tiles in the slice shown are dimmed in the mesh.
+    const shown = visibleTiles(layout, this.slice).map((v) => v.tile);
+    this.meshView?.setShown?.(shown.length < layout.tileCount ? new Set(shown) : null);
+    this.refreshTargets();
   }
 
   private setTarget(which: "hovered" | "focused", target: Target | null): void {
@@ -236,25 +322,23 @@ export class ShardvizView {
     this.refreshTargets();
   }
 
+  /** What the pictures light up and the inspector shows: the pointer's target, else focus, else the pin. */
   private current(): Target | null {
     return this.hovered ?? this.focused ?? this.pinned;
   }
 
   private refreshTargets(): void {
     const current = this.current();
-    // The inspector keeps the last target so the pointer can travel to its buttons.
-    const inspected = current ?? this.inspected;
-    this.applyHighlight();
-    if (!sameTarget(inspected, this.inspected) || !this.inspectorSlot.firstChild) {
-      this.inspected = inspected;
-      this.renderInspector();
+    const highlight = this.toHighlight(current);
+    for (const view of [this.meshView, this.mapView]) {
+      view?.setHighlight(highlight);
+      view?.setPinned?.(this.pinned);
     }
-  }
-
-  private applyHighlight(): void {
-    const highlight = this.toHighlight(this.current());
-    this.meshView?.setHighlight(highlight);
-    this.mapView?.setHighlight(highlight);
+    this.renderInspector(current);
+    // The pin bar holds buttons: it is rebuilt only when what it shows changes (never on a mere
+    // hover, which would swap a button under a click in progress).
+    const pinKey = JSON.stringify([this.pinned, this.preview === null]);
+    if (pinKey !== this.pinBarKey || this.pinBarLayout !== this.layout) this.renderPinBar();
   }
 
   private toHighlight(target: Target | null): Highlight | null {
@@ -263,27 +347,59 @@ export class ShardvizView {
     return { tile: this.layout.tileOf[target.position], position: target.position };
   }
 
-  private renderInspector(): void {
+  private renderInspector(target: Target | null): void {
     if (!this.layout) return;
+    const pinned = target !== null && sameTarget(target, this.pinned);
+    replaceChildren(this.inspectorSlot, [renderInspector(this.layout, target, pinned)]);
+  }
+
+  private renderPinBar(): void {
+    if (!this.layout) return;
+    this.pinBarKey = JSON.stringify([this.pinned, this.preview === null]);
+    this.pinBarLayout = this.layout;
     const send = this.host.send;
-    replaceChildren(this.inspectorSlot, [
-      renderInspector(this.layout, this.inspected, {
+    const refocus = focusKey(this.pinSlot);
+    replaceChildren(this.pinSlot, [
+      renderPinBar(this.layout, this.pinned, {
         preview: this.preview,
         onPreview: send ? (deviceId) => this.requestPreview(deviceId, send) : undefined,
+        onUnpin: () => this.pin(null),
         signal: this.lifetime.signal,
       }),
     ]);
+    if (refocus) this.pinSlot.querySelector<HTMLElement>(refocus)?.focus();
   }
 
   private requestPreview(deviceId: number, send: NonNullable<ViewHost["send"]>): void {
     const dims = [this.slice?.rowDim ?? null, this.slice?.colDim ?? null].filter((d): d is number => d !== null);
     this.preview = { device: deviceId, status: "loading" };
     send({ kind: "preview", device: deviceId, dims });
-    this.renderInspector();
+    this.renderPinBar();
   }
 }
 
-/** True when two layouts cut the same array the same way (so browser state still applies). */
+/**
+ * A target of the previous layout in the new one: a device by its id, a tile
+ * by its index block. Null when the new layout has no such device or block.
+ */
+export function carryTarget(target: Target | null, previous: Layout | null, next: Layout): Target | null {
+  if (!target || !previous) return null;
+  if (target.kind === "device") {
+    const position = next.positionOfId.get(previous.ids[target.position]);
+    return position === undefined ? null : { kind: "device", position };
+  }
+  if (target.tile >= previous.tileCount || previous.bounds.length !== next.bounds.length) return null;
+  const block = tileIntervals(target.tile, previous.bounds);
+  const cell: number[] = [];
+  for (const [d, [start, stop]] of block.entries()) {
+    const i = next.bounds[d].indexOf(start);
+    if (i < 0 || next.bounds[d][i + 1] !== stop) return null;
+    cell.push(i);
+  }
+  return { kind: "tile", tile: ravel(cell, next.tileCounts) };
+}
+
+/** True when two layouts cut the same array the same way (so the map's slice still applies). */
 function sameGrid(a: Layout | null, b: Layout): boolean {
   return (
     a !== null &&

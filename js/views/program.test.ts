@@ -292,7 +292,7 @@ describe("the program view", () => {
       expect(view.model.editSeqs).toHaveLength(round);
       // The same refusal twice: the second time no trait changes, only the answered message comes.
       if (round === 1) view.fromPython({ error: answers.bad_spec.error, error_source: answers.bad_spec.error_source });
-      view.model.message({ kind: "edit-answered", seq: view.model.editSeqs[round - 1] });
+      view.model.answer(view.model.editSeqs[round - 1]);
       expect(view.el.querySelector('[data-role="retracing"]')).toBeNull();
       expect(query(view.el, '[role="alert"][data-source="input:1"]').textContent).toBe(answers.bad_spec.error);
       expect(w1.value).toBe("q");
@@ -309,7 +309,7 @@ describe("the program view", () => {
     view.fromPython({ input_specs: answers.start });
     view.fromPython({ error: answers.bad_spec.error });
     view.fromPython({ error_source: answers.bad_spec.error_source });
-    view.model.message({ kind: "edit-answered", seq: view.model.editSeqs[0] });
+    view.model.answer(view.model.editSeqs[0]);
     expect(w1.value).toBe("q");
     expect(query(view.el, '[role="alert"][data-source="input:1"]').textContent).toBe(answers.bad_spec.error);
   });

@@ -20,7 +20,7 @@ import { formatSpec, parseSpec } from "../engine/grammar";
 import type { MeshContext } from "../engine/place";
 import { deviceGrid } from "../engine/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
-import { isEditAnswered } from "../host/liveHost";
+import { EDIT_ANSWERED } from "../host/liveHost";
 import type { ProgramHost } from "../host/programTraits";
 import type { SyncedTraits, ViewHost } from "../host/traits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
@@ -146,13 +146,13 @@ export class ProgramView {
       replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
     }
     // `input_specs` changes are the front end's own edits echoed by the model: Python answers with the rest.
-    if (["payload", "error", "error_source"].some((k) => keys.has(k))) this.syncInputs();
+    // `edit_answered` is set last, once Python's traits (changed or not) hold its answer to an edit.
+    if (keys.has(EDIT_ANSWERED)) this.syncInputs(true);
+    else if (["payload", "error", "error_source"].some((k) => keys.has(k))) this.syncInputs();
   }
 
-  /** Python's message that it has answered an edit (its traits, changed or not, are the answer). */
-  receive(message: unknown): void {
-    if (isEditAnswered(message)) this.syncInputs(true);
-  }
+  /** The program view takes no custom messages. */
+  receive(_message: unknown): void {}
 
   private syncInputs(answered = false): void {
     this.inputs.sync({ error: this.host.get("error"), errorSource: this.host.get("error_source") }, answered);

@@ -42,7 +42,6 @@ const typeIn = (el: HTMLElement, text: string) => {
   input.value = text;
   input.dispatchEvent(new Event("input"));
 };
-const bytesOf = (payload: TreePayload, path: string, paths: string[]) => payload.leaves.bytes[paths.indexOf(path)];
 
 describe("the tree view", () => {
   beforeEach(() => performance.clearMeasures());
@@ -55,7 +54,7 @@ describe("the tree view", () => {
     expect(query(el, '[data-role="tree-summary"]').textContent).toContain(`${expected.paths.length} leaves`);
     // Flatten order, each row's type JAX's own (Python type names for other leaves).
     const drawn = rows(el);
-    expect(drawn.length).toBe(Math.min(expected.paths.length, VISIBLE_ROWS + 6));
+    expect(drawn.length).toBe(Math.min(expected.paths.length, VISIBLE_ROWS + 4));
     drawn.forEach((row, n) => {
       expect(cellText(row, 0)).toBe(expected.paths[n]);
       expect(cellText(row, 1)).toBe(expected.types[n]);
@@ -162,7 +161,7 @@ describe("the tree view", () => {
       expect(listed.length).toBe(Math.min(12, held.length));
       const total = Object.values(expected.device_bytes[id]).reduce((a, b) => a + b, 0);
       expect(panel.textContent).toContain(`${total.toLocaleString("en-US")} B`);
-      listed.forEach(([name], n) => expect(held.map(([p]) => p)).toContain(name));
+      for (const [name] of listed) expect(held.map(([p]) => p)).toContain(name);
       expect(listed.map(([name]) => held.find(([p]) => p === name)?.[1])).toEqual(held.slice(0, 12).map(([, b]) => b));
       query(el, `[data-role="heat-map"] [data-device-id="${id}"]`).click(); // unpin
     }
@@ -232,20 +231,26 @@ describe("the tree view", () => {
 describe("editing rules", () => {
   const error = loadJson<RulesErrorFixture>("tree_rules_error");
 
-  it("commits on Ctrl+Enter or the button, never while typing", () => {
+  it("commits on Ctrl+Enter, Cmd+Enter or the button, never while typing", () => {
     const { el, saved } = renderTree(loadTreeFixture("tree_concrete_plain"));
     const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
-    input.value = "params.embed = None, model";
-    input.dispatchEvent(new Event("input"));
+    const type = (text: string) => {
+      input.value = text;
+      input.dispatchEvent(new Event("input"));
+    };
+    type("params.embed = None, model");
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(saved()).toEqual([]);
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    type("params.embed = model");
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", metaKey: true }));
+    type("params.embed = data");
     query(el, '[data-role="rules-apply"]').click();
+    query(el, '[data-role="rules-apply"]').click(); // the rules just applied: nothing to send
     expect(saved()).toEqual([
       { rules_text: "params.embed = None, model" },
-      { rules_text: "params.embed = None, model" },
-      { rules_text: "params.embed = None, model" },
+      { rules_text: "params.embed = model" },
+      { rules_text: "params.embed = data" },
     ]);
   });
 
@@ -268,17 +273,31 @@ describe("editing rules", () => {
     expect(query(el, '[data-role="audit"]').textContent).not.toContain("`params.embed` is replicated over `model`");
   });
 
+  it("leaves a selected leaf's pictures alone when the rules did not touch it", () => {
+    const { el, fromPython } = renderTree(loadTreeFixture("tree_concrete_plain"));
+    typeIn(el, "params.layers.0.mlp.b");
+    rowOf(el, "params.layers.0.mlp.b").click();
+    const before = query(el, '[data-role="leaf-detail"] [data-role="type"]');
+    performance.clearMeasures();
+    fromPython({ payload: loadTreeFixture("tree_concrete") });
+    expect(query(el, '[data-role="leaf-detail"] [data-role="type"]')).toBe(before);
+    const b = truth.tree_concrete.paths.indexOf("params.layers.0.mlp.b");
+    expect(before.textContent).toBe(truth.tree_concrete.types[b]);
+  });
+
   it("shows a bad rule's error beside the editor, naming its line, and keeps the last picture and the user's text", () => {
     const ruled = loadTreeFixture("tree_concrete");
-    const { el, fromPython } = renderTree(ruled);
+    const { el, model, fromPython } = renderTree(ruled);
     const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
     const before = el.querySelector('[data-role="audit"]')?.textContent;
     input.value = error.rules_text;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
-    // Python answers as the widget does: the rules in force first, then the error.
+    // Python answers one trait a message: the rules in force (when it writes them back), the error, its source.
     fromPython({ rules_text: error.kept });
     expect(input.value).toBe(error.rules_text);
-    fromPython({ error: error.error, error_source: error.error_source });
+    fromPython({ error: error.error });
+    expect(input.value).toBe(error.rules_text);
+    fromPython({ error_source: error.error_source });
     const alert = query(el, '[role="alert"]');
     expect(alert.getAttribute("data-source")).toBe("rules");
     expect(alert.textContent).toBe(error.error);
@@ -288,12 +307,41 @@ describe("editing rules", () => {
     expect(input.getAttribute("aria-invalid")).toBe("true");
     expect(input.value).toBe(error.rules_text);
     expect(el.querySelector('[data-role="audit"]')?.textContent).toBe(before);
+    // Back to the rules in force: the trait holds them already, so they go as a message.
+    input.value = error.kept;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    expect(model.sent).toEqual([{ kind: "apply_rules", rules_text: error.kept }]);
     // The user fixes it; Python applies it.
     input.value = error.kept;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
     fromPython({ rules_text: error.kept, error: "", error_source: "" });
     expect(el.querySelector('[role="alert"]')).toBeNull();
     expect(input.hasAttribute("aria-invalid")).toBe(false);
+  });
+
+  it("keeps the refused text when the error comes before the rules Python puts back", () => {
+    const { el, fromPython } = renderTree(loadTreeFixture("tree_concrete"));
+    const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
+    input.value = error.rules_text;
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    fromPython({ error: error.error, error_source: error.error_source });
+    fromPython({ rules_text: error.kept });
+    expect(input.value).toBe(error.rules_text);
+    expect(query(el, '[role="alert"]').textContent).toBe(error.error);
+    // Rules set from Python later clear the error and replace the text.
+    fromPython({ rules_text: "params.embed = data" });
+    fromPython({ error: "", error_source: "" });
+    expect(input.value).toBe("params.embed = data");
+  });
+
+  it("sends nothing for the rules in force, and takes rules set from Python after", () => {
+    const ruled = loadTreeFixture("tree_concrete");
+    const { el, model, fromPython } = renderTree(ruled);
+    const input = query<HTMLTextAreaElement>(el, '[data-role="rules-input"]');
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+    expect([model.saved, model.sent]).toEqual([[], []]);
+    fromPython({ rules_text: "params.embed = data" });
+    expect(input.value).toBe("params.embed = data");
   });
 
   it("takes rules set from Python, unless the user is typing", () => {

@@ -9,7 +9,7 @@
  * without losing it.
  */
 
-import { renderCodeBlock } from "../components/codeBlock";
+import { CodeBlock } from "../components/codeBlock";
 import { renderDevicePanel } from "../components/devicePanel";
 import { MemoryHeatMap } from "../components/heatMap";
 import { LeafTable } from "../components/leafTable";
@@ -20,7 +20,7 @@ import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
 import type { SyncedTraits, ViewHost } from "../host/traits";
 import { isLeafLayoutReply, type TreeHost } from "../host/treeTraits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
-import { decodeTreePayload, isTreePayload, type Tree } from "../payload/tree";
+import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS, ShardvizView } from "./array";
 
@@ -43,7 +43,10 @@ export class TreeView {
   private readonly leafMessage = h("div", { class: "sv-leaf-message" });
   private readonly leafPictures = h("div", { class: "sv-leaf-pictures" });
   private readonly auditSlot = h("div", { class: "sv-audit-slot" });
-  private readonly codeSlot = h("div", { class: "sv-code-slot" });
+  private readonly code: CodeBlock;
+  private readonly noCode = h("p", { class: "sv-muted sv-no-code" }, [
+    "No rules in force: every leaf keeps its own sharding.",
+  ]);
   private readonly table: LeafTable;
   private readonly heatMap: MemoryHeatMap;
   private readonly rules: RulesEditor;
@@ -51,6 +54,12 @@ export class TreeView {
   private tree: Tree | null = null;
   private payloadRef: unknown = null;
   private gridKey = "";
+  /** What the selected leaf's local layout was worked out from (see leafInputs). */
+  private leafInputs = "";
+  /** Counts the payloads drawn, to key what depends on the whole tree. */
+  private drawnPayload = 0;
+  /** What each slot was last drawn from (see redrawSlot). */
+  private readonly slotKeys = new Map<HTMLElement, string>();
   private gridLayout: Layout | null = null;
   private selectedPath: string | null = null;
   private leafState: LeafState | null = null;
@@ -75,6 +84,7 @@ export class TreeView {
       },
       signal,
     );
+    this.code = new CodeBlock(signal, "Python that applies these rules");
     this.rules = new RulesEditor({
       readOnly: host.readOnly,
       note: host.note,
@@ -108,7 +118,8 @@ export class TreeView {
         h("section", { class: "sv-panel sv-rules-panel" }, [
           h("h3", { class: "sv-panel-title" }, ["Rules"]),
           this.rules.element,
-          this.codeSlot,
+          this.code.element,
+          this.noCode,
         ]),
       ]),
     ]);
@@ -133,9 +144,9 @@ export class TreeView {
     const errorChanged = keys.has("error") || keys.has("error_source");
     if (errorChanged) this.rules.showError(this.host.get("error"), this.host.get("error_source"));
     if (keys.has("notice")) this.rules.showNotice(this.host.get("notice"));
-    if (errorChanged || keys.has("rules_text")) {
-      this.rules.sync(this.host.get("rules_text"), this.host.get("error"), this.host.get("error_source"), errorChanged);
-    }
+    const answered = errorChanged || keys.has("payload") || keys.has("notice");
+    if (answered || keys.has("rules_text"))
+      this.rules.sync(this.host.get("rules_text"), this.host.get("error"), answered);
   }
 
   /** Custom messages from Python: a leaf's layout it was asked for. */
@@ -170,7 +181,7 @@ export class TreeView {
     }
     let tree: Tree;
     try {
-      tree = decodeTreePayload(value);
+      tree = decodeTreePayload(value, this.tree);
     } catch (error) {
       // Keep the last good picture; say why the new one is not drawn.
       replaceChildren(this.statusSlot, [
@@ -184,26 +195,37 @@ export class TreeView {
     measured(() => this.draw(tree));
   }
 
+  /** Replaces a slot's content only when its inputs changed: unchanged DOM costs no style or layout. */
+  private redrawSlot(slot: HTMLElement, key: string, render: () => HTMLElement): void {
+    if (this.slotKeys.get(slot) === key) return;
+    this.slotKeys.set(slot, key);
+    replaceChildren(slot, [render()]);
+  }
+
   private draw(tree: Tree): void {
     this.tree = tree;
-    replaceChildren(this.summarySlot, [renderTreeSummary(tree)]);
-    this.table.setTree(tree);
+    this.drawnPayload++;
+    const p = tree.payload;
+    // The heat map first: its canvas reads theme colours, which costs least before the DOM changes.
     this.heatMap.setTree(tree, this.deviceGrid(tree));
+    const summaryKey = JSON.stringify([p.leaves.count, p.total_bytes, p.meshes, p.device_bytes, tree.arrayCount]);
+    this.redrawSlot(this.summarySlot, summaryKey, () => renderTreeSummary(tree));
+    this.table.setTree(tree);
     for (const which of ["hovered", "focused", "pinned"] as const) {
       const place = this[which];
       if (place !== null && place >= tree.deviceCount) this[which] = null;
     }
     this.refreshDevice();
     const signal = this.lifetime.signal;
-    replaceChildren(this.auditSlot, [
+    const auditKey = JSON.stringify([p.audit, p.replicated_bytes, p.meshes.map((m) => m.names)]);
+    this.redrawSlot(this.auditSlot, auditKey, () =>
       renderAudit(tree, { onSelectLeaf: (leaf) => this.selectLeaf(leaf, true), signal }),
-    ]);
+    );
+    // One code block for the view's lifetime: an edit replaces its code, and it stays open if opened.
     const code = tree.payload.code ?? "";
-    replaceChildren(this.codeSlot, [
-      code
-        ? renderCodeBlock(code, signal, "Python that applies these rules")
-        : h("p", { class: "sv-muted sv-no-code" }, ["No rules in force: every leaf keeps its own sharding."]),
-    ]);
+    this.code.update(code);
+    this.code.element.hidden = code === "";
+    this.noCode.hidden = code !== "";
     // A rules edit keeps the leaves: the selected one is laid out again under its new sharding.
     const path = this.selectedPath;
     const leaf = path === null ? -1 : tree.paths.indexOf(path);
@@ -237,6 +259,10 @@ export class TreeView {
     if (!tree) return;
     this.selectedPath = tree.paths[leaf];
     this.table.setSelected(leaf);
+    // A rules edit that leaves this leaf's sharding alone leaves its pictures alone too.
+    const inputs = leafInputs(tree, leaf);
+    if (this.leafState?.leaf === leaf && this.leafState.status === "local" && inputs === this.leafInputs) return;
+    this.leafInputs = inputs;
     const outcome = leafLayout(tree, leaf);
     const name = tree.paths[leaf] || "(root)";
     if (outcome.status === "local") {
@@ -343,12 +369,33 @@ export class TreeView {
     if (!tree) return;
     const current = this.hovered ?? this.focused ?? this.pinned;
     this.heatMap.setHighlight(current);
-    replaceChildren(this.devicePanelSlot, [
+    const pinned = current !== null && current === this.pinned && this.hovered === null;
+    // Keyed by the tree too: a rules edit changes what a device holds.
+    this.redrawSlot(this.devicePanelSlot, `${current}|${pinned}|${current === null ? "" : this.drawnPayload}`, () =>
       renderDevicePanel(tree, current, {
-        pinned: current !== null && current === this.pinned && this.hovered === null,
+        pinned,
         onSelectLeaf: (leaf) => this.selectLeaf(leaf, true),
         signal: this.lifetime.signal,
       }),
-    ]);
+    );
   }
+}
+
+/** Everything a leaf's layout in the browser depends on: equal texts give equal layouts. */
+function leafInputs(tree: Tree, leaf: number): string {
+  const { payload } = tree;
+  const g = tree.group[leaf];
+  const group = g >= 0 ? payload.groups[g] : null;
+  const mesh = group?.mesh === null || group === null ? null : payload.meshes[group.mesh];
+  return JSON.stringify([
+    group,
+    mesh,
+    payload.leaves.shape[leaf],
+    leafType(tree, leaf),
+    payload.devices,
+    payload.kinds,
+    payload.machine_devices,
+    payload.process_index,
+    payload.process_count,
+  ]);
 }

@@ -269,6 +269,37 @@ class JupyterLab:
         bad = re.compile(r"Traceback|Exception|\bERROR\b|^\[E ")
         return [line for line in log[start:].splitlines() if bad.search(line)]
 
+    def kernel_of(self, notebook: str) -> str:
+        """The id of the kernel of the open notebook `notebook` (its path under the root)."""
+        ids = [s["kernel"]["id"] for s in self.api("sessions") if s.get("path") == notebook]
+        if len(ids) != 1:
+            raise RuntimeError(f"expected one kernel for {notebook}, found {ids}")
+        return str(ids[0])
+
+    def open_comms(self, kernel_id: str, timeout: float = 30) -> dict[str, str]:
+        """The comms the kernel says are open ({comm id: target name}), asked over the
+        Jupyter protocol (comm_info_request) on a client of our own, not from inside the kernel."""
+        from jupyter_client import BlockingKernelClient
+
+        client = BlockingKernelClient(
+            connection_file=str(self.root_dir.parent / "runtime" / f"kernel-{kernel_id}.json")
+        )
+        client.load_connection_file()
+        client.start_channels()
+        try:
+            msg_id = client.comm_info()
+            deadline = time.monotonic() + timeout
+            while True:
+                reply = client.get_shell_msg(timeout=max(0.1, deadline - time.monotonic()))
+                if reply["parent_header"].get("msg_id") == msg_id:
+                    break
+        finally:
+            client.stop_channels()
+        content = reply["content"]
+        if content.get("status") != "ok":
+            raise RuntimeError(f"comm_info_request failed: {content}")
+        return {comm_id: info.get("target_name", "") for comm_id, info in content["comms"].items()}
+
 
 def _settings_dir(base: pathlib.Path) -> pathlib.Path:
     """User settings: no news, no update check (offline and quiet), and the
@@ -445,20 +476,19 @@ def stop_jupyter_lab(lab: JupyterLab) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
-def write_notebook(path: pathlib.Path, cells: list[str]) -> None:
-    """A notebook of code cells, with the python3 kernel named so Lab asks no question."""
+def write_notebook(path: pathlib.Path, cells: list[str], cell_types: Sequence[str] | None = None) -> None:
+    """A notebook of code cells (or the `cell_types` given: "code", "raw", "markdown"),
+    with the python3 kernel named so Lab asks no question."""
+
+    def cell(i: int, src: str, kind: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"cell_type": kind, "id": f"cell-{i}", "metadata": {}, "source": src}
+        if kind == "code":
+            out.update(execution_count=None, outputs=[])
+        return out
+
+    kinds = list(cell_types) if cell_types is not None else ["code"] * len(cells)
     notebook = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "id": f"cell-{i}",
-                "metadata": {},
-                "outputs": [],
-                "source": src,
-            }
-            for i, src in enumerate(cells)
-        ],
+        "cells": [cell(i, src, kind) for i, (src, kind) in enumerate(zip(cells, kinds, strict=True))],
         "metadata": {
             "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
@@ -563,6 +593,16 @@ class LabNotebook:
         assert not problems, "the server/kernel log reports failures:\n" + "\n".join(problems)
 
 
+def lab_path(notebook: str) -> str:
+    """JupyterLab's URL path that opens `notebook` in a workspace of its own.
+
+    In the shared default workspace, a page would also reopen every notebook an
+    earlier page of the same server had open, as hidden tabs.
+    """
+    workspace = re.sub(r"[^A-Za-z0-9-]", "-", notebook.rsplit(".", 1)[0])
+    return f"lab/workspaces/{workspace}/tree/{notebook}"
+
+
 def server_only_context(lab: JupyterLab, browser: Any) -> tuple[Any, list[str]]:
     """A fresh light-theme context whose requests anywhere but the server are aborted, and the list of them."""
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="light")
@@ -599,7 +639,7 @@ def open_notebook(
         page = context.new_page()
         watch = PageWatch().attach(page)
         if app == "lab":
-            page.goto(server.url(f"lab/tree/{name}"))
+            page.goto(server.url(lab_path(name)))
             page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
             # The status bar names the kernel and says Idle once it is connected.
             page.locator(".jp-StatusBar-Widget", has_text=KERNEL_IDLE).first.wait_for(timeout=90_000)

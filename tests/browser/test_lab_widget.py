@@ -304,8 +304,9 @@ def test_burst_of_200_spec_edits_ends_in_the_last_one(session: Session) -> None:
         }""",
         edits,
     )
+    # How long the burst took to type is printed, not asserted: no test asserts
+    # a time (make bench measures the round trip).
     typed_in = time.monotonic() - started
-    assert typed_in < 3, f"the burst took {typed_in:.1f} s to type"
 
     # The probe cell runs after every edit has reached the kernel (one shell
     # channel, in order), and its output arrives after the kernel's answers.
@@ -411,3 +412,68 @@ def test_hostile_axis_names_show_as_text(session: Session) -> None:
         == 0
     )
     session.nb.assert_healthy()
+
+
+# ----------------------------------------------------------------------------
+# many widgets in one real kernel
+
+MANY_SETUP, MANY_OPEN, MANY_SHOW_REST, MANY_CLOSE, MANY_PROBE = range(5)
+MANY_CELLS = [
+    """import gc, json, os
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+from ipywidgets.widgets.widget import _instances
+import shardviz
+
+mesh = jax.make_mesh((2, 4), ('x', 'y'))
+x = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P('x', 'y')))""",
+    # JupyterLab shows at most 50 outputs of a cell: 50 here, 50 in the next.
+    """ws = [shardviz.ShardingWidget(x) for _ in range(100)]
+for i, w in enumerate(ws):
+    w.set_state({'spec_text': 'y, x' if i % 2 else 'x, y'})
+for w in ws[:50]:
+    display(w)""",
+    """for w in ws[50:]:
+    display(w)""",
+    """for w in ws:
+    w.close()
+del ws, w
+gc.collect()""",
+    """_many = globals().get('_many', 0) + 1
+_rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20
+print(f'PROBE {_many} ' + json.dumps({'instances': len(_instances), 'x_deleted': x.is_deleted(), 'rss_mib': _rss}))""",
+]
+MANY_ROUNDS = 2
+
+
+def test_closing_100_widgets_leaves_no_comm_open(jupyter_lab: JupyterLab, browser: Any) -> None:
+    """100 widgets shown and closed in a real kernel, twice: the kernel's open comms
+    (asked over the Jupyter protocol) and the page's pictures come back to where they were."""
+    name = "shardviz-many.ipynb"
+    with open_notebook(jupyter_lab, browser, name, MANY_CELLS) as nb:
+        pictures = nb.page.locator(".jp-Notebook [data-device-count]")
+        nb.run_cell(MANY_SETUP)
+        kernel = jupyter_lab.kernel_of(name)
+        before = jupyter_lab.open_comms(kernel)
+        probes = 1
+        rss = [nb.probe(MANY_PROBE, probes)["rss_mib"]]
+        for _round in range(MANY_ROUNDS):
+            nb.run_cell(MANY_OPEN)
+            nb.run_cell(MANY_SHOW_REST)
+            expect(pictures).to_have_count(100, timeout=120_000)
+            opened = jupyter_lab.open_comms(kernel)
+            new = {k: v for k, v in opened.items() if k not in before}
+            assert len(new) == 100 and set(new.values()) == {"jupyter.widget"}, new
+
+            nb.run_cell(MANY_CLOSE)
+            expect(pictures).to_have_count(0, timeout=120_000)  # the page removed every view
+            assert jupyter_lab.open_comms(kernel) == before
+            probes += 1
+            state = nb.probe(MANY_PROBE, probes)
+            rss.append(state.pop("rss_mib"))
+            assert state == {"instances": 0, "x_deleted": False}, state
+        print(
+            f"open comms: {len(before)} before, 100 more while shown, {len(before)} after closing, "
+            f"{MANY_ROUNDS} rounds; kernel RSS before and after each round (MiB): {', '.join(f'{r:.0f}' for r in rss)}"
+        )
+        nb.assert_healthy()

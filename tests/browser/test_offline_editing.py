@@ -29,7 +29,6 @@ from jax.sharding import PartitionSpec as P
 from playwright.sync_api import expect
 
 import shardviz
-from make_engine_parity_fixtures import machine_without_devices
 from shardviz import ShardingWidget
 
 pytestmark = pytest.mark.browser
@@ -75,7 +74,6 @@ class EditedPage:
         path: pathlib.Path,
         widget: ShardingWidget,
         *,
-        without_devices: bool = False,
         same_machine: bool = True,
     ) -> None:
         check_front_end_built()
@@ -83,10 +81,10 @@ class EditedPage:
         self.page, self.watch = cut.open(path)
         self.root = self.page.locator("[data-shardviz-root]").first
         self.widget = widget
-        # A what-if page answers as Python does on a machine with no devices to take.
-        self.without_devices = without_devices
         # "Copy code" names the machine's device count, which is the one that made the page.
         self.same_machine = same_machine
+        # The text last typed into a box, and the box: while Python refuses it, it stays there.
+        self.typed: tuple[str, str] | None = None
         expect(self.root.locator('[data-role="type"]')).to_have_text(widget.layout.type_str)
 
     def control(self, role: str) -> Any:
@@ -96,20 +94,18 @@ class EditedPage:
         field = self.control(role)
         field.fill(text)
         field.press("Enter")
+        self.typed = (role, text)
         self.python({"mesh-input": "mesh_text", "spec-input": "spec_text"}[role], text)
 
     def select(self, role: str, value: str, trait: str | None = None, text: str | None = None) -> None:
         """Choose in a select of the page; the widget gets the text the page composes (read back)."""
         self.control(role).first.select_option(value)
+        self.typed = None
         if trait is not None:
             self.python(trait, text if text is not None else value)
 
     def python(self, trait: str, text: str) -> None:
-        if self.without_devices:
-            with machine_without_devices():
-                self.widget.set_state({trait: text})
-        else:
-            self.widget.set_state({trait: text})
+        self.widget.set_state({trait: text})
 
     def assert_like_python(self) -> None:
         """The page shows what the widget shows: picture (checked against JAX), texts, refusal, notice."""
@@ -119,8 +115,12 @@ class EditedPage:
         expect(self.root.locator('[data-role="type"]')).to_have_text(type_str)
         expect(self.root.locator(".sv-map")).to_have_attribute("data-total-tiles", str(tiles))
         expect(self.root.locator(".sv-mesh")).to_have_attribute("data-device-count", str(w.layout.device_count))
-        expect(self.control("spec-input")).to_have_value(w.spec_text)
-        expect(self.control("mesh-input")).to_have_value(w.mesh_text)
+        # A box shows Python's text, but a typed text Python refused stays in its box beside the error.
+        refused = {"mesh-input": "mesh", "spec-input": "spec"}
+        for role, text in (("spec-input", w.spec_text), ("mesh-input", w.mesh_text)):
+            if w.error and self.typed is not None and self.typed[0] == role and w.error_source == refused[role]:
+                text = self.typed[1]
+            expect(self.control(role)).to_have_value(text)
         expect(self.control("memory-kind")).to_have_value(w.memory_kind)
         if self.same_machine:
             expect(self.control("code")).to_have_text(w.payload["code"])
@@ -245,7 +245,7 @@ def test_real_array_page_edits_offline(offline_context: OfflineContext, tmp_path
 def test_4096_device_what_if_page_edits_offline(offline_context: OfflineContext, tmp_path: pathlib.Path) -> None:
     pod = AbstractMesh((16, 16, 16), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
     widget = ShardingWidget(NamedSharding(pod, P("a", ("b", "c"))), shape=(256, 4096), dtype="bfloat16")
-    view = EditedPage(offline_context, saved(tmp_path, "pod", widget), widget, without_devices=True)
+    view = EditedPage(offline_context, saved(tmp_path, "pod", widget), widget)
     view.assert_like_python()
     expect(view.root.locator(".sv-mesh")).to_have_attribute("data-render", "canvas")
 

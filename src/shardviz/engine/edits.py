@@ -71,13 +71,15 @@ def mesh_from_text(text: str, current: MeshLike | None, *, allow_virtual: bool) 
 
 
 def mesh_from_request(request: MeshRequest, current: MeshLike | None, *, allow_virtual: bool) -> MeshLike:
-    """The mesh a request stands for: the current devices when their number is
-    unchanged (reshaped in their mesh order), else this machine's first devices."""
+    """The mesh a request stands for: another virtual mesh for a what-if; the
+    current devices when their number is unchanged (reshaped in their mesh
+    order); else this machine's first devices."""
     types = tuple(AxisType[t] for t in request.types)
     needed = math.prod(request.sizes)
+    if isinstance(current, AbstractMesh):
+        # A what-if stays a what-if: its devices are numbered, whatever their count.
+        return AbstractMesh(request.sizes, request.names, axis_types=types)
     if current is not None and math.prod(current.axis_sizes) == needed:
-        if isinstance(current, AbstractMesh):
-            return AbstractMesh(request.sizes, request.names, axis_types=types)
         return Mesh(current.devices.reshape(request.sizes), request.names, axis_types=types)
     devices = jax.devices()
     if needed <= len(devices):

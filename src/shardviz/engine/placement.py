@@ -77,7 +77,7 @@ class ArrayState:
                 new_spec = adapted.spec
                 notice = "The spec changed with the mesh: " + "; ".join(adapted.changes) + "."
         target = rq.check_target(new_mesh, new_spec, kind, self.shape, source)
-        layout, array = self._place(target)
+        layout, array = self._place(target, source if source in ("mesh", "memory_kind") else "spec")
         state = replace(self, layout=layout, array=array, mesh=target.mesh, spec=target.spec)
         return state, notice
 
@@ -94,24 +94,31 @@ class ArrayState:
             raise rq.EditError("an array cannot be placed on an AbstractMesh; use a Mesh of real devices", "mesh")
         return mesh
 
-    def _place(self, target: rq.Target) -> tuple[Layout, jax.Array | None]:
-        """Build the layout (and array) for a target; raises, changes nothing."""
+    def _place(self, target: rq.Target, control: str) -> tuple[Layout, jax.Array | None]:
+        """Build the layout (and array) for a target; raises, changes nothing.
+
+        A refusal blames ``control``: the editor whose edit asked for this target.
+        """
         sharding = target.sharding
         original = self.original
-        if original is not None and original.is_deleted():
+        if original is not None and (original.is_deleted() or (self.array is not None and self.array.is_deleted())):
             raise rq.EditError(
                 "the array behind this widget has been deleted (by .delete() or by donation to a jitted "
                 "function); show a live array to lay it out again",
-                "spec",
+                control,
             )
         if original is None:
             return describe(sharding, shape=self.shape, dtype=self.layout.dtype, platform=self.platform), None
         if sharding == original.sharding:
             return describe(original), original
+        # From the array as it is now: one edit changes one thing (the mesh
+        # or the memory kind), which JAX can always move in one device_put.
+        source = self.array if self.array is not None else original
         try:
-            placed = jax.device_put(original, sharding)
-        except Exception as err:  # JAX's own refusal, in its words
-            raise rq.EditError(f"JAX refused to place the array there: {err}", "spec") from None
+            placed = jax.device_put(source, sharding)
+        except Exception as err:  # JAX's own refusal, in its words (some of JAX's say nothing)
+            words = str(err) or f"{type(err).__name__} with no message"
+            raise rq.EditError(f"JAX refused to place the array there: {words}", control) from None
         return describe(placed), placed
 
 

@@ -68,11 +68,14 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
         traced = jitted.trace(*args, **kwargs)
     except Exception as err:
         raise _tracing_error(name, err, leaves, paths) from err
-    _check_compilable_axis_names(leaves, traced)
     guessed_mesh = _guess_mesh(leaves, traced.jaxpr)
     read_partitioner = guessed_mesh is not None and any(t != AxisType.Explicit for t in guessed_mesh.axis_types)
     try:
         lowered = traced.lower()
+    except Exception as err:
+        raise ShardingError(f"{name} traced but did not lower: {type(err).__name__}: {err}") from err
+    _check_compilable_meshes(lowered, name)
+    try:
         compiled, before_partitioning = _compile(lowered, read_partitioner)
     except Exception as err:
         raise ShardingError(
@@ -80,6 +83,25 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
             f"{type(err).__name__}: {err}"
         ) from err
     return _assemble(fun, name, tree, leaves, paths, traced, compiled, before_partitioning)
+
+
+def _check_compilable_meshes(lowered: Any, name: str) -> None:
+    """Refuse a module whose mesh axis names XLA's compiler aborts on.
+
+    In jax 0.10.2 XLA aborts the whole process (a failed CHECK in its string
+    unescaping) on a mesh axis name with a non-ASCII character or a
+    backslash, which the module text carries escaped. A kernel must not die
+    of an axis name, so such a program is refused before it is compiled.
+    """
+    names = hlo.declared_mesh_axis_names(lowered.as_text())
+    odd = [n for n in dict.fromkeys(names) if b"\\" in n or any(c >= 0x80 for c in n)]
+    if odd:
+        shown = ", ".join(repr(n.decode("utf-8", "backslashreplace")) for n in odd)
+        raise ShardingError(
+            f"{name} uses the mesh axis name{'s' if len(odd) > 1 else ''} {shown}, which XLA's compiler cannot "
+            "take: it aborts the process on a non-ASCII character or a backslash in an axis name (seen with "
+            "jax 0.10.2); rename those axes to plain ASCII to trace it"
+        )
 
 
 def retrace(program: Program, specs: Sequence[Any]) -> Program:
@@ -251,43 +273,6 @@ def _guess_mesh(leaves: Sequence[Any], closed_jaxpr: Any) -> Any:
             if isinstance(mesh, (Mesh, jax.sharding.AbstractMesh)) and mesh.axis_names:
                 return mesh
     return None
-
-
-def _meshes(value: Any) -> Any:
-    """The meshes a jaxpr parameter or argument sharding refers to (shardings nest in tuples)."""
-    if isinstance(value, (Mesh, jax.sharding.AbstractMesh)):
-        yield value
-    elif isinstance(value, NamedSharding):
-        yield value.mesh
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from _meshes(item)
-
-
-def _check_compilable_axis_names(leaves: Sequence[Any], traced: Any) -> None:
-    """Refuse mesh axis names XLA's compiler cannot read back: it aborts the whole process
-    (a failed CUnescape of the sharding text) on a non-ASCII name or one with a backslash."""
-    meshes = [m for leaf in leaves for m in _meshes(getattr(leaf, "sharding", None))]
-    meshes += [m for out in jax.tree.leaves(traced.out_info) for m in _meshes(getattr(out, "sharding", None))]
-    # jit's own in_shardings= are not public on Traced; read them where this JAX keeps them.
-    params = getattr(traced, "_params", {})
-    meshes += [*_meshes(params.get("in_shardings", ())), *_meshes(params.get("ctx_mesh"))]
-    for getter in (jax.sharding.get_mesh, jax.sharding.get_abstract_mesh):
-        try:
-            meshes.append(getter())
-        except Exception:
-            continue
-    for eqn in _all_eqns(traced.jaxpr.jaxpr):
-        for value in eqn.params.values():
-            meshes.extend(_meshes(value))
-    for mesh in meshes:
-        for name in getattr(mesh, "axis_names", ()):
-            if isinstance(name, str) and (not name.isascii() or "\\" in name):
-                raise ShardingError(
-                    f"the mesh axis name {name!r} would stop the process: XLA's compiler aborts on axis names "
-                    "with non-ASCII characters or backslashes, so shardviz does not compile this program; "
-                    "rename the axis to trace it"
-                )
 
 
 def _all_eqns(jaxpr: Any) -> Any:

@@ -5,8 +5,9 @@ Python is the single source of truth. The front end writes only the view's
 editable traits; Python answers with ``payload``, ``error``,
 ``error_source`` and ``notice``, and after every answer the editable traits
 hold the state Python shows (a refused edit puts the last good text back).
-An edit numbered by the front end (``edit_seq``, which it draws from its
-own engine meanwhile) is followed by ``{"kind": "edit-answered", "seq": n}``.
+An edit numbered by the front end (``edit_seq``; it draws its own engine's
+answer meanwhile) is answered with ``edit_answered`` set to that number,
+after every other trait the answer changed.
 A subclass declares its editable traits, how an edit becomes a step of its
 state, and the editor texts of a state; it never handles errors itself.
 """
@@ -25,9 +26,8 @@ from .controller import EditController, Step
 
 S = TypeVar("S")
 
-# Sent by the front end with each edit (not a trait), and echoed in the answered message.
+# Sent by the front end with each edit (not a trait); the ``edit_answered`` trait echoes it.
 EDIT_SEQ = "edit_seq"
-EDIT_ANSWERED = "edit-answered"
 
 
 class ViewWidget(anywidget.AnyWidget, Generic[S]):
@@ -42,8 +42,12 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     error = traitlets.Unicode("").tag(sync=True)
     error_source = traitlets.Unicode("").tag(sync=True)
     notice = traitlets.Unicode("").tag(sync=True)
+    # The number of the last front-end edit answered; set last, so the front end
+    # holds the whole answer when it changes (a trait, not a custom message: the
+    # widget manager applies trait updates in order, but may run a custom message first).
+    edit_answered = traitlets.Int(0).tag(sync=True)
 
-    PYTHON_OWNED: ClassVar[tuple[str, ...]] = ("payload", "error", "error_source", "notice")
+    PYTHON_OWNED: ClassVar[tuple[str, ...]] = ("payload", "error", "error_source", "notice", "edit_answered")
     EDITABLE: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, state: S) -> None:
@@ -142,11 +146,8 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         # end numbers its edits; the number is echoed once the edit is answered.
         seq = sync_data.get(EDIT_SEQ)
         edits = {k: v for k, v in sync_data.items() if k in self.EDITABLE}
-        rest = {
-            k: v
-            for k, v in sync_data.items()
-            if k not in self.EDITABLE and k not in self.PYTHON_OWNED and k != EDIT_SEQ
-        }
+        skip = (*self.EDITABLE, *self.PYTHON_OWNED, EDIT_SEQ)
+        rest = {k: v for k, v in sync_data.items() if k not in skip}
         if rest:
             with self._quietly():
                 try:
@@ -161,7 +162,8 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         if isinstance(seq, int) and not isinstance(seq, bool):
             # After the traits above: the front end, which drew its own answer meanwhile,
             # now holds the kernel's, which stays (it compares the two).
-            self.send({"kind": EDIT_ANSWERED, "seq": seq})
+            with self._quietly():
+                self.edit_answered = seq
 
     def _on_editor_trait(self, change: dict[str, Any]) -> None:
         if not self._quiet:

@@ -101,7 +101,17 @@ class TreeWidget(ViewWidget[TreeState]):
         return state.with_rules(edits.get("rules_text", ""))
 
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
-        """A leaf's layout for the front end, for leaves it cannot lay out itself."""
+        """A leaf's layout for the front end, for leaves it cannot lay out itself.
+
+        ``{"kind": "apply_rules", "rules_text": ...}`` applies rules the
+        trait cannot carry: the text the trait already holds, sent again to
+        clear a refused edit's error (a model sends only changed traits).
+        """
+        if content.get("kind") == "apply_rules":
+            text = content.get("rules_text")
+            if isinstance(text, str):
+                self.apply_edit(rules_text=text)
+            return None
         if content.get("kind") != "leaf_layout":
             return None
         leaf = content.get("leaf")

@@ -1,0 +1,435 @@
+"""The layout engine in the browser: how fast an edit is drawn, and what it adds to the bundles.
+
+    .venv/bin/python benchmarks/local_engine.py [--quick] [--no-lab] [--out benchmarks]
+
+Three parts, each printed as rows of one markdown table (written with the raw
+numbers to ``results-local-engine.md`` / ``.json`` in ``--out``):
+
+1. **Saved page, offline** (headless Debian Chromium, file://, every request
+   aborted): a ``save_html`` page of a what-if layout on an AbstractMesh of
+   512 (8x8x8) and 4096 (16x16x16) devices. An edit is committed as the
+   editors take it (the text set, then Enter) and timed in the page from the
+   Enter keydown to the redrawn picture with style and layout forced (the
+   engine's answer and the render, in one task), and to the next frame; the
+   widget's own ``shardviz:render`` measure is the render's share. Spec edits
+   repaint the grid; mesh edits (another shape of the same devices) rebuild it.
+2. **JupyterLab, live kernel**: a notebook shows a real array on 512
+   simulated CPU devices (8x8x8); a spec is typed with real key events and
+   Enter pressed; the page times from that keydown to the first mutation that
+   redraws the grid (the local answer), and to the websocket frame that
+   carries the kernel's ``edit_answered`` (the kernel's answer, which leaves
+   the picture as it is).
+3. **Bundles**: bytes of ``static/widget.js`` and ``standalone.js``, raw and
+   gzipped, and the bytes the engine and its hosts (``js/engine/``,
+   ``js/host/{liveHost,pageHost,localEdits}.ts``) take in each, from
+   esbuild's metafile for the very same build.
+
+Targets (issue 14): local edit to redrawn picture at most 16.7 ms at 512
+devices and 50 ms at 4096 (medians); JupyterLab typed spec to first redrawn
+grid at most 16.7 ms at 512 devices. Nothing asserts a time: a MISS is
+reported. benchmarks/run.py does not run this file yet; ``measure()`` returns
+the figures and ``table()`` the rows, for wiring it in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+import os
+import pathlib
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from typing import Any
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent
+STATIC = REPO / "src" / "shardviz" / "static"
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from browser_support import (  # noqa: E402
+    launch_chromium,
+    server_only_context,
+    start_jupyter_lab,
+    stop_jupyter_lab,
+    write_notebook,
+)
+
+from browser_side import SPECS, _setup_cell, summary  # noqa: E402
+
+FRAME_MS = 1000 / 60
+TARGETS = {"page_512_ms": FRAME_MS, "page_4096_ms": 50.0, "lab_512_ms": FRAME_MS}
+PAGE_COUNTS = {512: (8, 8, 8), 4096: (16, 16, 16)}
+PAGE_SPECS = ["a, (b, c)", "(a, b), c"]
+PAGE_MESHES = {512: ["a=8, b=8, c=8", "a=8, b=64"], 4096: ["a=16, b=16, c=16", "a=16, b=256"]}
+ENGINE_SOURCES = re.compile(r"^js/(engine/(?!.*\.test\.ts$)|host/(liveHost|pageHost|localEdits)\.ts$)")
+
+
+# ----------------------------------------------------------------------------
+# 1. a saved page, offline
+
+
+def _what_if_page(folder: pathlib.Path, n: int) -> pathlib.Path:
+    """A save_html page of a what-if layout on an AbstractMesh of n devices (made in a child process)."""
+    sizes = PAGE_COUNTS[n]
+    path = folder / f"what-if-{n}.html"
+    code = f"""
+import shardviz
+from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P
+mesh = AbstractMesh({sizes!r}, ('a', 'b', 'c'), axis_types=(AxisType.Explicit,) * 3)
+shardviz.save_html(NamedSharding(mesh, P('a', ('b', 'c'))), {str(path)!r}, shape=(1024, 4096))
+"""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")]))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=300)
+    return path
+
+
+# Commits `text` in the editor `role` as a user does (text set, then Enter) and times the redraw.
+PAGE_EDIT_JS = """async ([role, text]) => {
+    const root = document.querySelector('[data-shardviz-root]');
+    const input = root.querySelector(`[data-role="${role}"]`);
+    input.focus();
+    input.value = text;
+    input.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+    performance.clearMeasures('shardviz:render');
+    const t0 = performance.now();
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', bubbles: true, cancelable: true }));
+    void root.offsetHeight;  // style and layout, forced
+    const t1 = performance.now();
+    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+    const t2 = performance.now();
+    const render = performance.getEntriesByName('shardviz:render');
+    return {
+        edit_ms: t1 - t0,
+        frame_ms: t2 - t0,
+        render_ms: render.length ? render[render.length - 1].duration : null,
+        type: root.querySelector('[data-role="type"]').textContent,
+        alert: root.querySelector('[role="alert"]')?.textContent ?? null,
+        devices: Number(root.querySelector('.sv-mesh').getAttribute('data-device-count')),
+    };
+}"""
+
+
+def _only(url: str, refused: list[str]) -> Any:
+    """A route handler that lets `url` load and aborts (and records) every other request."""
+
+    def route(r: Any) -> None:
+        if r.request.url == url:
+            r.continue_()
+        else:
+            refused.append(r.request.url)
+            r.abort("internetdisconnected")
+
+    return route
+
+
+def page_bench(browser: Any, folder: pathlib.Path, *, edits: int, warm: int) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for n in PAGE_COUNTS:
+        path = _what_if_page(folder, n)
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+        requests: list[str] = []
+        url = path.resolve().as_uri()
+
+        context.route("**/*", _only(url, requests))
+        try:
+            page = context.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda err, errors=errors: errors.append(str(err)))
+            page.goto(url)
+            page.locator("[data-shardviz-root] .sv-mesh").wait_for()
+            entry: dict[str, Any] = {"requests": requests, "errors": errors}
+            for kind, role, texts in (
+                ("spec", "spec-input", PAGE_SPECS),
+                ("mesh", "mesh-input", PAGE_MESHES[n]),
+            ):
+                for i in range(warm):
+                    page.evaluate(PAGE_EDIT_JS, [role, texts[i % 2]])
+                samples = [page.evaluate(PAGE_EDIT_JS, [role, texts[(i + 1) % 2]]) for i in range(edits)]
+                entry[kind] = {key: summary([s[key] for s in samples]) for key in ("edit_ms", "frame_ms", "render_ms")}
+                entry[kind]["alerts"] = [s["alert"] for s in samples if s["alert"]][:3]
+                entry[kind]["devices"] = samples[-1]["devices"]
+                entry[kind]["types"] = sorted({s["type"] for s in samples})
+                # Back to the page's own layout before the next kind of edit.
+                page.evaluate(PAGE_EDIT_JS, ["mesh-input", PAGE_MESHES[n][0]])
+                page.evaluate(PAGE_EDIT_JS, ["spec-input", "a, (b, c)"])
+            out[str(n)] = entry
+        finally:
+            context.close()
+    return out
+
+
+# ----------------------------------------------------------------------------
+# 2. JupyterLab: typed spec to the first redrawn grid
+
+# Records when a websocket frame carrying the kernel's edit_answered arrives.
+ANSWER_SPY_JS = """(() => {
+    window.__svAnswers = [];
+    const decoder = new TextDecoder();
+    const text = (data) => typeof data === 'string' ? data
+        : data instanceof ArrayBuffer ? decoder.decode(new Uint8Array(data)) : '';
+    const add = WebSocket.prototype.addEventListener;
+    const spy = (socket) => {
+        if (socket.__svAnswerSpy) return;
+        socket.__svAnswerSpy = true;
+        add.call(socket, 'message', (event) => {
+            if (text(event.data).includes('"edit_answered"')) window.__svAnswers.push(performance.now());
+        });
+    };
+    WebSocket.prototype.addEventListener = function (type, fn, options) {
+        spy(this);
+        return add.call(this, type, fn, options);
+    };
+    const onmessage = Object.getOwnPropertyDescriptor(WebSocket.prototype, 'onmessage');
+    Object.defineProperty(WebSocket.prototype, 'onmessage', {
+        configurable: true,
+        get() { return onmessage.get.call(this); },
+        set(fn) { spy(this); onmessage.set.call(this, fn); },
+    });
+})()"""
+
+# Armed before each edit: resolves once the kernel has answered, with the in-page times.
+LAB_ARM_JS = """(output) => {
+    const input = output.querySelector('[data-role="spec-input"]');
+    const grid = output.querySelector('.sv-mesh');
+    const typeText = () => output.querySelector('[data-role="type"]')?.textContent ?? '';
+    const before = typeText();
+    const answered = window.__svAnswers.length;
+    window.__sv = new Promise((resolve) => {
+        let t0 = null, t1 = null, frame = null, typeAtFirst = null;
+        const onKey = (event) => { if (event.key === 'Enter' && t0 === null) t0 = performance.now(); };
+        input.addEventListener('keydown', onKey, { capture: true });
+        const observer = new MutationObserver(() => {
+            if (t0 === null || t1 !== null) return;
+            t1 = performance.now();
+            typeAtFirst = typeText();
+            requestAnimationFrame(() => { frame = performance.now(); });
+        });
+        observer.observe(grid, { subtree: true, attributes: true, childList: true });
+        const typeSlot = output.querySelector('.sv-type-slot');
+        observer.observe(typeSlot, { subtree: true, childList: true, characterData: true });
+        const poll = () => {
+            if (window.__svAnswers.length > answered && frame !== null) {
+                observer.disconnect();
+                input.removeEventListener('keydown', onKey, { capture: true });
+                const t2 = window.__svAnswers[answered];
+                // Let the answer's own handlers run, then read the picture the kernel leaves.
+                setTimeout(() => resolve({
+                    first_redraw_ms: t1 - t0, first_frame_ms: frame - t0, kernel_answer_ms: t2 - t0,
+                    before, type_at_first_redraw: typeAtFirst, type_after_answer: typeText(),
+                    alert: output.querySelector('[role="alert"]')?.textContent ?? null,
+                }), 50);
+            } else setTimeout(poll, 5);
+        };
+        poll();
+    });
+    return before;
+}"""
+
+
+def lab_bench(browser: Any, *, n: int, edits: int, warm: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="shardviz-bench-local-") as tmp:
+        lab = start_jupyter_lab(pathlib.Path(tmp), kernel_devices=None, start_s=120)
+        try:
+            return _lab_edits(lab, browser, n, edits, warm)
+        finally:
+            stop_jupyter_lab(lab)
+
+
+def _lab_edits(lab: Any, browser: Any, n: int, edits: int, warm: int) -> dict[str, Any]:
+    name = f"local-{n}.ipynb"
+    write_notebook(lab.root_dir / name, [_setup_cell(n, lab.root_dir / f"kernel-{n}.pid")])
+    context, outside = server_only_context(lab, browser)
+    context.set_default_timeout(60_000)
+    context.add_init_script(ANSWER_SPY_JS)
+    warnings: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("console", lambda msg: warnings.append(msg.text) if msg.type == "warning" else None)
+        page.goto(lab.url(f"lab/tree/{name}"))
+        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
+        # JupyterLab may still ask which kernel to use: the notebook names python3.
+        dialog = page.locator(".jp-Dialog .jp-mod-accept")
+        with contextlib.suppress(Exception):
+            dialog.wait_for(timeout=3_000)
+            dialog.click()
+        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-device-count]")).first
+        failure = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+        output.or_(failure).first.wait_for(timeout=180_000)
+        if failure.count():
+            raise RuntimeError(f"the benchmark notebook ({n} devices) failed:\n" + failure.first.inner_text())
+        field = output.locator('[data-role="spec-input"]')
+        specs = SPECS[n]
+
+        def one_edit(i: int) -> dict[str, Any]:
+            output.evaluate(LAB_ARM_JS)
+            field.fill(specs[(i + 1) % 2])
+            field.press("Enter")
+            return dict(page.evaluate("window.__sv"))
+
+        for i in range(warm):
+            one_edit(i)
+        samples = [one_edit(i) for i in range(edits)]
+        return {
+            "devices": n,
+            "edits": len(samples),
+            **{
+                key: summary([s[key] for s in samples])
+                for key in ("first_redraw_ms", "first_frame_ms", "kernel_answer_ms")
+            },
+            "first_redraw_samples_ms": [round(s["first_redraw_ms"], 1) for s in samples],
+            "local_equals_kernel": all(s["type_at_first_redraw"] == s["type_after_answer"] for s in samples),
+            "types": sorted({s["type_after_answer"] for s in samples}),
+            "alerts": [s["alert"] for s in samples if s["alert"]][:3],
+            "disagreements": [w for w in warnings if "differs from the kernel" in w],
+            "outside_requests": outside,
+        }
+    finally:
+        lab.note_kernels()
+        context.close()
+
+
+# ----------------------------------------------------------------------------
+# 3. bundle sizes
+
+METAFILE_JS = """
+const esbuild = require("esbuild");
+const common = { bundle: true, target: "es2020", legalComments: "none", minify: true, write: false, metafile: true,
+                 logLevel: "silent" };
+Promise.all([
+  esbuild.build({ ...common, entryPoints: ["js/widget.ts"], outfile: "widget.js", format: "esm" }),
+  esbuild.build({ ...common, entryPoints: ["js/standalone.ts"], outfile: "standalone.js", format: "iife",
+                  loader: { ".css": "text" } }),
+]).then((results) => {
+  const out = {};
+  for (const result of results) {
+    for (const [file, meta] of Object.entries(result.metafile.outputs)) {
+      out[file] = { bytes: meta.bytes, inputs: Object.fromEntries(
+        Object.entries(meta.inputs).map(([path, input]) => [path, input.bytesInOutput])) };
+    }
+  }
+  process.stdout.write(JSON.stringify(out));
+});
+"""
+
+
+def bundle_sizes() -> dict[str, Any]:
+    """The built bundles' sizes, and the engine's share of each (esbuild's metafile of the same build)."""
+    done = subprocess.run(["node", "-e", METAFILE_JS], cwd=REPO, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(f"esbuild's metafile could not be made:\n{done.stderr}")
+    meta = json.loads(done.stdout)
+    out: dict[str, Any] = {}
+    for name in ("widget.js", "standalone.js"):
+        built = (STATIC / name).read_bytes()
+        inputs = meta[name]["inputs"]
+        engine = {path: size for path, size in inputs.items() if ENGINE_SOURCES.match(path)}
+        out[name] = {
+            "bytes": len(built),
+            "gzip_bytes": len(gzip.compress(built, 9)),
+            "metafile_bytes": meta[name]["bytes"],
+            "engine_bytes": sum(engine.values()),
+            "engine_by_file": dict(sorted(engine.items())),
+        }
+    return out
+
+
+# ----------------------------------------------------------------------------
+# the run
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    with launch_chromium() as browser:
+        yield browser
+
+
+def measure(*, quick: bool = False, lab: bool = True) -> dict[str, Any]:
+    edits, warm = (5, 2) if quick else (31, 8)
+    result: dict[str, Any] = {"load_before": os.getloadavg()[0], "bundles": bundle_sizes()}
+    with chromium() as browser, tempfile.TemporaryDirectory(prefix="shardviz-bench-pages-") as tmp:
+        result["chromium"] = browser.version
+        result["page"] = page_bench(browser, pathlib.Path(tmp), edits=edits, warm=warm)
+        if lab:
+            try:
+                result["lab"] = lab_bench(browser, n=512, edits=(5 if quick else 21), warm=(2 if quick else 4))
+            except Exception as err:  # reported in the table; the page figures stand
+                result["lab_error"] = f"{type(err).__name__}: {err}"
+    result["load_after"] = os.getloadavg()[0]
+    return result
+
+
+def _median(entry: dict[str, Any]) -> float:
+    return float(entry["median"]) if entry else float("nan")
+
+
+def table(result: dict[str, Any]) -> list[str]:
+    def verdict(value: float, target: float) -> str:
+        return "PASS" if value <= target else "MISS"
+
+    rows = ["| what | median | p90 | target |", "| --- | ---: | ---: | --- |"]
+    for n, target_key in (("512", "page_512_ms"), ("4096", "page_4096_ms")):
+        page = result["page"][n]
+        for kind in ("spec", "mesh"):
+            e = page[kind]["edit_ms"]
+            target = TARGETS[target_key]
+            rows.append(
+                f"| saved page, {n} devices, {kind} edit to redrawn picture (engine + render, layout forced) "
+                f"| {_median(e):.1f} ms | {e['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(e), target)} |"
+            )
+            r, f = page[kind]["render_ms"], page[kind]["frame_ms"]
+            rows.append(
+                f"| ... of which the render (`shardviz:render`); to the next frame | {_median(r):.1f} ms; "
+                f"{_median(f):.1f} ms | {r['p90']:.1f} ms; {f['p90']:.1f} ms | |"
+            )
+    if "lab_error" in result:
+        rows.append(f"| JupyterLab, 512 devices: did not run ({result['lab_error'].splitlines()[0]}) | | | |")
+    if "lab" in result:
+        lab = result["lab"]
+        first, answer = lab["first_redraw_ms"], lab["kernel_answer_ms"]
+        target = TARGETS["lab_512_ms"]
+        rows.append(
+            f"| JupyterLab, 512 devices, typed spec to first redrawn grid | {_median(first):.1f} ms | "
+            f"{first['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(first), target)} |"
+        )
+        rows.append(
+            f"| ... to the kernel's answer (it redraws nothing: local == kernel in "
+            f"{'every' if lab['local_equals_kernel'] else 'NOT every'} edit, {len(lab['disagreements'])} "
+            f"console disagreements) | {_median(answer):.1f} ms | {answer['p90']:.1f} ms | |"
+        )
+    for name, sizes in result["bundles"].items():
+        rows.append(
+            f"| `{name}`: bytes (gzip); of which the engine and its hosts | {sizes['bytes']:,} "
+            f"({sizes['gzip_bytes']:,}); {sizes['engine_bytes']:,} | | |"
+        )
+    rows.append(f"| load average before / after | {result['load_before']:.2f} / {result['load_after']:.2f} | | |")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="the layout engine in the browser: edit speed and bundle growth")
+    parser.add_argument("--quick", action="store_true", help="few repeats: check that everything runs")
+    parser.add_argument("--no-lab", action="store_true", help="skip JupyterLab")
+    parser.add_argument("--out", default=str(HERE), help="folder for results-local-engine.md and .json")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    result = measure(quick=args.quick, lab=not args.no_lab)
+    result["seconds"] = time.monotonic() - started
+    lines = table(result)
+    print("\n".join(lines))
+    out = pathlib.Path(args.out)
+    (out / "results-local-engine.md").write_text("\n".join(lines) + "\n")
+    (out / "results-local-engine.json").write_text(json.dumps(result, indent=1))
+    return 1 if "lab_error" in result else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { decodeTreePayload } from "../payload/tree";
+import { loadTreeFixture } from "../test/treeFixtures";
+import { LeafTable, leafOrder } from "./leafTable";
+
+function table(name: "tree_concrete_plain" | "tree_whatif_4096_plain") {
+  const tree = decodeTreePayload(loadTreeFixture(name));
+  const picked: number[] = [];
+  const t = new LeafTable({ onSelect: (leaf) => picked.push(leaf), signal: new AbortController().signal });
+  document.body.append(t.element);
+  t.setTree(tree);
+  return { tree, t, picked };
+}
+
+const key = (el: Element, k: string) => el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
+
+describe("the leaf table", () => {
+  it("orders leaves stably: equal bytes keep flatten order", () => {
+    const tree = decodeTreePayload(loadTreeFixture("tree_whatif_4096_plain"));
+    const order = Array.from(leafOrder(tree, "", "bytes-desc"));
+    for (let n = 1; n < order.length; n++) {
+      const [a, b] = [order[n - 1], order[n]];
+      expect(tree.bytes[a] > tree.bytes[b] || (tree.bytes[a] === tree.bytes[b] && a < b)).toBe(true);
+    }
+  });
+
+  it("moves with the arrow keys, Home and End, keeping the row in view, and selects with Enter", () => {
+    const { tree, t, picked } = table("tree_whatif_4096_plain");
+    const body = t.element.querySelector(".sv-grid-body") as HTMLElement;
+    const first = t.element.querySelector<HTMLElement>('[data-role="leaf"]') as HTMLElement;
+    first.focus();
+    key(first, "ArrowDown");
+    expect(document.activeElement?.getAttribute("data-leaf")).toBe("1");
+    key(document.activeElement as Element, "End");
+    expect(document.activeElement?.getAttribute("data-leaf")).toBe(String(tree.leafCount - 1));
+    expect(body.scrollTop).toBeGreaterThan(0);
+    key(document.activeElement as Element, "Enter");
+    expect(picked).toEqual([tree.leafCount - 1]);
+    key(document.activeElement as Element, "Home");
+    key(document.activeElement as Element, " ");
+    expect(picked).toEqual([tree.leafCount - 1, 0]);
+    expect(document.activeElement?.getAttribute("tabindex")).toBe("0");
+  });
+
+  it("keeps the filter and the sort across a new tree with the same leaves", () => {
+    const { tree, t } = table("tree_concrete_plain");
+    const filter = t.element.querySelector<HTMLInputElement>('[data-role="leaf-filter"]') as HTMLInputElement;
+    filter.value = "mu.";
+    filter.dispatchEvent(new Event("input"));
+    t.setSort("bytes-desc");
+    const before = Array.from(t.shown);
+    t.setTree(decodeTreePayload(loadTreeFixture("tree_concrete")));
+    expect(
+      Array.from(t.shown)
+        .map((i) => tree.paths[i])
+        .every((p) => p.includes("mu.")),
+    ).toBe(true);
+    expect(new Set(t.shown)).toEqual(new Set(before));
+  });
+});
