@@ -207,10 +207,19 @@ def test_a_tree_of_single_device_leaves_has_no_mesh_to_give():
 # copy code: the Python the rules stand for, run on the same tree
 
 
-def run_code(code: str, tree):
-    namespace = {"tree": tree}
+def run_code(code: str, tree, name: str = "TREE"):
+    """Runs the copy code as pasted where ``name`` holds the tree; returns ``resharded``."""
+    namespace = {name: tree, "mesh": "the user's mesh", "devices": "the user's devices"}
     exec(compile(code, "<rules code>", "exec"), namespace)  # test-only: our own generated source
-    return namespace["tree"]
+    # It defines what its first line says, and leaves the user's names alone.
+    assert (
+        namespace[name] is tree
+        and namespace["mesh"] == "the user's mesh"
+        and namespace["devices"] == "the user's devices"
+    )
+    defined = code.splitlines()[0].removeprefix("# Defines ").split(" and resharded")[0].split(", ")
+    assert all(n in namespace for n in defined)
+    return namespace["resharded"]
 
 
 def assert_same_tree(a, b):
@@ -229,7 +238,9 @@ def assert_same_tree(a, b):
 def test_copy_code_does_what_the_rules_do(tree):
     applied = apply_rules(tree, RULES)
     code = rules_code(applied)
-    assert "mesh = Mesh(devices, ('data', 'model'), axis_types=(AxisType.Explicit, AxisType.Explicit))" in code
+    assert (
+        "rules_mesh = Mesh(rules_devices, ('data', 'model'), axis_types=(AxisType.Explicit, AxisType.Explicit))" in code
+    )
     assert "    ('layers.*.w', P('data', 'model')),  # line 4" in code
     assert_same_tree(run_code(code, tree), applied.tree)
 
@@ -238,7 +249,7 @@ def test_copy_code_without_a_fallback_mesh_uses_each_leaf_mesh(tree):
     applied = apply_rules(tree, "embed = None, model\nhead = data")
     assert applied.fallback_mesh is None
     code = rules_code(applied)
-    assert "\nmesh =" not in code and "import numpy" not in code
+    assert "rules_mesh =" not in code and "import numpy" not in code
     assert_same_tree(run_code(code, tree), applied.tree)
 
 
@@ -260,7 +271,9 @@ def test_copy_code_for_an_abstract_tree():
             "count": jax.ShapeDtypeStruct((), jnp.int32)}  # fmt: skip
     applied = apply_rules(tree, "w = model\ncount = ", mesh=mesh)
     code = rules_code(applied)
-    assert "mesh = AbstractMesh((16, 16), ('data', 'model'), axis_types=(AxisType.Explicit, AxisType.Auto))" in code
+    assert (
+        "rules_mesh = AbstractMesh((16, 16), ('data', 'model'), axis_types=(AxisType.Explicit, AxisType.Auto))" in code
+    )
     assert_same_tree(run_code(code, tree), applied.tree)
     # Text rules and a mesh give the same source as the applied result.
     assert rules_code("w = model\ncount = ", fallback_mesh=mesh) == code

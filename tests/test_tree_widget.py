@@ -100,3 +100,29 @@ def test_show_picks_the_tree_view(params):
     assert isinstance(widget_for(params), TreeWidget)
     assert isinstance(widget_for(shardviz.describe_tree(params)), TreeWidget)
     assert isinstance(widget_for(params["embed"]), shardviz.ShardingWidget)
+
+
+def test_the_rules_code_runs_as_pasted_under_the_trees_own_name(params, mesh):
+    """Pasted where the user's tree lives, the widget's code gives what the widget shows,
+    and leaves the user's `params` and `mesh` as they were."""
+    w = TreeWidget(params)
+    w.set_state({"rules_text": "layers.*.w = None, model\nembed = data"})
+    code = w.payload["code"]
+    assert code.startswith("# Defines ") and "(params is left as it is)" in code
+    namespace = {"params": params, "mesh": mesh}
+    exec(compile(code, "<pasted>", "exec"), namespace)  # test-only: the widget's own generated source
+    assert namespace["params"] is params and namespace["mesh"] is mesh
+    got, want = namespace["resharded"], w.tree
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        if isinstance(b, jax.Array):
+            assert a.sharding.is_equivalent_to(b.sharding, b.ndim)
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        else:
+            assert a == b
+
+
+def test_a_tree_with_no_name_gets_a_marked_placeholder(params):
+    w = TreeWidget(dict(params), rules="embed = data")
+    assert "TREE stands for your tree" in w.payload["code"]
+    assert "tree_map_with_path(reshard_leaf, TREE)" in w.payload["code"]

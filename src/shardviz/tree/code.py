@@ -18,8 +18,19 @@ from .paths import KEY_ATTRIBUTES
 from .rules import Rule, RulesApplied, parse_rules
 
 
-def rules_code(rules: str | Sequence[Rule] | RulesApplied, *, fallback_mesh: Mesh | AbstractMesh | None = None) -> str:
-    """The source for ``rules``; pass what :func:`apply_rules` returned to carry its fallback mesh along."""
+def rules_code(
+    rules: str | Sequence[Rule] | RulesApplied,
+    *,
+    fallback_mesh: Mesh | AbstractMesh | None = None,
+    tree_name: str | None = None,
+) -> str:
+    """The source for ``rules``; pass what :func:`apply_rules` returned to carry its fallback mesh along.
+
+    The code reads the tree from the variable ``tree_name`` (the placeholder
+    ``TREE`` when None) and binds the re-sharded tree to ``resharded``; the
+    tree itself is left as it is, as :func:`apply_rules` leaves it.
+    """
+    source = tree_name if tree_name is not None and tree_name.isidentifier() else "TREE"
     if isinstance(rules, RulesApplied):
         fallback_mesh = rules.fallback_mesh if fallback_mesh is None else fallback_mesh
         parsed = rules.rules
@@ -33,12 +44,14 @@ def rules_code(rules: str | Sequence[Rule] | RulesApplied, *, fallback_mesh: Mes
         imports += more_imports
         sharding_imports = sorted(set(sharding_imports) | set(sharding_names), key=lambda n: n.lower())
     imports.append(f"from jax.sharding import {', '.join(sharding_imports)}")
-    table = ["RULES = ["] + [f"    ({r.glob!r}, {_spec_source(r)}),  # line {r.line}" for r in parsed] + ["]"]
-    leaf_mesh = "old.mesh if isinstance(old, NamedSharding) else mesh" if fallback_mesh is not None else "old.mesh"
+    table = ["sharding_rules = ["] + [f"    ({r.glob!r}, {_spec_source(r)}),  # line {r.line}" for r in parsed] + ["]"]
+    leaf_mesh = "old.mesh"
+    if fallback_mesh is not None:
+        leaf_mesh = "old.mesh if isinstance(old, NamedSharding) else rules_mesh"
     body = f'''
 
 
-def dotted_path(key_path):
+def leaf_path(key_path):
     """layers.0.w: dict keys, sequence indices and attribute names joined by dots."""
     parts = []
     for key in key_path:
@@ -47,12 +60,12 @@ def dotted_path(key_path):
     return ".".join(parts)
 
 
-def apply_rules(key_path, x):
+def reshard_leaf(key_path, x):
     """The first rule whose pattern matches the leaf's path sets its spec; other leaves stay."""
     if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
         return x
-    path = dotted_path(key_path)
-    for pattern, spec in RULES:
+    path = leaf_path(key_path)
+    for pattern, spec in sharding_rules:
         if fnmatch.fnmatchcase(path, pattern):
             old = x.sharding
             leaf_mesh = {leaf_mesh}
@@ -63,9 +76,13 @@ def apply_rules(key_path, x):
     return x
 
 
-tree = jax.tree_util.tree_map_with_path(apply_rules, tree)
+resharded = jax.tree_util.tree_map_with_path(reshard_leaf, {source})
 '''
-    parts = ["\n".join(imports), ""]
+    made = "sharding_rules, leaf_path, reshard_leaf" + (", rules_mesh" if fallback_mesh is not None else "")
+    defines = f"# Defines {made} and resharded: {source} with the rules applied ({source} is left as it is)."
+    if source == "TREE":
+        defines += "\n# TREE stands for your tree: put its name there."
+    parts = [defines, "\n".join(imports), ""]
     if mesh_lines:
         parts += ["# The mesh for leaves that have none of their own.", *mesh_lines, ""]
     parts += ["# GLOB = SPEC, first match wins; leaves no rule matches keep their sharding.", *table]
@@ -85,21 +102,25 @@ def _spec_source(rule: Rule) -> str:
 
 
 def _mesh_source(mesh: Mesh | AbstractMesh) -> tuple[list[str], list[str], list[str]]:
-    """Lines that build ``mesh``, the imports they need, and names from jax.sharding."""
+    """Lines that build ``rules_mesh``, the imports they need, and names from jax.sharding.
+
+    Its names (``rules_mesh``, ``rules_devices``, ``rules_by_id``) keep clear of a notebook's own.
+    """
     sizes = tuple(int(s) for s in mesh.axis_sizes)
     names = tuple(str(n) for n in mesh.axis_names)
     types = ", ".join(f"AxisType.{t.name}" for t in mesh.axis_types)
     types_arg = f"({types},)" if len(mesh.axis_types) == 1 else f"({types})"
     if isinstance(mesh, AbstractMesh):
-        return [f"mesh = AbstractMesh({sizes!r}, {names!r}, axis_types={types_arg})"], [], ["AbstractMesh", "AxisType"]
+        line = f"rules_mesh = AbstractMesh({sizes!r}, {names!r}, axis_types={types_arg})"
+        return [line], [], ["AbstractMesh", "AxisType"]
     ids = np.array([d.id for d in mesh.devices.flat], dtype=np.int64)
     if np.array_equal(ids, np.arange(math.prod(sizes))):
         id_list = f"range({len(ids)})"
     else:
         id_list = repr(ids.tolist())
     lines = [
-        "by_id = {d.id: d for d in jax.devices()}",
-        f"devices = np.array([by_id[i] for i in {id_list}]).reshape({sizes!r})",
-        f"mesh = Mesh(devices, {names!r}, axis_types={types_arg})",
+        "rules_by_id = {d.id: d for d in jax.devices()}",
+        f"rules_devices = np.array([rules_by_id[i] for i in {id_list}]).reshape({sizes!r})",
+        f"rules_mesh = Mesh(rules_devices, {names!r}, axis_types={types_arg})",
     ]
     return lines, ["import numpy as np"], ["AxisType", "Mesh"]

@@ -24,6 +24,7 @@ from ..tree.describe import describe_tree
 from ..tree.rules import RulesApplied, apply_rules
 from ..tree.tree import TreeLayout
 from .base import ViewWidget
+from .naming import caller_name
 
 SOURCE = "rules"
 
@@ -36,6 +37,8 @@ class TreeState:
     rules_text: str
     applied: RulesApplied | None
     tree_layout: TreeLayout
+    # The user's variable for the tree, read by the rules' copy code (None: a placeholder).
+    tree_name: str | None = None
 
     @property
     def tree(self) -> Any:
@@ -46,7 +49,7 @@ class TreeState:
     def payload(self) -> dict[str, Any]:
         payload = self.tree_layout.to_json()
         payload["rules_text"] = self.rules_text
-        payload["code"] = rules_code(self.applied) if self.applied is not None else ""
+        payload["code"] = rules_code(self.applied, tree_name=self.tree_name) if self.applied is not None else ""
         return payload
 
     def with_rules(self, text: str) -> tuple[TreeState, str]:
@@ -67,16 +70,19 @@ class TreeWidget(ViewWidget[TreeState]):
 
     ``TreeWidget(tree, rules=...)`` takes anything :func:`shardviz.describe_tree`
     accepts; ``rules`` (text, one ``GLOB = SPEC`` per line) starts it re-sharded.
+    ``name=`` is the tree's variable name for the rules' copy code (found in the
+    caller's namespace when not given).
     """
 
     rules_text = traitlets.Unicode("").tag(sync=True)
 
     EDITABLE = ("rules_text",)
 
-    def __init__(self, tree: Any, *, rules: str = "") -> None:
+    def __init__(self, tree: Any, *, rules: str = "", name: str | None = None) -> None:
         layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
         original = layout.tree if tree is layout else tree
-        state = TreeState(original=original, rules_text="", applied=None, tree_layout=layout)
+        name = name if name is not None else caller_name(tree)
+        state = TreeState(original=original, rules_text="", applied=None, tree_layout=layout, tree_name=name)
         if rules:
             state, _ = state.with_rules(rules)
         super().__init__(state)
