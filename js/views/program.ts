@@ -22,13 +22,13 @@ import { deviceGrid } from "../engine/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
 import { EDIT_ANSWERED } from "../host/liveHost";
 import type { ProgramHost } from "../host/programTraits";
-import type { SyncedTraits, ViewHost } from "../host/traits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeProgram, isProgramPayload, lineLabel, type Program } from "../payload/program";
 import { foldLabel, listingPlan } from "../payload/programListing";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
-import { measured, ROOT_CLASS, ShardvizView } from "./array";
+import { measured, ROOT_CLASS } from "./array";
+import { LayoutPicture } from "./layoutPicture";
 
 /** What is selected: a value (by index), a collective, or an input's or output's layout. */
 export type ProgramSelection =
@@ -62,8 +62,7 @@ export class ProgramView {
   private grid: Layout | null = null;
   private layouts = new Map<number, ValueLayout>();
   private selection: ProgramSelection | null = null;
-  private layoutView: ShardvizView | null = null;
-  private layoutTraits: SyncedTraits | null = null;
+  private readonly layoutPicture = new LayoutPicture(this.layoutSlot);
 
   constructor(el: HTMLElement, host: ProgramHost) {
     this.host = host;
@@ -159,7 +158,7 @@ export class ProgramView {
   }
 
   destroy(): void {
-    this.layoutView?.destroy();
+    this.layoutPicture.destroy();
     this.lifetime.abort();
     this.root.remove();
   }
@@ -373,31 +372,8 @@ export class ProgramView {
     this.groups.show(program, this.grid, c);
   }
 
-  /** The array view's pictures for a layout payload, kept (and repainted in place) across selections. */
   private showLayout(payload: Payload | null): void {
-    if (payload === null) {
-      this.layoutSlot.hidden = true;
-      return;
-    }
-    this.layoutSlot.hidden = false;
-    if (this.layoutView && this.layoutTraits) {
-      this.layoutTraits.payload = payload;
-      this.layoutView.update(["payload"]);
-      return;
-    }
-    const traits: SyncedTraits = {
-      payload,
-      error: "",
-      error_source: "",
-      spec_text: payload.spec_text,
-      mesh_text: payload.mesh_text,
-      memory_kind: payload.memory_kind,
-      notice: "",
-    };
-    // A picture, not an editor: a value's layout is the program's to decide.
-    const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
-    this.layoutTraits = traits;
-    this.layoutView = new ShardvizView(this.layoutSlot, host, { embedded: true });
+    this.layoutPicture.show(payload);
   }
 }
 

@@ -17,12 +17,12 @@ import { RulesEditor } from "../components/rulesEditor";
 import { renderAudit } from "../components/treeAudit";
 import { renderTreeSummary } from "../components/treeSummary";
 import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
-import type { SyncedTraits, ViewHost } from "../host/traits";
 import { isLeafLayoutReply, type TreeHost } from "../host/treeTraits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
 import { h, replaceChildren } from "../util/dom";
-import { measured, ROOT_CLASS, ShardvizView } from "./array";
+import { measured, ROOT_CLASS } from "./array";
+import { LayoutPicture } from "./layoutPicture";
 
 /** Where the selected leaf's layout comes from. */
 type LeafState =
@@ -63,8 +63,7 @@ export class TreeView {
   private gridLayout: Layout | null = null;
   private selectedPath: string | null = null;
   private leafState: LeafState | null = null;
-  private leafView: ShardvizView | null = null;
-  private leafTraits: SyncedTraits | null = null;
+  private readonly leafPicture = new LayoutPicture(this.leafPictures);
   private hovered: number | null = null;
   private focused: number | null = null;
   private pinned: number | null = null;
@@ -162,7 +161,7 @@ export class TreeView {
   }
 
   destroy(): void {
-    this.leafView?.destroy();
+    this.leafPicture.destroy();
     this.lifetime.abort();
     this.root.remove();
   }
@@ -329,33 +328,10 @@ export class TreeView {
     }
   }
 
-  /** The array view's pictures for a leaf payload, kept (and repainted in place) across leaves. */
+  /** A leaf's pictures (rules change a leaf's sharding, so these take no edits); none at all for no leaf. */
   private showLeafPictures(payload: Payload | null): void {
-    if (payload === null) {
-      this.leafView?.destroy();
-      this.leafView = null;
-      this.leafTraits = null;
-      replaceChildren(this.leafPictures, []);
-      return;
-    }
-    if (this.leafView && this.leafTraits) {
-      this.leafTraits.payload = payload;
-      this.leafView.update(["payload"]);
-      return;
-    }
-    const traits: SyncedTraits = {
-      payload,
-      error: "",
-      error_source: "",
-      spec_text: payload.spec_text,
-      mesh_text: payload.mesh_text,
-      memory_kind: payload.memory_kind,
-      notice: "",
-    };
-    // A picture, not an editor: rules change a leaf's sharding, so this host takes no edits.
-    const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
-    this.leafTraits = traits;
-    this.leafView = new ShardvizView(this.leafPictures, host, { embedded: true });
+    if (payload === null) this.leafPicture.destroy();
+    this.leafPicture.show(payload);
   }
 
   private setDevice(which: "hovered" | "focused", place: number | null): void {

@@ -1,0 +1,48 @@
+/**
+ * The array view's pictures (type line, mesh grid, array map, inspector) for
+ * a layout another view shows: a program's value, a tree's leaf. A picture,
+ * not an editor: the layout is the other view's to decide, so its host takes
+ * no edits. The view is kept and repainted in place from one payload to the
+ * next, so selecting another value or leaf costs a repaint, not a rebuild.
+ */
+
+import type { SyncedTraits, ViewHost } from "../host/traits";
+import type { Payload } from "../payload/array";
+import { ShardvizView } from "./array";
+
+export class LayoutPicture {
+  private view: ShardvizView | null = null;
+  private traits: SyncedTraits | null = null;
+
+  /** `slot` holds the pictures; it is hidden while there is nothing to show. */
+  constructor(private readonly slot: HTMLElement) {}
+
+  /** Shows `payload`'s layout, or hides the slot (keeping the view for the next one) when null. */
+  show(payload: Payload | null): void {
+    this.slot.hidden = payload === null;
+    if (payload === null) return;
+    if (this.view && this.traits) {
+      this.traits.payload = payload;
+      this.view.update(["payload"]);
+      return;
+    }
+    const traits: SyncedTraits = {
+      payload,
+      error: "",
+      error_source: "",
+      spec_text: payload.spec_text,
+      mesh_text: payload.mesh_text,
+      memory_kind: payload.memory_kind,
+      notice: "",
+    };
+    const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
+    this.traits = traits;
+    this.view = new ShardvizView(this.slot, host, { embedded: true });
+  }
+
+  destroy(): void {
+    this.view?.destroy();
+    this.view = null;
+    this.traits = null;
+  }
+}
