@@ -3,8 +3,9 @@
 A standard nbconvert export keeps each widget as a view of a model in the
 notebook's widget state and loads the widget manager from a CDN to draw it;
 a reader offline or behind a firewall gets empty boxes. Here every output
-that shows a :class:`shardviz.ShardingWidget` is replaced by the same inert
-payload script that :func:`shardviz.save_html` writes, the widget state is
+that shows a shardviz widget (``ShardingWidget``, ``TreeWidget``,
+``ProgramWidget``, or an ipywidgets box of them) is replaced by the same
+inert payload script that :func:`shardviz.save_html` writes, the widget state is
 dropped (so nbconvert emits no widget-manager loader), and the standalone
 bundle is inlined once per page. The template also leaves out require.js,
 MathJax and mermaid, and a Content-Security-Policy keeps the page from
@@ -170,8 +171,8 @@ def _model_html(model_id: str, models: dict[str, dict[str, Any]], depth: int = 0
 def inline_widgets(nb: Any) -> int:
     """Make ``nb`` show its shardviz pictures without a widget manager.
 
-    Every output showing a ShardingWidget (or a box of them) gets a
-    ``text/html`` payload script in place of its widget view; a view of any
+    Every output showing a shardviz widget of any view (or a box of them)
+    gets a ``text/html`` payload script in place of its widget view; a view of any
     other widget becomes a note that it needs a live kernel (plus its text).
     The notebook's widget state is
     removed, so the HTML exporter loads no widget manager. Returns the

@@ -3,8 +3,9 @@
 Registered as the ``shardviz`` entry point of ``nbconvert.exporters``
 (pyproject.toml), so any tool that runs nbconvert (a book or site build, a
 CI step) makes the same offline pages as ``make course``: every shardviz
-widget of the notebook's saved widget state becomes an inline picture that
-is edited in the page, with no kernel and no network (docs/nbconvert.md).
+widget of the notebook's saved widget state becomes an inline picture drawn
+with no kernel and no network, an array's editable in the page
+(docs/nbconvert.md).
 Pages are made by :func:`shardviz.export.course.prepare_page` and its
 template; this module only adapts them to nbconvert's exporter interface.
 

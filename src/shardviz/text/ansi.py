@@ -1,9 +1,9 @@
 """Terminal colour: whether to use it, which colour a tile gets, how to paint.
 
-Kept apart from index arithmetic (``ranges``) and drawing (``textview``).
+Kept apart from index arithmetic (``ranges``) and drawing (``picture``).
 Colour only ever helps: every box also carries its text label, so nothing is
 told by colour alone. A tile's colour depends on its index and nothing else
-and equals the widget's (``tileColor`` in ``js/palette.ts``). Boxes are
+and equals the widget's (``tileColor`` in ``js/util/palette.ts``). Boxes are
 painted as light fills under black text, which reads the same on dark and
 light terminal themes because both ink and paper are set.
 """
@@ -18,9 +18,9 @@ from typing import TextIO
 
 RESET = "\x1b[0m"
 
-# Paul Tol's "light" qualitative scheme (minus its grey), as in js/palette.ts.
+# Paul Tol's "light" qualitative scheme (minus its grey), as in js/util/palette.ts.
 TILE_BASE = ("#77AADD", "#EE8866", "#EEDD88", "#FFAABB", "#99DDFF", "#44BB99", "#BBCC33", "#AAAA00")
-# Paul Tol's "bright" scheme, for mesh axes (``axisColor`` in js/palette.ts).
+# Paul Tol's "bright" scheme, for mesh axes (``axisColor`` in js/util/palette.ts).
 AXIS_BASE = ("#4477AA", "#EE6677", "#228833", "#CCBB44", "#66CCEE", "#AA3377")
 _GOLDEN_ANGLE = 137.508
 

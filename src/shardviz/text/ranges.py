@@ -1,8 +1,8 @@
 """Integer sets and index intervals: the arithmetic behind the text view.
 
 Nothing here knows about JAX or terminals. It turns device-id lists into
-short exact text (``compress_ids``, ``abbreviate_ids``) and back
-(``expand_ids``), writes index intervals, and splits a grid of blocks into
+short exact text (``compress_ids``, ``abbreviate_ids``; tests read it back
+with ``expand_ids`` in tests/decoding.py), writes index intervals, and splits a grid of blocks into
 groups, which is how the terminal picture folds and merges blocks when there
 are too many to draw one by one.
 
@@ -47,7 +47,7 @@ def compress_ids(ids: Iterable[int] | np.ndarray) -> str:
 
     Input order does not matter (``[4, 0]`` -> ``"0,4"``) and duplicates are
     dropped. Two consecutive ids stay a list (``"4,5"``), as a range would save
-    nothing. The same rules as ``compressIds`` in ``js/ranges.ts``.
+    nothing. The same rules as ``compressIds`` in ``js/util/ranges.ts``.
     """
     return ",".join(_run_text(s, n) for s, n in _runs(ids))
 
@@ -108,7 +108,7 @@ def format_block(start: Sequence[int], stop: Sequence[int]) -> str:
 
 
 def format_bytes(count: int) -> str:
-    """Human byte counts: ``512 B``, ``4.0 KiB``, ``1.5 MiB`` (as ``formatBytes`` in js/ranges.ts)."""
+    """Human byte counts: ``512 B``, ``4.0 KiB``, ``1.5 MiB`` (as ``formatBytes`` in js/util/ranges.ts)."""
     value = float(count)
     units = ("B", "KiB", "MiB", "GiB", "TiB")
     unit = 0
