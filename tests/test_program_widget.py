@@ -63,9 +63,9 @@ def test_a_bad_spec_names_its_input_and_keeps_the_last_good_picture(inputs):
     assert w.error_source == "input:1" and "axis 'q' is not in the mesh" in w.error
     assert w.payload == before and w.input_specs == ["x", ""]
     w.set_state({"input_specs": ["x"]})
-    assert w.error_source == "program" and "needs 2 spec texts" in w.error
+    assert w.error_source == "general" and "needs 2 spec texts" in w.error
     w.set_state({"input_specs": "x, y"})  # not a list: refused, not raised
-    assert w.error_source == "program" and "list of spec texts" in w.error
+    assert w.error_source == "general" and "list of spec texts" in w.error
     w.set_state({"input_specs": ["x", ""]})
     assert w.error == ""
 

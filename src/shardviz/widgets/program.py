@@ -28,6 +28,8 @@ from ..program.trace import retrace
 from .base import ViewWidget
 
 PROGRAM = "program"
+# A malformed edit (not one spec text per input): no input and not the program is to blame.
+GENERAL = "general"
 
 
 def input_source(k: int) -> str:
@@ -53,7 +55,7 @@ class ProgramState:
         current = self.input_specs
         if len(texts) != len(current):
             raise EditError(
-                f"input_specs needs {len(current)} spec texts (one per array input), got {len(texts)}", PROGRAM
+                f"input_specs needs {len(current)} spec texts (one per array input), got {len(texts)}", GENERAL
             )
         mesh = self.program.origin.mesh if self.program.origin is not None else None
         specs: list[Any] = []
@@ -112,7 +114,7 @@ class ProgramWidget(ViewWidget[ProgramState]):
 
     def _read_edit(self, name: str, value: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-            raise EditError(f"input_specs must be a list of spec texts, not {value!r}", PROGRAM)
+            raise EditError(f"input_specs must be a list of spec texts, not {value!r}", GENERAL)
         return list(value)
 
     def _edit_source(self, edits: dict[str, Any]) -> str:
