@@ -8,6 +8,9 @@ hold the state Python shows (a refused edit puts the last good text back).
 An edit numbered by the front end (``edit_seq``; it draws its own engine's
 answer meanwhile) is answered with ``edit_answered`` set to that number,
 after every other trait the answer changed.
+JupyterLab with ipykernel 7 handles widget messages on a kernel subshell, a
+thread of its own, so an edit from the front end may run while a cell
+changes the same widget; one lock per widget makes each change whole.
 A subclass declares its editable traits, how an edit becomes a step of its
 state, and the editor texts of a state; it never handles errors itself.
 """
@@ -15,6 +18,7 @@ state, and the editor texts of a state; it never handles errors itself.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -52,8 +56,11 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
 
     def __init__(self, state: S) -> None:
         bundle_path("widget.js")  # a clear message when the front end was never built
+        # Edits from the front end (a comm subshell's thread) and from Python (a cell) take turns.
+        self._lock = threading.RLock()
+        # Per thread: Python's own writes are quiet only in the thread making them.
+        self._quiet_depth = threading.local()
         super().__init__()
-        self._quiet = 0
         self._controller: EditController[S] = EditController(state)
         self._publish()
         self.observe(self._on_editor_trait, names=list(self.EDITABLE))
@@ -98,24 +105,26 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         Returns True when it was applied; otherwise ``error`` says why, and
         the picture, the user's data and the editors' texts stay as they were.
         """
-        before = self.state
 
         def step(state: S) -> tuple[S, str]:
             values = {name: self._read_edit(name, value) for name, value in edits.items()}
             return self._edit(state, values)
 
-        applied = self._controller.attempt(self._edit_source(edits), step)
-        if applied:
-            self._accepted(before, self.state)
-        self._publish()
+        with self._lock:
+            before = self.state
+            applied = self._controller.attempt(self._edit_source(edits), step)
+            if applied:
+                self._accepted(before, self.state)
+            self._publish()
         return applied
 
     def _assign(self, step: Step[S]) -> None:
         """A change made from Python: raise ShardingError, change nothing."""
-        before = self.state
-        self._controller.assign(step)
-        self._accepted(before, self.state)
-        self._publish()
+        with self._lock:
+            before = self.state
+            self._controller.assign(step)
+            self._accepted(before, self.state)
+            self._publish()
 
     def _publish(self) -> None:
         ctrl = self._controller
@@ -127,19 +136,29 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
             self.error_source = ctrl.error_source
             self.notice = ctrl.notice
 
+    @property
+    def _quiet(self) -> bool:
+        """True while this thread writes traits on Python's behalf (not a user's edit)."""
+        return getattr(self.__dict__.get("_quiet_depth"), "depth", 0) > 0
+
     @contextlib.contextmanager
     def _quietly(self) -> Iterator[None]:
         # Python's own trait writes must not be taken for user edits.
-        self._quiet += 1
+        depth = self._quiet_depth
+        depth.depth = getattr(depth, "depth", 0) + 1
         try:
             yield
         finally:
-            self._quiet -= 1
+            depth.depth -= 1
 
     # ------------------------------------------------------------------
     # edits arriving from the front end (or from Python through the traits)
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
+        with self._lock:
+            self._set_state(sync_data)
+
+    def _set_state(self, sync_data: dict[str, Any]) -> None:
         # Python-owned traits are never taken from the front end; edits go to
         # the view as they came (it reads and checks them), never straight
         # into a trait. Several edits in one message are one edit. The front
@@ -171,7 +190,8 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
 
     def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
         if isinstance(content, dict):
-            reply = self._answer(content)
+            with self._lock:
+                reply = self._answer(content)
             if reply is not None:
                 self.send(reply)
 

@@ -1,0 +1,75 @@
+"""Widgets edited from two threads at once.
+
+JupyterLab 4 with ipykernel 7 handles widget messages on a kernel subshell,
+a thread of its own, so an edit from the browser can run while a cell changes
+the same widget. Each change must be whole, and a cell's write must never be
+mistaken for Python's own answer to an edit.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from shardviz import ShardingWidget
+
+SPECS = {"x, y": "float32[8@x,8@y]", "y, x": "float32[8@y,8@x]", "None, (x, y)": "float32[8,8@(x,y)]"}
+
+
+def widget() -> ShardingWidget:
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+    return ShardingWidget(jax.device_put(jnp.ones((8, 8)), NamedSharding(mesh, P("x", "y"))))
+
+
+def test_a_cells_write_is_an_edit_even_while_another_thread_writes_quietly():
+    w = widget()
+    inside, leave = threading.Event(), threading.Event()
+
+    def answering_an_edit() -> None:  # the comm thread, in the middle of Python's answer
+        with w._quietly():
+            inside.set()
+            leave.wait(10)
+
+    other = threading.Thread(target=answering_an_edit)
+    other.start()
+    assert inside.wait(10)
+    try:
+        w.spec_text = "y, x"  # the user's cell, meanwhile
+    finally:
+        leave.set()
+        other.join()
+    assert w.layout.type_str == "float32[8@y,8@x]" and w.error == ""
+    assert str(jax.typeof(w.array)) == "float32[8@y,8@x]"
+
+
+def test_edits_from_two_threads_leave_one_consistent_state():
+    w = widget()
+    texts = list(SPECS)
+    failures: list[BaseException] = []
+
+    def front_end() -> None:
+        for i in range(60):
+            w.set_state({"spec_text": texts[i % 3], "edit_seq": i + 1})
+
+    def cell() -> None:
+        try:
+            for i in range(60):
+                w.spec = texts[(i + 1) % 3]
+        except BaseException as err:  # reported below, from the main thread
+            failures.append(err)
+
+    threads = [threading.Thread(target=front_end), threading.Thread(target=cell)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    # Whatever came last, every trait and the array agree with each other and with JAX.
+    assert w.error == ""
+    assert w.spec_text == w.payload["spec_text"] and w.spec_text in SPECS
+    assert w.layout.type_str == SPECS[w.spec_text] == str(jax.typeof(w.array))
+    assert w.edit_answered == 60
