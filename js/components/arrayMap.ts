@@ -34,6 +34,9 @@ import { type FittedLabels, fitTileLabels, fitTileLabelsInline, type Size, type 
 import { type RulerSpec, renderRuler, renderRulerName, rulerBands } from "./mapRulers";
 import { chooseDim, type SliceChoice, steppedDims, type VisibleTile, visibleTiles } from "./slicing";
 
+/** Up to this many tiles drawn, dimming fades (the mesh grid's cells fade up to 64 devices too). */
+const FADE_MAX_TILES = 64;
+
 export interface ArrayMapOptions extends PictureStyle {
   choice: SliceChoice;
   onChoice: (choice: SliceChoice) => void;
@@ -49,7 +52,8 @@ export function renderArrayMap(
   const { choice } = options;
   const tiles = visibleTiles(layout, choice);
   const root = h("div", {
-    class: "sv-map",
+    // Past FADE_MAX_TILES tiles the dimming does not fade (widget.css: a transition makes restyles dearer).
+    class: tiles.length > FADE_MAX_TILES ? "sv-map sv-map-many" : "sv-map",
     role: "group",
     "aria-label": `Array map of ${layout.payload.dtype}[${layout.payload.shape.join(",")}]`,
     "data-tile-count": tiles.length,
