@@ -349,6 +349,8 @@ BREAKDOWN = (
     "to_kernel_ms",
     "in_kernel_ms",
     "from_kernel_ms",
+    "busy_from_kernel_ms",
+    "payload_in_kernel_ms",
 )
 SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
 MESH_SETUP = {
@@ -460,6 +462,8 @@ ARM_JS = """(output) => {
                 to_kernel_ms: ms(sent?.epoch, busy?.date),
                 in_kernel_ms: ms(busy?.date, answer.date),
                 from_kernel_ms: ms(answer.date, answer.epoch),
+                busy_from_kernel_ms: ms(busy?.date, busy?.epoch),
+                payload_in_kernel_ms: ms(busy?.date, back?.date),
                 alert: alert ? alert.textContent : null,
                 cells: output.querySelectorAll('[data-device-id]').length,
                 grid_devices: Number(output.querySelector('[data-device-count]')?.getAttribute('data-device-count')),
