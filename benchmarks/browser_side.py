@@ -351,6 +351,9 @@ BREAKDOWN = (
     "from_kernel_ms",
     "busy_from_kernel_ms",
     "payload_in_kernel_ms",
+    "busy_arrival_ms",
+    "long_tasks_ms",
+    "long_task_end_ms",
 )
 SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
 MESH_SETUP = {
@@ -377,8 +380,12 @@ w = shardviz.show(x)"""
 # when a message holding a new payload comes back, and when the one that ends
 # the kernel's answer (edit_answered, set after every other trait) arrives.
 WS_SPY_JS = """(() => {
-    const log = { sent: [], busy: [], payloads: [], answered: [] };
+    const log = { sent: [], busy: [], payloads: [], answered: [], longTasks: [] };
     window.__svWs = log;
+    // The page's own long tasks (50 ms or more): a message from the kernel waits behind them.
+    new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) log.longTasks.push({ start: e.startTime, end: e.startTime + e.duration });
+    }).observe({ type: 'longtask' });
     const decoder = new TextDecoder();
     const text = (data) => typeof data === 'string' ? data
         : data instanceof ArrayBuffer ? decoder.decode(new Uint8Array(data)) : '';
@@ -463,6 +470,11 @@ ARM_JS = """(output) => {
                 in_kernel_ms: ms(busy?.date, answer.date),
                 from_kernel_ms: ms(answer.date, answer.epoch),
                 busy_from_kernel_ms: ms(busy?.date, busy?.epoch),
+                busy_arrival_ms: ms(t0, busy?.t),
+                // the page's long tasks between the keydown and the kernel's answer
+                long_tasks_ms: ws.longTasks.reduce(
+                    (sum, e) => sum + Math.max(0, Math.min(e.end, answer.t) - Math.max(e.start, t0)), 0),
+                long_task_end_ms: ws.longTasks.length ? Math.max(...ws.longTasks.map((e) => e.end)) - t0 : null,
                 payload_in_kernel_ms: ms(busy?.date, back?.date),
                 alert: alert ? alert.textContent : null,
                 cells: output.querySelectorAll('[data-device-id]').length,

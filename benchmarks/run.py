@@ -718,7 +718,8 @@ def array_tables(results: dict[str, Any]) -> list[str]:
         out.append(
             f"**{title}** (a live kernel; a spec typed into the widget and Enter pressed; medians in ms). "
             "*first redraw*: keydown to the mutation that shows the new type line (the browser's own answer, "
-            "drawn before the kernel's in *local first* of the edits); *round trip*: keydown to the arrival of "
+            "drawn before the kernel's in *local first* of the edits); *send*: keydown to the page sending the "
+            "edit to the kernel; *round trip*: keydown to the arrival of "
             "the kernel's answer (its last message, `edit_answered`); *frame*: to the next frame after it; "
             "*payload*: keydown to the arrival of the kernel's payload message; *to kernel*, *kernel*, *back*: "
             "page sending to the kernel busy, kernel busy to sending `edit_answered`, and that message to the "
@@ -726,17 +727,17 @@ def array_tables(results: dict[str, Any]) -> list[str]:
         )
         out.append("")
         out.append(
-            "| devices | edits | first redraw | local first | round trip | p90 | frame | payload | to kernel | "
+            "| devices | edits | first redraw | local first | send | round trip | p90 | frame | payload | to kernel | "
             "kernel | back | kernel peak RSS | page heap growth |"
         )
-        out.append("| ---: | ---: |" + " ---: |" * 11)
+        out.append("| ---: | ---: |" + " ---: |" * 12)
         notes: list[str] = []
         for n, e in lab["counts"].items():
             b = e["breakdown_ms"]
             heap = e.get("heap")
             out.append(
                 f"| {n} | {e['edits']} | {ms(med(b['first_redraw_ms']))} | {e['local_first']} of {e['edits']} | "
-                f"{ms(med(e['round_trip_ms']))} | {ms(med(e['round_trip_ms'], 'p90'))} | "
+                f"{ms(med(b['to_send_ms']))} | {ms(med(e['round_trip_ms']))} | {ms(med(e['round_trip_ms'], 'p90'))} | "
                 f"{ms(med(e['frame_ms']))} | {ms(med(b['payload_ms']))} | {ms(med(b['to_kernel_ms']))} | "
                 f"{ms(med(b['in_kernel_ms']))} | {ms(med(b['from_kernel_ms']))} | "
                 f"{e['kernel']['peak_rss_mib']:.0f} MiB | "
@@ -750,6 +751,18 @@ def array_tables(results: dict[str, Any]) -> list[str]:
                     + ", ".join(f"{k} {size(v)}" for k, v in heap["snapshot_growth_by_group_bytes"].items())
                     + "."
                 )
+        busy = {n: e["breakdown_ms"].get("busy_from_kernel_ms") for n, e in lab["counts"].items()}
+        if all(busy.values()):
+            notes.append(
+                "The way back: the kernel's busy status, sent as it starts on the edit, reached the page "
+                + ", ".join(f"{ms(med(v))} ms after its header date at {n} devices" for n, v in busy.items())
+                + " (medians; *to kernel* is the way there). The page's long tasks (50 ms or more) between "
+                "the keydown and the answer: "
+                + ", ".join(
+                    f"{ms(med(e['breakdown_ms'].get('long_tasks_ms')))} ms at {n}" for n, e in lab["counts"].items()
+                )
+                + " (medians)."
+            )
         baseline = lab.get("baseline")
         if baseline:
             notes.append(
