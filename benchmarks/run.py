@@ -338,7 +338,7 @@ def program_browser_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             target_row(
                 f"program view: select {what} (a click to its picture drawn; median, script + style and layout)",
                 ", ".join(f"{ms(v['median'])} ms (p90 {ms(v['p90'])}) {name}" for name, v in stats.items()),
-                f"≤ {TARGETS['program_select_ms']:.1f} ms",
+                f"≤ {TARGETS['program_select_ms']:.4g} ms",
                 all(v["median"] <= TARGETS["program_select_ms"] for v in stats.values()),
             )
         )
@@ -388,7 +388,7 @@ def tree_browser_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{label} in Chromium, {what} (median, script + style and layout)",
                 f"{ms(value)} ms (p90 {ms(stats['layout_ms']['p90'])}; widget's measure "
                 f"{ms(stats['measure_ms']['median'])})",
-                f"≤ {limit:.1f} ms" if limit < 100 else f"≤ {limit:.0f} ms",
+                f"≤ {limit:.4g} ms",
                 value <= limit,
             )
         )
@@ -407,7 +407,7 @@ def local_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                 f"saved page, no kernel: an edit to the redrawn picture, {n} devices (median, engine + render + "
                 "style and layout)",
                 ", ".join(f"{ms(e['median'])} ms {kind} (p90 {ms(e['p90'])})" for kind, e in edits.items()),
-                f"≤ {TARGETS[key]:.1f} ms",
+                f"≤ {TARGETS[key]:.4g} ms",
                 all(e["median"] <= TARGETS[key] for e in edits.values()),
             )
         )
@@ -421,7 +421,7 @@ def local_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                 f"{ms(r['lab']['kernel_answer_ms']['median'])} ms"
                 + ("" if r["lab"]["local_equals_kernel"] else "; local and kernel DISAGREED")
                 + ")",
-                f"≤ {limit:.1f} ms",
+                f"≤ {limit:.4g} ms",
                 first["median"] <= limit and r["lab"]["local_equals_kernel"],
             )
         )
@@ -430,7 +430,7 @@ def local_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             target_row(
                 "JupyterLab, typed spec to the first redrawn grid, 512 devices",
                 f"did not run: {r['lab_error'].splitlines()[0]}",
-                f"≤ {limit:.1f} ms",
+                f"≤ {limit:.4g} ms",
                 None,
             )
         )
@@ -535,7 +535,7 @@ def array_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "figure": "—"
                 if value is None
                 else f"{ms(value)} ms (with style+layout {ms(med(entry['rerender']['layout_ms']))} ms)",
-                "limit": f"≤ {TARGETS[key]:.1f} ms",
+                "limit": f"≤ {TARGETS[key]:.4g} ms",
                 "ok": None if value is None else value <= TARGETS[key],
             }
         )
@@ -854,7 +854,7 @@ def main() -> int:
 
     def failed(part: str, err: BaseException) -> None:
         log(f"{part}: failed: {type(err).__name__}: {err}")
-        first = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        first = str(err).strip().splitlines()[0].rstrip(":") if str(err).strip() else ""
         results["failures"][part] = f"{type(err).__name__}: {first}"
 
     with tempfile.TemporaryDirectory(prefix="shardviz-bench-") as tmp:
