@@ -117,10 +117,25 @@ HEAP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # DevTools' buffers for the Network domain Playwright turns on.
     ("devtools network", ("native:blink::NetworkResourcesData",)),
-    # User timing marks and measures (the widget's shardviz:render) and resource timing.
+    # User timing marks and measures (the widget's shardviz:render), resource timing, and the
+    # entries Chromium buffers for every page (layout shifts with their rects, paints, events,
+    # long animation frames and their scripts, long tasks), each buffer bounded.
     (
         "performance timeline",
-        ("native:PerformanceMark", "native:PerformanceMeasure", "native:PerformanceResourceTiming"),
+        (
+            "native:PerformanceMark",
+            "native:PerformanceMeasure",
+            "native:PerformanceResourceTiming",
+            "native:LayoutShift",
+            "native:DOMRectReadOnly",
+            "native:LargestContentfulPaint",
+            "native:InteractionContentfulPaint",
+            "native:PerformanceEventTiming",
+            "native:PerformanceLongAnimationFrameTiming",
+            "native:blink::ScriptTimingInfo",
+            "native:PerformanceScriptTiming",
+            "native:PerformanceLongTaskTiming",
+        ),
     ),
 )
 
@@ -161,6 +176,16 @@ def heap_growth_by_group(before: dict[str, list[int]], after: dict[str, list[int
         group = next((name for name, prefixes in HEAP_GROUPS if key.startswith(prefixes)), "other")
         grown[group] += delta
     return grown
+
+
+def heap_growth_other(before: dict[str, list[int]], after: dict[str, list[int]], top: int = 8) -> dict[str, int]:
+    """The largest growths outside HEAP_GROUPS, by node `type:name`."""
+    grown = {
+        key: after.get(key, [0, 0])[0] - before.get(key, [0, 0])[0]
+        for key in set(before) | set(after)
+        if not any(key.startswith(prefixes) for _, prefixes in HEAP_GROUPS)
+    }
+    return dict(sorted(grown.items(), key=lambda kv: -kv[1])[:top])
 
 
 def heap_after_gc(cdp: Any) -> int:
@@ -582,7 +607,9 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
             if heap and (i + 1) % LAB_HEAP_BLOCK == 0:
                 checkpoint()
         if heap:
-            grown_by_group = heap_growth_by_group(snapshot_before, heap_by_kind(cdp))
+            snapshot_after = heap_by_kind(cdp)
+            grown_by_group = heap_growth_by_group(snapshot_before, snapshot_after)
+            grown_other = heap_growth_other(snapshot_before, snapshot_after)
         bad = [s for s in samples if s.get("alert")]
         pid = int(pid_file.read_text())
         result: dict[str, Any] = {
@@ -603,6 +630,7 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
         if heap:
             result["heap"] = heap_samples(heap_bytes, dom, len(samples))
             result["heap"]["snapshot_growth_by_group_bytes"] = grown_by_group
+            result["heap"]["snapshot_growth_other_top_bytes"] = grown_other
         return result
     finally:
         lab.note_kernels()
