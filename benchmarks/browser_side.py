@@ -12,10 +12,12 @@ Two parts:
   and after 100 edits.
 - ``lab_bench``: JupyterLab with a live kernel. A notebook shows the widget on
   8 or 512 devices; a spec is typed into ``[data-role="spec-input"]`` and
-  Enter pressed (real key events), and the page times, from that keydown to
-  the mutation that puts the kernel's new type line in the DOM, the round
-  trip; then to the next frame. The kernel's peak RSS comes from /proc, the
-  page's heap from CDP.
+  Enter pressed (real key events), and the page times, from that keydown,
+  the first redraw (the mutation that puts the new type line in the DOM: the
+  widget's own engine draws it before the kernel answers) and the round trip
+  (the arrival of the kernel's ``edit_answered``, the last message of its
+  answer); then to the next frame. The kernel's peak RSS comes from /proc,
+  the page's heap from CDP.
 
 Nothing leaves 127.0.0.1: the harness is served from memory through
 Playwright's router, JupyterLab runs on a free loopback port with a token and
@@ -115,10 +117,25 @@ HEAP_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     # DevTools' buffers for the Network domain Playwright turns on.
     ("devtools network", ("native:blink::NetworkResourcesData",)),
-    # User timing marks and measures (the widget's shardviz:render) and resource timing.
+    # User timing marks and measures (the widget's shardviz:render), resource timing, and the
+    # entries Chromium buffers for every page (layout shifts with their rects, paints, events,
+    # long animation frames and their scripts, long tasks), each buffer bounded.
     (
         "performance timeline",
-        ("native:PerformanceMark", "native:PerformanceMeasure", "native:PerformanceResourceTiming"),
+        (
+            "native:PerformanceMark",
+            "native:PerformanceMeasure",
+            "native:PerformanceResourceTiming",
+            "native:LayoutShift",
+            "native:DOMRectReadOnly",
+            "native:LargestContentfulPaint",
+            "native:InteractionContentfulPaint",
+            "native:PerformanceEventTiming",
+            "native:PerformanceLongAnimationFrameTiming",
+            "native:blink::ScriptTimingInfo",
+            "native:PerformanceScriptTiming",
+            "native:PerformanceLongTaskTiming",
+        ),
     ),
 )
 
@@ -159,6 +176,16 @@ def heap_growth_by_group(before: dict[str, list[int]], after: dict[str, list[int
         group = next((name for name, prefixes in HEAP_GROUPS if key.startswith(prefixes)), "other")
         grown[group] += delta
     return grown
+
+
+def heap_growth_other(before: dict[str, list[int]], after: dict[str, list[int]], top: int = 8) -> dict[str, int]:
+    """The largest growths outside HEAP_GROUPS, by node `type:name`."""
+    grown = {
+        key: after.get(key, [0, 0])[0] - before.get(key, [0, 0])[0]
+        for key in set(before) | set(after)
+        if not any(key.startswith(prefixes) for _, prefixes in HEAP_GROUPS)
+    }
+    return dict(sorted(grown.items(), key=lambda kv: -kv[1])[:top])
 
 
 def heap_after_gc(cdp: Any) -> int:
@@ -339,7 +366,20 @@ def kernel_socket_options(record: pathlib.Path) -> list[int]:
 
 LAB_HEAP_WARM_EDITS = 40
 LAB_HEAP_BLOCK = 20  # edits between two heap readings: 100 edits give 5 samples
-BREAKDOWN = ("to_send_ms", "server_kernel_ms", "to_dom_ms", "to_kernel_ms", "in_kernel_ms", "from_kernel_ms")
+BREAKDOWN = (
+    "first_redraw_ms",
+    "to_send_ms",
+    "server_kernel_ms",
+    "payload_ms",
+    "to_kernel_ms",
+    "in_kernel_ms",
+    "from_kernel_ms",
+    "busy_from_kernel_ms",
+    "payload_in_kernel_ms",
+    "busy_arrival_ms",
+    "long_tasks_ms",
+    "long_task_end_ms",
+)
 SPECS = {8: ["x, y", "y, x"], 512: ["a, (b, c)", "(a, b), c"]}
 MESH_SETUP = {
     8: ("jax.make_mesh((2, 4), ('x', 'y'))", "P('x', 'y')"),
@@ -361,11 +401,16 @@ x = jax.device_put(np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024),
 w = shardviz.show(x)"""
 
 
-# Installed before JupyterLab loads: notes when the page sends a kernel message
-# and when a message holding a new payload comes back (for the breakdown).
+# Installed before JupyterLab loads: notes when the page sends a kernel message,
+# when a message holding a new payload comes back, and when the one that ends
+# the kernel's answer (edit_answered, set after every other trait) arrives.
 WS_SPY_JS = """(() => {
-    const log = { sent: [], busy: [], payloads: [] };
+    const log = { sent: [], busy: [], payloads: [], answered: [], longTasks: [] };
     window.__svWs = log;
+    // The page's own long tasks (50 ms or more): a message from the kernel waits behind them.
+    new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) log.longTasks.push({ start: e.startTime, end: e.startTime + e.duration });
+    }).observe({ type: 'longtask' });
     const decoder = new TextDecoder();
     const text = (data) => typeof data === 'string' ? data
         : data instanceof ArrayBuffer ? decoder.decode(new Uint8Array(data)) : '';
@@ -385,7 +430,11 @@ WS_SPY_JS = """(() => {
         add.call(socket, 'message', (event) => {
             const t = performance.now();
             const s = text(event.data);
-            if (s.includes('"payload"')) log.payloads.push({ t, epoch: epoch(), date: firstDate(s) });
+            if (s.includes('"edit_answered"')) {
+                const entry = { t, epoch: epoch(), date: firstDate(s), frame: null };
+                log.answered.push(entry);
+                requestAnimationFrame(() => { entry.frame = performance.now(); });
+            } else if (s.includes('"payload"')) log.payloads.push({ t, epoch: epoch(), date: firstDate(s) });
             else if (s.includes('"execution_state":"busy"') || s.includes('"execution_state": "busy"'))
                 log.busy.push({ t, epoch: epoch(), date: firstDate(s) });
         });
@@ -402,43 +451,62 @@ WS_SPY_JS = """(() => {
     });
 })()"""
 
-# Installed before each edit: resolves with in-page times once the type line shows Python's answer.
+# Installed before each edit. The widget draws its own engine's answer in the
+# keystroke's task (the first redraw); the round trip ends when the kernel's
+# answer has arrived (the edit_answered message, the last of it) and the type
+# line shows the new layout. Resolves with the in-page times.
 ARM_JS = """(output) => {
     const input = output.querySelector('[data-role="spec-input"]');
     const typeText = () => output.querySelector('[data-role="type"]')?.textContent ?? '';
     const before = typeText();
+    const ws = window.__svWs;
+    for (const list of Object.values(ws)) list.length = 0;
     window.__sv = new Promise((resolve) => {
-        let t0 = null;
+        let t0 = null, t1 = null;
         const onKey = (event) => { if (event.key === 'Enter' && t0 === null) t0 = performance.now(); };
         input.addEventListener('keydown', onKey, { capture: true });
+        const alertNow = () => output.querySelector('[role="alert"]');
         const observer = new MutationObserver(() => {
-            const now = typeText();
-            const alert = output.querySelector('[role="alert"]');
-            if (now === before && !alert) return;
-            const t1 = performance.now();
+            if (t0 === null || t1 !== null) return;
+            if (typeText() === before && !alertNow()) return;
+            t1 = performance.now();
+        });
+        observer.observe(output, { subtree: true, childList: true, characterData: true });
+        const poll = () => {
+            const answer = t0 === null ? undefined : ws.answered.find((m) => m.t >= t0);
+            if (!answer || answer.frame === null || t1 === null) { setTimeout(poll, 2); return; }
             observer.disconnect();
             input.removeEventListener('keydown', onKey, { capture: true });
-            const ws = window.__svWs;
-            const sent = ws ? ws.sent.find((m) => m.t >= t0) : undefined;
-            const busy = ws && sent ? ws.busy.find((m) => m.t >= sent.t) : undefined;
-            const back = ws ? ws.payloads.find((m) => m.t >= t0) : undefined;
-            if (ws) { ws.sent.length = 0; ws.payloads.length = 0; ws.busy.length = 0; }
+            const sent = ws.sent.find((m) => m.t >= t0);
+            const busy = sent ? ws.busy.find((m) => m.t >= sent.t) : undefined;
+            const back = ws.payloads.find((m) => m.t >= t0);
             const ms = (a, b) => (a === undefined || b === undefined || a === null || b === null ? null : b - a);
-            requestAnimationFrame(() => setTimeout(() => resolve({
-                round_trip_ms: t1 - t0, frame_ms: performance.now() - t0, type: now,
+            const alert = alertNow();
+            resolve({
+                round_trip_ms: answer.t - t0, frame_ms: answer.frame - t0, type: typeText(),
+                first_redraw_ms: t1 - t0,
+                // the first redraw came before the kernel's answer: the browser drew its own
+                local_first: t1 < answer.t,
                 to_send_ms: ms(t0, sent?.t),
-                server_kernel_ms: ms(sent?.t, back?.t),
-                to_dom_ms: ms(back?.t, t1),
+                server_kernel_ms: ms(sent?.t, answer.t),
+                payload_ms: ms(t0, back?.t),
                 // wall clock, millisecond dates in Jupyter's message headers:
                 to_kernel_ms: ms(sent?.epoch, busy?.date),
-                in_kernel_ms: ms(busy?.date, back?.date),
-                from_kernel_ms: ms(back?.date, back?.epoch),
+                in_kernel_ms: ms(busy?.date, answer.date),
+                from_kernel_ms: ms(answer.date, answer.epoch),
+                busy_from_kernel_ms: ms(busy?.date, busy?.epoch),
+                busy_arrival_ms: ms(t0, busy?.t),
+                // the page's long tasks between the keydown and the kernel's answer
+                long_tasks_ms: ws.longTasks.reduce(
+                    (sum, e) => sum + Math.max(0, Math.min(e.end, answer.t) - Math.max(e.start, t0)), 0),
+                long_task_end_ms: ws.longTasks.length ? Math.max(...ws.longTasks.map((e) => e.end)) - t0 : null,
+                payload_in_kernel_ms: ms(busy?.date, back?.date),
                 alert: alert ? alert.textContent : null,
                 cells: output.querySelectorAll('[data-device-id]').length,
                 grid_devices: Number(output.querySelector('[data-device-count]')?.getAttribute('data-device-count')),
-            }), 0));
-        });
-        observer.observe(output, { subtree: true, childList: true, characterData: true });
+            });
+        };
+        poll();
     });
     return before;
 }"""
@@ -539,7 +607,9 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
             if heap and (i + 1) % LAB_HEAP_BLOCK == 0:
                 checkpoint()
         if heap:
-            grown_by_group = heap_growth_by_group(snapshot_before, heap_by_kind(cdp))
+            snapshot_after = heap_by_kind(cdp)
+            grown_by_group = heap_growth_by_group(snapshot_before, snapshot_after)
+            grown_other = heap_growth_other(snapshot_before, snapshot_after)
         bad = [s for s in samples if s.get("alert")]
         pid = int(pid_file.read_text())
         result: dict[str, Any] = {
@@ -550,6 +620,7 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
             "breakdown_ms": {key: summary([s[key] for s in samples]) for key in BREAKDOWN},
             "breakdown_samples_ms": [[None if s[k] is None else round(s[k], 1) for k in BREAKDOWN] for s in samples],
             "frame_ms": summary([s["frame_ms"] for s in samples]),
+            "local_first": sum(1 for s in samples if s["local_first"]),
             "grid_devices": samples[-1]["grid_devices"] if samples else None,
             "alerts": [s["alert"] for s in bad][:3],
             "kernel": proc_memory(pid),
@@ -559,6 +630,7 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
         if heap:
             result["heap"] = heap_samples(heap_bytes, dom, len(samples))
             result["heap"]["snapshot_growth_by_group_bytes"] = grown_by_group
+            result["heap"]["snapshot_growth_other_top_bytes"] = grown_other
         return result
     finally:
         lab.note_kernels()

@@ -27,8 +27,8 @@ numbers to ``results-local-engine.md`` / ``.json`` in ``--out``):
 Targets (issue 14): local edit to redrawn picture at most 16.7 ms at 512
 devices and 50 ms at 4096 (medians); JupyterLab typed spec to first redrawn
 grid at most 16.7 ms at 512 devices. Nothing asserts a time: a MISS is
-reported. benchmarks/run.py does not run this file yet; ``measure()`` returns
-the figures and ``table()`` the rows, for wiring it in.
+reported. Prints the table, then one ``BENCH-JSON {...}`` line with the raw
+figures (benchmarks/run.py reads it).
 """
 
 from __future__ import annotations
@@ -425,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     result["seconds"] = time.monotonic() - started
     lines = table(result)
     print("\n".join(lines))
+    print("BENCH-JSON " + json.dumps(result), flush=True)
     out = pathlib.Path(args.out)
     (out / "results-local-engine.md").write_text("\n".join(lines) + "\n")
     (out / "results-local-engine.json").write_text(json.dumps(result, indent=1))

@@ -16,12 +16,16 @@ else reachable. Timed there:
   whole script task, with style and layout forced, and until the next frame.
   Target: under 100 ms.
 - *select a value* / *select a collective*: a click on a value of the
-  listing (every value in turn, loop bodies opened first) or a row of the
-  collectives table, timed the same way. Target: one frame (16.7 ms) for the
-  script task with style and layout.
+  listing (every value in turn, loop bodies opened and "+N more" expanded
+  first) or a row of the collectives table, timed the same way, after a few
+  warm-up clicks. Target: one frame (16.7 ms) for the script task with style
+  and layout (medians, as every other timing target in ``make bench``; the
+  p90 is printed beside it). Each click is checked to select its item, and
+  the table counts the clicks that left a layout or device groups drawn (a
+  value whose sharding is not known draws none).
 
 Prints a markdown table and one ``BENCH-JSON {...}`` line, then leaves with
-``os._exit``. Not wired into ``run.py``; nothing asserts a time.
+``os._exit``. ``run.py`` runs it; nothing asserts a time.
 """
 
 from __future__ import annotations
@@ -130,6 +134,8 @@ window.bench = {
       fold.open = true;
       fold.dispatchEvent(new Event("toggle"));
     }
+    // Values past the first few of a line wait behind a "+N more" button: show them all.
+    for (const more of el.querySelectorAll('[data-role="more-values"]')) more.click();
     await nextFrame();
     return {
       values: el.querySelectorAll('[data-role="value"]').length,
@@ -145,7 +151,9 @@ window.bench = {
       const item = items[i % items.length];
       const s = await timed(el, () => item.click());
       s.selected = item.getAttribute("aria-pressed") === "true" || item.getAttribute("aria-selected") === "true";
-      s.drawn = !!el.querySelector('[data-role="selection"] .sv-mesh');
+      // What the click drew: a value's layout (the array view's pictures) or a collective's device groups.
+      s.layout = !!el.querySelector(".sv-selection-layout:not([hidden]) .sv-mesh");
+      s.groups = !!el.querySelector(".sv-selection-groups:not([hidden]) .sv-mesh");
       samples.push(s);
     }
     return samples;
@@ -231,6 +239,9 @@ def run(samples: int, clicks: int) -> dict[str, Any]:
                 "values": len(payload["values"]["name"]),
                 "collectives": len(payload["collectives"]),
                 "value_chips": counts["values"],
+                "clicks": len(values),
+                "value_clicks_drawing_a_layout": sum(1 for s in values if s["layout"]),
+                "collective_clicks_drawing_groups": sum(1 for s in colls if s["groups"]),
                 "first": {k: summary([s[k] for s in firsts]) for k in keys},
                 "select_value": {k: summary([s[k] for s in values]) for k in keys},
                 "select_collective": {k: summary([s[k] for s in colls]) for k in keys},
@@ -251,34 +262,54 @@ def verdict(ok: bool) -> str:
 
 def table(results: dict[str, Any]) -> str:
     lines = [
-        "| axes | payload | values (collectives) | first draw: measure | +layout | frame | "
-        "select value: +layout (p90) | frame | select collective: +layout (p90) | frame |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "Medians in ms, p90 in brackets. *measure*: the widget's `shardviz:render`; *+layout*: the script task "
+        "with style and layout forced; *frame*: until the next frame. *drew*: clicks that left a value's layout "
+        "(the array view's grid) or a collective's device groups drawn in the Selected panel.",
+        "",
+        "| axes | payload | values (chips) | collectives | first draw: measure | +layout | frame "
+        "| select value: measure | +layout | frame | drew | select collective: measure | +layout | frame | drew |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+
+    def cell(entry: dict[str, float]) -> str:
+        return f"{ms(entry)} ({ms(entry, 'p90')})"
+
     for name, r in results["programs"].items():
         f, v, c = r["first"], r["select_value"], r["select_collective"]
         lines.append(
-            f"| {name} | {r['payload_bytes'] / 1024:.1f} KiB | {r['values']} ({r['collectives']}) "
-            f"| {ms(f['measure_ms'])} | {ms(f['layout_ms'])} | {ms(f['frame_ms'])} "
-            f"| {ms(v['layout_ms'])} ({ms(v['layout_ms'], 'p90')}) | {ms(v['frame_ms'])} "
-            f"| {ms(c['layout_ms'])} ({ms(c['layout_ms'], 'p90')}) | {ms(c['frame_ms'])} |"
+            f"| {name} | {r['payload_bytes'] / 1024:.1f} KiB | {r['values']} ({r['value_chips']}) "
+            f"| {r['collectives']} | {cell(f['measure_ms'])} | {cell(f['layout_ms'])} | {cell(f['frame_ms'])} "
+            f"| {cell(v['measure_ms'])} | {cell(v['layout_ms'])} | {cell(v['frame_ms'])} "
+            f"| {r['value_clicks_drawing_a_layout']} of {r['clicks']} "
+            f"| {cell(c['measure_ms'])} | {cell(c['layout_ms'])} | {cell(c['frame_ms'])} "
+            f"| {r['collective_clicks_drawing_groups']} of {r['clicks']} |"
         )
     lines.append("")
     lines.append("| target | figure | limit | |")
     lines.append("| --- | ---: | ---: | --- |")
+    for name, row in targets(results).items():
+        lines.append(f"| {name} | {row['figure']:.1f} ms | {row['limit']} | {verdict(row['ok'])} |")
+    return "\n".join(lines)
+
+
+def targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The issue's targets: first draw under 100 ms, a selection within one frame (medians, script + layout)."""
+    out: dict[str, dict[str, Any]] = {}
     for name, r in results["programs"].items():
         first = r["first"]["layout_ms"]["median"]
-        lines.append(
-            f"| first draw, {name} axes (median, script + layout) | {first:.1f} ms | < {FIRST_DRAW_MS:.0f} ms "
-            f"| {verdict(first < FIRST_DRAW_MS)} |"
-        )
+        out[f"first draw, {name} axes (median, script + layout)"] = {
+            "figure": first,
+            "limit": f"< {FIRST_DRAW_MS:.0f} ms",
+            "ok": first < FIRST_DRAW_MS,
+        }
         for what in ("select_value", "select_collective"):
-            p90 = r[what]["layout_ms"]["p90"]
-            lines.append(
-                f"| {what.replace('_', ' ')}, {name} axes (p90, script + layout) | {p90:.1f} ms "
-                f"| ≤ {FRAME_MS:.1f} ms | {verdict(p90 <= FRAME_MS)} |"
-            )
-    return "\n".join(lines)
+            median = r[what]["layout_ms"]["median"]
+            out[f"{what.replace('_', ' ')}, {name} axes (median, script + layout)"] = {
+                "figure": median,
+                "limit": f"≤ {FRAME_MS:.1f} ms",
+                "ok": median <= FRAME_MS,
+            }
+    return out
 
 
 def main() -> dict[str, Any]:
