@@ -6,24 +6,10 @@
  * values; both payloads carry the mesh and its device columns once.
  */
 
-import type { DeviceKind, MeshInfo, Payload, Run } from "../payload/array";
+import type { DeviceColumnRuns, DeviceKind, MeshInfo, Payload } from "../payload/array";
 import { expandRuns } from "../payload/array";
 import { meshOrderBlocks } from "./blocks";
 import { type DeviceFacts, layoutPayload } from "./payload";
-
-/** Per-device columns in mesh order, as the tree and program payloads carry them (run-encoded). */
-export interface DeviceColumnRuns {
-  count: number;
-  id: Run[];
-  process: Run[];
-  addressable: Run[];
-  kind: Run[];
-  virtual: boolean;
-  machine_order: boolean;
-  coords?: Run[][];
-  core_on_chip?: Run[];
-  slice_index?: Run[];
-}
 
 /** What a payload says about where its arrays live, apart from each array's own shape and spec. */
 export interface MeshContext {

@@ -41,6 +41,9 @@ export interface DeviceColumns {
   slice_index?: Run[];
 }
 
+/** The device columns a layout's mesh has before any array is on it (tree and program payloads carry these). */
+export type DeviceColumnRuns = Omit<DeviceColumns, "tile" | "replica">;
+
 export interface Payload {
   kind: "array";
   version: 3;

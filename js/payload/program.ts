@@ -4,7 +4,7 @@
  * collectives as mesh positions. Nothing here touches the DOM or picks colours.
  */
 
-import type { DeviceKind, MeshInfo, Run } from "./array";
+import type { DeviceColumnRuns, DeviceKind, MeshInfo, Run } from "./array";
 import { expandRuns, PayloadError } from "./array";
 
 export const PROGRAM_PAYLOAD_VERSION = 1;
@@ -23,18 +23,7 @@ export interface ProgramType {
 }
 
 /** The array payload's device columns without the per-value ones (tile, replica). */
-export interface ProgramDevices {
-  count: number;
-  id: Run[];
-  process: Run[];
-  addressable: Run[];
-  kind: Run[];
-  virtual: boolean;
-  machine_order: boolean;
-  coords?: Run[][];
-  core_on_chip?: Run[];
-  slice_index?: Run[];
-}
+export type ProgramDevices = DeviceColumnRuns;
 
 export interface ProgramValues {
   name: string[];
