@@ -48,6 +48,7 @@ from browser_support import (  # noqa: E402
     JupyterLab,
     lab_path,
     launch_chromium,
+    serve_from_memory,
     server_only_context,
     start_jupyter_lab,
     stop_jupyter_lab,
@@ -258,19 +259,8 @@ def render_bench(
     for n in counts:
         files[f"/payloads-{n}.json"] = ("application/json", (payload_dir / f"payloads-{n}.json").read_bytes())
     context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    aborted: list[str] = []
 
-    def route(r: Any) -> None:
-        url = r.request.url
-        path = url[len(ORIGIN) :].split("?")[0] if url.startswith(ORIGIN) else None
-        if path in files:
-            kind, body = files[path]
-            r.fulfill(status=200, content_type=kind, body=body)
-        else:
-            aborted.append(url)
-            r.abort("blockedbyclient")
-
-    context.route("**/*", route)
+    aborted = serve_from_memory(context, ORIGIN, files)
     errors: list[str] = []
     try:
         page = context.new_page()

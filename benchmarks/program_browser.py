@@ -46,7 +46,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 import jax  # noqa: E402
-from browser_support import launch_chromium  # noqa: E402
+from browser_support import launch_chromium, serve_from_memory  # noqa: E402
 from jax.sharding import AxisType  # noqa: E402
 
 import program_side  # noqa: E402  (sets 8 simulated devices before JAX starts)
@@ -202,19 +202,8 @@ def run(samples: int, clicks: int) -> dict[str, Any]:
     with launch_chromium() as browser:
         results["chromium"] = browser.version
         context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-        aborted: list[str] = []
 
-        def route(r: Any) -> None:
-            url = r.request.url
-            path = url[len(ORIGIN) :].split("?")[0] if url.startswith(ORIGIN) else None
-            if path in files:
-                kind, body = files[path]
-                r.fulfill(status=200, content_type=kind, body=body)
-            else:
-                aborted.append(url)
-                r.abort("blockedbyclient")
-
-        context.route("**/*", route)
+        aborted = serve_from_memory(context, ORIGIN, files)
         errors: list[str] = []
         page = context.new_page()
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))

@@ -41,7 +41,7 @@ STATIC = REPO / "src" / "shardviz" / "static"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 
-from browser_support import launch_chromium  # noqa: E402
+from browser_support import launch_chromium, serve_from_memory  # noqa: E402
 
 from shardviz.tree.describe import describe_tree  # noqa: E402
 from shardviz.widgets.tree import TreeState  # noqa: E402
@@ -83,22 +83,10 @@ def run(quick: bool) -> dict[str, Any]:
         "/tree-payloads.json": ("application/json", json.dumps(payloads, separators=(",", ":")).encode()),
     }
     firsts, edits, picks, steps = (3, 8, 8, 20) if quick else (9, 24, 20, 60)
-    aborted: list[str] = []
     errors: list[str] = []
     with launch_chromium() as browser:
         context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-
-        def route(r: Any) -> None:
-            url = r.request.url
-            path = url[len(ORIGIN) :].split("?")[0] if url.startswith(ORIGIN) else None
-            if path in files:
-                kind, body = files[path]
-                r.fulfill(status=200, content_type=kind, body=body)
-            else:
-                aborted.append(url)
-                r.abort("blockedbyclient")
-
-        context.route("**/*", route)
+        aborted = serve_from_memory(context, ORIGIN, files)
         page = context.new_page()
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
         page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)

@@ -58,6 +58,24 @@ CHROMIUM_ARGS = [
 UI_TIMEOUT_MS = 30_000
 LAB_START_S = 90
 KERNEL_DEVICES = 8
+
+# Part of the first cell of every live-kernel notebook (it needs `logging`, `jax` and `shardviz`
+# imported): records every warning or error logged in the kernel in `_problems` (ipykernel logs
+# an exception raised by a comm handler there), and checks the kernel runs this repository's
+# shardviz on KERNEL_DEVICES devices.
+KERNEL_WATCH = f"""class _Problems(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.records = []
+    def emit(self, record):
+        self.records.append(self.format(record))
+
+_problems = _Problems()
+logging.getLogger().addHandler(_problems)
+get_ipython().kernel.log.addHandler(_problems)
+assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
+assert jax.device_count() == {KERNEL_DEVICES}, jax.devices()
+"""
 KERNEL_IDLE = re.compile(r"Python 3 \(ipykernel\) \| Idle")
 
 
@@ -402,6 +420,25 @@ def start_jupyter_lab(
         name=name,
     )
     return JupyterLab(process, port, token, root, log_path)
+
+
+def serve_from_memory(context: Any, origin: str, files: dict[str, tuple[str, bytes]]) -> list[str]:
+    """Answer a Playwright context's requests for `origin` + a path in `files` ((content type, body)
+    by path) and abort every other one; returns the list the aborted URLs are added to."""
+    aborted: list[str] = []
+
+    def route(r: Any) -> None:
+        url = r.request.url
+        path = url[len(origin) :].split("?")[0] if url.startswith(origin) else None
+        if path in files:
+            kind, body = files[path]
+            r.fulfill(status=200, content_type=kind, body=body)
+        else:
+            aborted.append(url)
+            r.abort("blockedbyclient")
+
+    context.route("**/*", route)
+    return aborted
 
 
 def launch_on_free_port(

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import pytest
 from browser_support import (
     IMAGES,
-    SRC,
+    KERNEL_WATCH,
     JupyterLab,
     LabNotebook,
     check_front_end_built,
@@ -40,19 +40,7 @@ import jax, jax.numpy as jnp
 from jax.sharding import NamedSharding, SingleDeviceSharding, PartitionSpec as P
 import shardviz
 
-class _Problems(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-    def emit(self, record):
-        self.records.append(self.format(record))
-
-_problems = _Problems()
-logging.getLogger().addHandler(_problems)
-get_ipython().kernel.log.addHandler(_problems)
-assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
-assert jax.device_count() == 8, jax.devices()
-
+{KERNEL_WATCH}
 mesh = jax.make_mesh((2, 4), ('data', 'model'))
 rep = NamedSharding(mesh, P())
 def put(shape, dtype=jnp.float32):

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import IMAGES, SRC, UI_TIMEOUT_MS, JupyterLab, LabNotebook, open_notebook, png_size
+from browser_support import IMAGES, KERNEL_WATCH, UI_TIMEOUT_MS, JupyterLab, LabNotebook, open_notebook, png_size
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -31,19 +31,7 @@ import jax, jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 import shardviz
 
-class _Problems(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-    def emit(self, record):
-        self.records.append(self.format(record))
-
-_problems = _Problems()
-logging.getLogger().addHandler(_problems)
-get_ipython().kernel.log.addHandler(_problems)
-assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
-assert jax.device_count() == 8, jax.devices()
-
+{KERNEL_WATCH}
 mesh = jax.make_mesh((2, 4), ('x', 'y'))
 x = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P('x', 'y')))
 w = shardviz.show(x)

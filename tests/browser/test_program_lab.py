@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import IMAGES, REPO, SRC, JupyterLab, LabNotebook, open_notebook, png_size
+from browser_support import IMAGES, KERNEL_WATCH, REPO, JupyterLab, LabNotebook, open_notebook, png_size
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -32,19 +32,7 @@ sys.path.insert(0, {str(REPO / "tests")!r})
 from program_js_fixtures import hlo_collectives
 from shardviz.engine.grammar import parse_spec
 
-class _Problems(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.records = []
-    def emit(self, record):
-        self.records.append(self.format(record))
-
-_problems = _Problems()
-logging.getLogger().addHandler(_problems)
-get_ipython().kernel.log.addHandler(_problems)
-assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
-assert jax.device_count() == 8, jax.devices()
-
+{KERNEL_WATCH}
 mesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)
 
 def mlp(x, w1, w2):
