@@ -18,20 +18,12 @@ import { ProgramView } from "../views/program";
 import { TreeView } from "../views/tree";
 import { PageHost } from "./pageHost";
 import { staticProgramHost } from "./programHost";
-import type { SyncedTraits, ViewHost } from "./traits";
+import { payloadTraits, type ViewHost } from "./traits";
 import { staticTreeHost } from "./treeHost";
 
 /** A read-only stand-in for the model: it answers from the exported payload and ignores edits. */
 export function staticHost(payload: Payload): ViewHost {
-  const traits: SyncedTraits = {
-    payload,
-    error: "",
-    error_source: "",
-    spec_text: payload.spec_text ?? "",
-    mesh_text: payload.mesh_text ?? "",
-    memory_kind: payload.memory_kind ?? "",
-    notice: "",
-  };
+  const traits = payloadTraits(payload);
   return {
     readOnly: true,
     get: (key) => traits[key],

@@ -8,7 +8,7 @@
 import { applyEdit } from "../engine/edits";
 import type { Payload } from "../payload/array";
 import { ANSWERED_KEYS, answeredTraits, editOf } from "./localEdits";
-import type { EditableTrait, SyncedTraits, ViewHost } from "./traits";
+import { type EditableTrait, payloadTraits, type SyncedTraits, type ViewHost } from "./traits";
 
 export const LOCAL_NOTE = "Computed in this page, no kernel: edit the mesh, the spec or the memory kind.";
 
@@ -19,15 +19,7 @@ export class PageHost implements ViewHost {
   private listener: ((keys: (keyof SyncedTraits)[]) => void) | null = null;
 
   constructor(payload: Payload) {
-    this.traits = {
-      payload,
-      error: "",
-      error_source: "",
-      spec_text: payload.spec_text,
-      mesh_text: payload.mesh_text,
-      memory_kind: payload.memory_kind,
-      notice: "",
-    };
+    this.traits = payloadTraits(payload);
   }
 
   /** Called with the traits an edit changed (the view's `update`). */

@@ -66,6 +66,19 @@ export interface ViewHost {
   send?: (message: PreviewRequest) => void;
 }
 
+/** The traits a model would hold with `payload` shown and nothing wrong: the editors' texts are the payload's. */
+export function payloadTraits(payload: Payload): SyncedTraits {
+  return {
+    payload,
+    error: "",
+    error_source: "",
+    spec_text: payload.spec_text ?? "",
+    mesh_text: payload.mesh_text ?? "",
+    memory_kind: payload.memory_kind ?? "",
+    notice: "",
+  };
+}
+
 export const TRAIT_NAMES: readonly (keyof SyncedTraits)[] = [
   "payload",
   "error",

@@ -6,7 +6,7 @@
  * next, so selecting another value or leaf costs a repaint, not a rebuild.
  */
 
-import type { SyncedTraits, ViewHost } from "../host/traits";
+import { payloadTraits, type SyncedTraits, type ViewHost } from "../host/traits";
 import type { Payload } from "../payload/array";
 import { ShardvizView } from "./array";
 
@@ -26,15 +26,7 @@ export class LayoutPicture {
       this.view.update(["payload"]);
       return;
     }
-    const traits: SyncedTraits = {
-      payload,
-      error: "",
-      error_source: "",
-      spec_text: payload.spec_text,
-      mesh_text: payload.mesh_text,
-      memory_kind: payload.memory_kind,
-      notice: "",
-    };
+    const traits = payloadTraits(payload);
     const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
     this.traits = traits;
     this.view = new ShardvizView(this.slot, host, { embedded: true });
