@@ -12,11 +12,11 @@
 import type { AnyModel, RenderProps } from "@anywidget/types";
 import { EDIT_ANSWERED, LiveHost, type LiveModel } from "./host/liveHost";
 import { modelProgramHost, type ProgramModel } from "./host/programHost";
-import { PROGRAM_TRAIT_NAMES } from "./host/programTraits";
-import type { SyncedTraits } from "./host/traits";
-import { TRAIT_NAMES } from "./host/traits";
 import { modelTreeHost } from "./host/treeHost";
-import { TREE_TRAIT_NAMES, type TreeTraits } from "./host/treeTraits";
+import type { SyncedTraits } from "./traits/array";
+import { TRAIT_NAMES } from "./traits/array";
+import { PROGRAM_TRAIT_NAMES } from "./traits/program";
+import { TREE_TRAIT_NAMES, type TreeTraits } from "./traits/tree";
 import { ShardvizView } from "./views/array";
 import { type MountedView, type ViewFactories, ViewSwitch } from "./views/index";
 import { ProgramView } from "./views/program";

@@ -11,8 +11,8 @@
  */
 
 import { estimateEdit, needsConfirmation } from "../engine/estimate";
-import type { ErrorSource, ViewHost } from "../host/traits";
 import type { AxisType, Payload } from "../payload/array";
+import type { ErrorSource, ViewHost } from "../traits/array";
 import { h, replaceChildren } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { composeMeshText, composeSpecText, type MeshAxis, meshAxes, unusedAxisName } from "./compose";

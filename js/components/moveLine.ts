@@ -6,7 +6,7 @@
  * it (onto other devices, say). Nothing is shown before the first edit.
  */
 
-import type { MoveSummary } from "../host/traits";
+import type { MoveSummary } from "../traits/array";
 import { h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { axisMark } from "./axisText";

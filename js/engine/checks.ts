@@ -4,8 +4,10 @@
  */
 
 import { LayoutError } from "./errors";
-import type { SpecEntry } from "./grammar";
 import { pyRepr, pyTuple, withThousands } from "./pytext";
+
+/** One spec entry: `null` (unpartitioned) or the axis names, major first (the grammar reads them). */
+export type SpecEntry = string[] | null;
 
 /** The largest mesh shardviz lays out (a typo beyond this would allocate columns for all of it). */
 export const MAX_DEVICES = 2 ** 20;

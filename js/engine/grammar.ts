@@ -5,7 +5,7 @@
  */
 
 import type { AxisType } from "../payload/array";
-import { checkMeshSize } from "./checks";
+import { checkMeshSize, type SpecEntry } from "./checks";
 import { LayoutError } from "./errors";
 import { codePoints, isPySpace, pyRepr, pyStrip } from "./pytext";
 
@@ -24,8 +24,7 @@ const DIGITS = /^[0-9]+$/;
 type TokenKind = "name" | "word" | "(" | ")" | "," | "=" | ":";
 type Token = [kind: TokenKind, value: string];
 
-/** One spec entry: `null` (unpartitioned) or the axis names, major first. */
-export type SpecEntry = string[] | null;
+export type { SpecEntry };
 
 /** A mesh as typed: axis names, sizes and types, in mesh order. */
 export interface MeshRequest {

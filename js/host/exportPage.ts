@@ -12,13 +12,13 @@
 import { isPayload, PAYLOAD_VERSION, type Payload } from "../payload/array";
 import { isProgramPayload } from "../payload/program";
 import { isTreePayload } from "../payload/tree";
+import { payloadTraits, type ViewHost } from "../traits/array";
 import { ShardvizView } from "../views/array";
 import type { MountedView } from "../views/index";
 import { ProgramView } from "../views/program";
 import { TreeView } from "../views/tree";
 import { PageHost } from "./pageHost";
 import { staticProgramHost } from "./programHost";
-import { payloadTraits, type ViewHost } from "./traits";
 import { staticTreeHost } from "./treeHost";
 
 /** A read-only stand-in for the model: it answers from the exported payload and ignores edits. */

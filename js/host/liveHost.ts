@@ -16,13 +16,11 @@
 import type { AnyModel } from "@anywidget/types";
 import { applyEdit } from "../engine/edits";
 import { isPayload, PAYLOAD_VERSION } from "../payload/array";
+import type { EditableTrait, PreviewRequest, SyncedTraits, ViewHost } from "../traits/array";
+import { EDIT_ANSWERED, EDIT_SEQ } from "../traits/edits";
 import { ANSWERED_KEYS, type AnsweredTraits, answeredTraits, editOf } from "./localEdits";
-import type { EditableTrait, PreviewRequest, SyncedTraits, ViewHost } from "./traits";
 
-/** The number sent with every user edit; not a trait Python declares, it only travels with the edit. */
-export const EDIT_SEQ = "edit_seq";
-/** The trait Python sets to the number of the last edit it answered. */
-export const EDIT_ANSWERED = "edit_answered";
+export { EDIT_ANSWERED, EDIT_SEQ };
 
 export type LiveModel = AnyModel<SyncedTraits & { [EDIT_SEQ]: number; [EDIT_ANSWERED]: number }>;
 

@@ -6,7 +6,7 @@
 
 import type { EditOutcome } from "../engine/edits";
 import type { Payload } from "../payload/array";
-import type { EditableTrait, SyncedTraits } from "./traits";
+import type { EditableTrait, SyncedTraits } from "../traits/array";
 
 export type AnsweredTraits = Pick<
   SyncedTraits,

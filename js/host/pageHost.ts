@@ -7,8 +7,8 @@
 
 import { applyEdit } from "../engine/edits";
 import type { Payload } from "../payload/array";
+import { type EditableTrait, payloadTraits, type SyncedTraits, type ViewHost } from "../traits/array";
 import { ANSWERED_KEYS, answeredTraits, editOf } from "./localEdits";
-import { type EditableTrait, payloadTraits, type SyncedTraits, type ViewHost } from "./traits";
 
 export const LOCAL_NOTE = "Computed in this page, no kernel: edit the mesh, the spec or the memory kind.";
 

@@ -6,8 +6,8 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
-import { EDIT_ANSWERED, EDIT_SEQ } from "./liveHost";
-import type { ProgramHost, ProgramTraits } from "./programTraits";
+import { EDIT_ANSWERED, EDIT_SEQ } from "../traits/edits";
+import type { ProgramHost, ProgramTraits } from "../traits/program";
 
 /**
  * The live host. Edits are numbered (`edit_seq`, as every view's are) and Python sets

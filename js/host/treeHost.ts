@@ -6,7 +6,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { TreePayload } from "../payload/tree";
-import type { ApplyRulesRequest, LeafLayoutRequest, TreeHost, TreeTraits } from "./treeTraits";
+import type { ApplyRulesRequest, LeafLayoutRequest, TreeHost, TreeTraits } from "../traits/tree";
 
 export function modelTreeHost(model: AnyModel<TreeTraits>): TreeHost {
   return {

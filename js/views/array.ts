@@ -30,37 +30,16 @@ import { type CellLabel, renderMeshGrid } from "../components/meshGrid";
 import { renderMove } from "../components/moveLine";
 import { reconcileSlice, type SliceChoice, visibleTiles } from "../components/slicing";
 import { renderTypeLine } from "../components/typeLine";
-import type { SyncedTraits, ViewHost } from "../host/traits";
 import { decodePayload, isPayload, type Layout, type PreviewReply, ravel, tileIntervals } from "../payload/array";
+import type { SyncedTraits, ViewHost } from "../traits/array";
 import { h, replaceChildren } from "../util/dom";
+import { measured, ROOT_CLASS } from "../util/measure";
 
-export const ROOT_CLASS = "shardviz";
+// Kept here too for older imports; the view root and its timing live in util/measure.ts.
+export { measured, RENDER_MEASURE, ROOT_CLASS } from "../util/measure";
+
 /** Tiles that get one of the palette's hand-picked colours each. */
 const TILE_BASE_COLOURS = 8;
-export const RENDER_MEASURE = "shardviz:render";
-
-/** Renders in progress: a render inside another (the tree view's leaf pictures) is part of it. */
-let measuring = 0;
-
-/** Runs `draw` between performance marks so hosts and benchmarks can time it. */
-export function measured(draw: () => void): void {
-  if (measuring > 0) {
-    draw();
-    return;
-  }
-  const perf = globalThis.performance;
-  const start = `${RENDER_MEASURE}:start`;
-  perf?.mark?.(start);
-  measuring++;
-  try {
-    draw();
-  } finally {
-    measuring--;
-    perf?.measure?.(RENDER_MEASURE, start);
-    // The start mark has served; without this the timeline grows by one entry per edit.
-    perf?.clearMarks?.(start);
-  }
-}
 
 export interface ShardvizViewOptions {
   /**

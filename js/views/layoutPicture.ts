@@ -6,8 +6,8 @@
  * next, so selecting another value or leaf costs a repaint, not a rebuild.
  */
 
-import { payloadTraits, type SyncedTraits, type ViewHost } from "../host/traits";
 import type { Payload } from "../payload/array";
+import { payloadTraits, type SyncedTraits, type ViewHost } from "../traits/array";
 import { ShardvizView } from "./array";
 
 export class LayoutPicture {

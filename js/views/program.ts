@@ -20,14 +20,14 @@ import { formatSpec, parseSpec } from "../engine/grammar";
 import type { MeshContext } from "../engine/place";
 import { deviceGrid } from "../engine/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
-import { EDIT_ANSWERED } from "../host/liveHost";
-import type { ProgramHost } from "../host/programTraits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeProgram, isProgramPayload, lineLabel, type Program } from "../payload/program";
 import { foldLabel, listingPlan } from "../payload/programListing";
+import { EDIT_ANSWERED } from "../traits/edits";
+import type { ProgramHost } from "../traits/program";
 import { h, replaceChildren } from "../util/dom";
+import { measured, ROOT_CLASS } from "../util/measure";
 import { formatBytes } from "../util/ranges";
-import { measured, ROOT_CLASS } from "./array";
 import { LayoutPicture } from "./layoutPicture";
 
 /** What is selected: a value (by index), a collective, or an input's or output's layout. */

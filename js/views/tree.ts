@@ -17,11 +17,11 @@ import { RulesEditor } from "../components/rulesEditor";
 import { renderAudit } from "../components/treeAudit";
 import { renderTreeSummary } from "../components/treeSummary";
 import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
-import { isLeafLayoutReply, type TreeHost } from "../host/treeTraits";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
+import { isLeafLayoutReply, type TreeHost } from "../traits/tree";
 import { h, replaceChildren } from "../util/dom";
-import { measured, ROOT_CLASS } from "./array";
+import { measured, ROOT_CLASS } from "../util/measure";
 import { LayoutPicture } from "./layoutPicture";
 
 /** Where the selected leaf's layout comes from. */

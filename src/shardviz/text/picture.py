@@ -22,12 +22,12 @@ from __future__ import annotations
 import math
 import re
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
-from ..engine.model import LayoutData
 from . import ansi
 from .ranges import (
     abbreviate_ids,
@@ -41,10 +41,44 @@ from .ranges import (
     smallest_group,
 )
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
 
-Layout = LayoutData
+class Layout(Protocol):
+    """What the picture reads of a layout (``engine.model.LayoutData`` has it all).
+
+    Written as a protocol so that the text kit needs nothing from the engine:
+    the engine's ``Layout`` draws itself with this module, and this module
+    must not import the engine back.
+    """
+
+    @property
+    def type_str(self) -> str: ...
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shard_shape(self) -> tuple[int, ...]: ...
+    @property
+    def shard_bytes(self) -> int: ...
+    @property
+    def memory_kind(self) -> str: ...
+    @property
+    def sharding_name(self) -> str: ...
+    @property
+    def spec(self) -> tuple[tuple[str, ...], ...]: ...
+    @property
+    def mesh(self) -> Any: ...  # MeshInfo: axis_names, axis_sizes, axis_types, abstract
+    @property
+    def blocks(self) -> Any: ...  # BlockAssignment: grid, tile, tile_count, bounds
+    @property
+    def columns(self) -> Any: ...  # DeviceColumns: ids, kind, kinds, addressable
+    @property
+    def device_count(self) -> int: ...
+    @property
+    def physical_axes(self) -> dict[str, tuple[str, ...]]: ...
+    @property
+    def process_count(self) -> int: ...
+    @property
+    def process_index(self) -> int: ...
+
 
 MIN_WIDTH = 20  # narrower widths are drawn as if this wide
 MAX_GRIDS = 16  # leading-dim blocks beyond this are merged into ranges

@@ -1,0 +1,91 @@
+/**
+ * The traits Python and the front end share (names are binding), and the
+ * narrow interface the view uses to reach them. Only js/widget.ts and
+ * js/standalone.ts implement it: the drawing code never sees a model.
+ */
+
+import type { Payload } from "../payload/array";
+
+/**
+ * The control an error belongs beside. Python also sends `general` (an edit
+ * it could not read) and `internal` (a failure inside shardviz, not a
+ * refusal); a view shows any source it has no control for below its editors.
+ */
+export type ErrorSource = "spec" | "mesh" | "memory_kind" | "general" | "internal" | "";
+
+export interface SyncedTraits {
+  /** docs/payload.md; `{}` before Python has sent one. */
+  payload: Payload | Record<string, never>;
+  /** "" when the last edit was fine. */
+  error: string;
+  /** The control the error belongs beside. */
+  error_source: ErrorSource;
+  spec_text: string;
+  mesh_text: string;
+  memory_kind: string;
+  /** What the last good edit changed on its own (a spec carried over to a new mesh); "" otherwise. */
+  notice: string;
+  /** What moving the array to this layout cost (Python's `move`); absent where there is no kernel. */
+  move?: MoveSummary;
+}
+
+/** One collective of a move, as src/shardviz/widgets/array.py `resharding` sends it. */
+export interface MoveCollective {
+  kind: string;
+  /** Mesh axes its groups span; null when they are no set of whole axes. */
+  axes: string[] | null;
+  group_size: number;
+  count: number;
+  /** Bytes one device sends for it, runs counted. */
+  wire_bytes: number;
+}
+
+/** `{}` (nothing moved, or no array), the move's collectives and bytes, or why no single program moves it. */
+export type MoveSummary =
+  | Record<string, never>
+  | { collectives: MoveCollective[]; wire_bytes: number }
+  | { error: string };
+
+/** The traits a user edit sets; Python answers by updating the others. */
+export type EditableTrait = "spec_text" | "mesh_text" | "memory_kind";
+
+export interface PreviewRequest {
+  kind: "preview";
+  device: number;
+  dims: number[];
+}
+
+export interface ViewHost {
+  readonly readOnly: boolean;
+  /** A line the editors show about where edits are worked out (a saved page computes them itself). */
+  readonly note?: string;
+  get<K extends keyof SyncedTraits>(key: K): SyncedTraits[K];
+  /** Records a user edit (set + save_changes). Called only from user events, never from a change handler. */
+  edit(key: EditableTrait, value: string): void;
+  /** Sends a custom message; absent where there is no kernel. */
+  send?: (message: PreviewRequest) => void;
+}
+
+/** The traits a model would hold with `payload` shown and nothing wrong: the editors' texts are the payload's. */
+export function payloadTraits(payload: Payload): SyncedTraits {
+  return {
+    payload,
+    error: "",
+    error_source: "",
+    spec_text: payload.spec_text ?? "",
+    mesh_text: payload.mesh_text ?? "",
+    memory_kind: payload.memory_kind ?? "",
+    notice: "",
+  };
+}
+
+export const TRAIT_NAMES: readonly (keyof SyncedTraits)[] = [
+  "payload",
+  "error",
+  "error_source",
+  "spec_text",
+  "mesh_text",
+  "memory_kind",
+  "notice",
+  "move",
+];
