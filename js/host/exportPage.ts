@@ -7,28 +7,18 @@
  * with the rules in force shown read-only; a program is drawn whole (listing,
  * collectives, totals, values' layouts and groups) with its input specs
  * read-only, since tracing again needs a kernel; anything else is shown read-only.
+ * Which view and host a payload gets is js/host/kinds.ts's to say.
  */
 
-import { isPayload, PAYLOAD_VERSION, type Payload } from "../payload/array";
-import { isProgramPayload } from "../payload/program";
-import { isTreePayload } from "../payload/tree";
+import type { Payload } from "../payload/array";
 import { payloadTraits, type ViewHost } from "../traits/array";
-import { ShardvizView } from "../views/array";
+import { readOnlyHost } from "../traits/readOnly";
 import type { MountedView } from "../views/index";
-import { ProgramView } from "../views/program";
-import { TreeView } from "../views/tree";
-import { PageHost } from "./pageHost";
-import { staticProgramHost } from "./programHost";
-import { staticTreeHost } from "./treeHost";
+import { mountSaved } from "./kinds";
 
 /** A read-only stand-in for the model: it answers from the exported payload and ignores edits. */
 export function staticHost(payload: Payload): ViewHost {
-  const traits = payloadTraits(payload);
-  return {
-    readOnly: true,
-    get: (key) => traits[key],
-    edit: () => {},
-  };
+  return readOnlyHost(payloadTraits(payload));
 }
 
 /** Draws every exported payload on the page; returns the views (for tests). */
@@ -40,7 +30,7 @@ export function renderAllExports(doc: Document = document): MountedView[] {
     if (target.hasAttribute("data-shardviz-rendered")) continue;
     target.setAttribute("data-shardviz-rendered", "");
     try {
-      views.push(drawExport(target, JSON.parse(script.textContent ?? "null")));
+      views.push(mountSaved(target, JSON.parse(script.textContent ?? "null")));
     } catch (error) {
       const message = document.createElement("p");
       message.setAttribute("role", "alert");
@@ -49,17 +39,4 @@ export function renderAllExports(doc: Document = document): MountedView[] {
     }
   }
   return views;
-}
-
-/** A view of one exported payload: editable in the page when the local engine reads it, else read-only. */
-function drawExport(target: HTMLElement, payload: unknown): MountedView {
-  if (isTreePayload(payload)) return new TreeView(target, staticTreeHost(payload));
-  if (isProgramPayload(payload)) return new ProgramView(target, staticProgramHost(payload));
-  if (isPayload(payload) && payload.version === PAYLOAD_VERSION) {
-    const host = new PageHost(payload);
-    const view = new ShardvizView(target, host);
-    host.onChange((keys) => view.update(keys));
-    return view;
-  }
-  return new ShardvizView(target, staticHost(payload as Payload));
 }

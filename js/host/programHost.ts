@@ -8,6 +8,7 @@ import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
 import { EDIT_ANSWERED, EDIT_SEQ } from "../traits/edits";
 import type { ProgramHost, ProgramTraits } from "../traits/program";
+import { readOnlyHost } from "../traits/readOnly";
 
 /**
  * The live host. Edits are numbered (`edit_seq`, as every view's are) and Python sets
@@ -42,10 +43,5 @@ export function staticProgramHost(payload: ProgramPayload): ProgramHost {
     notice: "",
     input_specs: payload.inputs.map((i) => i.spec_text),
   };
-  return {
-    readOnly: true,
-    note: SAVED_PROGRAM_NOTE,
-    get: (key) => traits[key],
-    edit: () => {},
-  };
+  return readOnlyHost(traits, SAVED_PROGRAM_NOTE);
 }

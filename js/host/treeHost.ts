@@ -6,6 +6,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { TreePayload } from "../payload/tree";
+import { readOnlyHost } from "../traits/readOnly";
 import type { ApplyRulesRequest, LeafLayoutRequest, TreeHost, TreeTraits } from "../traits/tree";
 
 export function modelTreeHost(model: AnyModel<TreeTraits>): TreeHost {
@@ -38,10 +39,5 @@ export function staticTreeHost(payload: TreePayload): TreeHost {
     notice: "",
     rules_text: payload.rules_text ?? "",
   };
-  return {
-    readOnly: true,
-    note: SAVED_PAGE_NOTE,
-    get: (key) => traits[key],
-    edit: () => {},
-  };
+  return readOnlyHost(traits, SAVED_PAGE_NOTE);
 }

@@ -8,6 +8,7 @@
 
 import type { Payload } from "../payload/array";
 import { payloadTraits, type SyncedTraits, type ViewHost } from "../traits/array";
+import { readOnlyHost } from "../traits/readOnly";
 import { ShardvizView } from "./array";
 
 export class LayoutPicture {
@@ -27,7 +28,7 @@ export class LayoutPicture {
       return;
     }
     const traits = payloadTraits(payload);
-    const host: ViewHost = { readOnly: true, get: (key) => traits[key], edit: () => {} };
+    const host: ViewHost = readOnlyHost(traits);
     this.traits = traits;
     this.view = new ShardvizView(this.slot, host, { embedded: true });
   }

@@ -20,6 +20,7 @@ from .engine.grammar import parse_mesh, parse_spec
 from .engine.layout import Layout
 from .engine.model import DeviceInfo, MeshInfo, Tile
 from .errors import ShardingError
+from .kinds import KINDS
 from .program.program import Program
 from .program.trace import trace
 from .tree.describe import describe_tree
@@ -53,10 +54,9 @@ __all__ = [
     "trace",
 ]
 
+# Public names imported on first use: each kind's widget (kinds.py names it), show and save_html.
 _LAZY = {
-    "ProgramWidget": "shardviz.widgets.program",
-    "ShardingWidget": "shardviz.widgets.array",
-    "TreeWidget": "shardviz.widgets.tree",
+    **{name: module for module, _, name in (kind.widget.partition(":") for kind in KINDS.values())},
     "show": "shardviz.widgets.show",
     "save_html": "shardviz.export.page",
 }

@@ -8,44 +8,36 @@ from collections.abc import Sequence
 from typing import Any
 
 import jax
-import numpy as np
 
-from .engine.describe import describe
-from .engine.layout import Layout
 from .errors import ShardingError
-from .program.program import Program
-from .text.picture import render_layout
-from .tree.describe import describe_tree
-from .tree.tree import TreeLayout
+from .kinds import ARRAY, KINDS, TREE, Kind, Result
 
-Result = Layout | TreeLayout | Program
+__all__ = ["Result", "as_result", "kind_of", "render_text"]
+
+
+def _kind(x: Any) -> Kind:
+    for kind in KINDS.values():
+        if isinstance(x, kind.result):
+            return kind
+    for kind in KINDS.values():
+        if kind.accepts and isinstance(x, kind.accepts):
+            return kind
+    if x is None or jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(x)):
+        return ARRAY  # a lone leaf: describe() says what it cannot lay out
+    return TREE
 
 
 def kind_of(x: Any) -> str:
     """Which view shows ``x``: ``"array"``, ``"tree"`` or ``"program"``."""
-    if isinstance(x, Layout):
-        return "array"
-    if isinstance(x, TreeLayout):
-        return "tree"
-    if isinstance(x, Program):
-        return "program"
-    if isinstance(x, (jax.Array, jax.ShapeDtypeStruct, jax.sharding.Sharding, np.ndarray, np.generic)):
-        return "array"
-    if x is None or jax.tree_util.treedef_is_leaf(jax.tree_util.tree_structure(x)):
-        return "array"  # a lone leaf: describe() says what it cannot lay out
-    return "tree"
+    return _kind(x).name
 
 
 def as_result(x: Any, **describe_kwargs: Any) -> Result:
     """The result that shows ``x``; ``describe_kwargs`` (shape=, dtype=, platform=) go to describe."""
-    kind = kind_of(x)
-    if kind == "array":
-        return describe(x, **describe_kwargs)
-    if describe_kwargs:
-        raise ShardingError(f"{', '.join(describe_kwargs)}= go with one array or sharding, not with a {kind}")
-    if isinstance(x, (TreeLayout, Program)):
-        return x
-    return describe_tree(x)
+    kind = _kind(x)
+    if describe_kwargs and kind is not ARRAY:
+        raise ShardingError(f"{', '.join(describe_kwargs)}= go with one array or sharding, not with a {kind.name}")
+    return kind.build(x, **describe_kwargs)
 
 
 def render_text(
@@ -56,14 +48,11 @@ def render_text(
     width: int | None = None,
     color: bool | None = None,
 ) -> str:
-    """The terminal picture of ``x``: a Layout, TreeLayout or Program, an
-    array, a ShapeDtypeStruct, a Sharding with ``shape=``, or a pytree of arrays.
-    ``width`` defaults to the terminal's; ``color=None`` colours only on a
-    terminal (``NO_COLOR``/``FORCE_COLOR``)."""
+    """The terminal text of ``x``: a Layout, TreeLayout or Program (the one
+    name for the text of any result; ``str(result)`` is the same at the
+    terminal's width), an array, a ShapeDtypeStruct, a Sharding with
+    ``shape=``, or a pytree of arrays. ``width`` defaults to the terminal's;
+    ``color=None`` colours only on a terminal (``NO_COLOR``/``FORCE_COLOR``)."""
     kwargs = {k: v for k, v in (("shape", shape), ("dtype", dtype)) if v is not None}
     result = as_result(x, **kwargs)
-    if isinstance(result, TreeLayout):
-        return result.to_text(width=width, color=color)
-    if isinstance(result, Program):
-        return result.render(width=width, color=color)
-    return render_layout(result, width=width, color=color)
+    return _kind(result).text(result, width=width, color=color)

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..kinds import KINDS
 from .page import CSP, bundle_assets, html_document, payload_script
 
 __all__ = [
@@ -139,7 +140,7 @@ def widget_models(nb: Any) -> dict[str, dict[str, Any]]:
     return {model_id: dict(entry.get("state", {})) for model_id, entry in saved.items()}
 
 
-PAYLOAD_KINDS = ("array", "program", "tree")
+PAYLOAD_KINDS = tuple(KINDS)
 
 
 def _is_payload(value: Any) -> bool:

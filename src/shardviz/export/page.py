@@ -13,6 +13,7 @@ from typing import Any
 
 from ..api import as_result
 from ..assets import bundle_path
+from ..kinds import page_title
 from ..widgets.base import ViewWidget
 
 # The page may run only its own inline code and load nothing at all (images
@@ -86,11 +87,3 @@ def payload_of(x: Any, **describe_kwargs: Any) -> dict[str, Any]:
             raise TypeError("shape= and dtype= go with an array or sharding, not with a widget")
         return dict(x.payload)
     return as_result(x, **describe_kwargs).to_json()
-
-
-def page_title(payload: dict[str, Any]) -> str:
-    if payload.get("kind") == "program":
-        return f"program {payload['name']}"
-    if payload.get("kind") == "tree":
-        return f"{payload['leaves']['count']} leaves"
-    return str(payload.get("title") or payload.get("type_str") or payload.get("kind", "layout"))

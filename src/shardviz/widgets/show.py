@@ -5,10 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..api import kind_of
-from .array import ShardingWidget
+from ..kinds import KINDS
 from .base import ViewWidget
-from .program import ProgramWidget
-from .tree import TreeWidget
 
 
 def widget_for(x: Any = None, **kwargs: Any) -> ViewWidget[Any]:
@@ -19,12 +17,8 @@ def widget_for(x: Any = None, **kwargs: Any) -> ViewWidget[Any]:
         if kwargs:
             raise TypeError("a widget is shown as it is; arguments such as shape= do not apply")
         return x
-    kind = kind_of(x) if x is not None else "array"
-    if kind == "program":
-        return ProgramWidget(x, **kwargs)
-    if kind == "tree":
-        return TreeWidget(x, **kwargs)
-    return ShardingWidget(x, **kwargs)
+    widget: ViewWidget[Any] = KINDS[kind_of(x)].widget_class()(x, **kwargs)
+    return widget
 
 
 def show(x: Any = None, **kwargs: Any) -> ViewWidget[Any]:

@@ -1,0 +1,101 @@
+"""The kinds of result shardviz shows, in one place: array, program, tree.
+
+Each kind says what it accepts, the result it makes (``describe``,
+``describe_tree``, or a ``trace`` already made), the text of that result, the
+widget that shows it and the title of its saved page. ``api.kind_of``,
+``render_text``, ``show`` and ``save_html`` all read this table; a new view is
+one more entry here (and one more in js/host/kinds.ts).
+
+The widgets are named, not imported: they need anywidget, and code that only
+describes layouts should not load it. ``Kind.widget_class`` imports one on
+first use, as ``shardviz.ShardingWidget`` does.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+
+from .engine.describe import describe
+from .engine.layout import Layout
+from .program.program import Program
+from .tree.describe import describe_tree
+from .tree.tree import TreeLayout
+
+Result = Layout | TreeLayout | Program
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of result and everything the rest of shardviz needs to know of it."""
+
+    name: str  # the payload's "kind", and what kind_of answers
+    result: type  # the result class
+    accepts: tuple[type, ...]  # what else is taken as this kind (besides its result)
+    build: Callable[..., Any]  # x -> result; only the array kind takes describe's keywords
+    text: Callable[..., str]  # (result, *, width, color) -> the terminal text
+    widget: str  # "module:Class" of its widget, imported on first use
+    title: Callable[[dict[str, Any]], str]  # a saved page's title, from the payload
+
+    def widget_class(self) -> type:
+        module, _, name = self.widget.partition(":")
+        return getattr(importlib.import_module(module), name)
+
+
+def _as_is(x: Any) -> Any:
+    return x
+
+
+def _tree_result(x: Any) -> TreeLayout:
+    return x if isinstance(x, TreeLayout) else describe_tree(x)
+
+
+def _array_title(payload: dict[str, Any]) -> str:
+    # Also the title of a payload of no known kind.
+    return str(payload.get("title") or payload.get("type_str") or payload.get("kind", "layout"))
+
+
+ARRAY = Kind(
+    name="array",
+    result=Layout,
+    accepts=(jax.Array, jax.ShapeDtypeStruct, jax.sharding.Sharding, np.ndarray, np.generic),
+    build=describe,
+    text=Layout.to_text,
+    widget="shardviz.widgets.array:ShardingWidget",
+    title=_array_title,
+)
+PROGRAM = Kind(
+    name="program",
+    result=Program,
+    accepts=(),  # a program is traced with shardviz.trace, never guessed from a value
+    build=_as_is,
+    text=Program.render,
+    widget="shardviz.widgets.program:ProgramWidget",
+    title=lambda payload: f"program {payload['name']}",
+)
+TREE = Kind(
+    name="tree",
+    result=TreeLayout,
+    accepts=(),  # any pytree of more than one leaf (see kind_of)
+    build=_tree_result,
+    text=TreeLayout.to_text,
+    widget="shardviz.widgets.tree:TreeWidget",
+    title=lambda payload: f"{payload['leaves']['count']} leaves",
+)
+
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (ARRAY, PROGRAM, TREE)}
+
+
+def kind_named(name: Any) -> Kind:
+    """The kind a payload's ``kind`` names; the array kind for anything else (its view says what is wrong)."""
+    return KINDS.get(name, ARRAY) if isinstance(name, str) else ARRAY
+
+
+def page_title(payload: dict[str, Any]) -> str:
+    """The title of a saved page showing ``payload``."""
+    return kind_named(payload.get("kind")).title(payload)
