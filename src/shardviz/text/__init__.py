@@ -1,7 +1,11 @@
-"""The terminal picture: ``print(layout)`` and ``shardviz.render_text(x)``.
+"""The shared terminal kit, and the array's picture drawn with it.
 
-``picture.py`` draws a layout as a grid of boxes naming the devices that hold
-each block; ``ranges.py`` holds the arithmetic behind it (device-id lists as
-short text, index intervals, folding blocks into groups); ``ansi.py`` decides
-whether and how to colour. Nothing here imports widget code.
+``lines.py`` lays text out in terminal columns (wide East Asian characters
+count twice): width, pad, centre, fit (cut in the middle), clip (cut at the
+end), wrap, flow, and emit of coloured segments; ``ranges.py`` writes device-id
+lists, index intervals and byte counts as short text; ``ansi.py`` decides
+whether and how to colour. Every report (``picture.py`` for an array,
+``tree/report.py``, ``program/report.py``) is laid out with these. Nothing
+here imports the engine or widget code: ``picture.py`` reads a layout
+through a protocol.
 """

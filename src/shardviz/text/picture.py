@@ -13,14 +13,15 @@ one box that lists all their devices and says how many blocks it holds;
 when even that cannot fit, the picture becomes a table. Nothing is cut away:
 every device id of the layout is in the text, exactly once per grid.
 
-Index arithmetic lives in :mod:`shardviz.ranges` and colour in
-:mod:`shardviz.ansi`; this module plans and draws.
+Index arithmetic lives in :mod:`shardviz.text.ranges`, colour in
+:mod:`shardviz.text.ansi`, and widths (in terminal columns, so wide axis
+names keep boxes aligned), wrapping and emitting in
+:mod:`shardviz.text.lines`; this module plans and draws.
 """
 
 from __future__ import annotations
 
 import math
-import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from . import ansi
+from .lines import Line, center, emit, flow, line_width, pad, pad_left, text_lines, text_width, wrap
 from .ranges import (
     abbreviate_ids,
     aligned_groups,
@@ -96,8 +98,7 @@ _BOT = ("└", "┴", "┘")
 _H = "─"
 _V = "│"
 
-Segment = tuple[str, "int | None"]  # text, and the tile whose colour paints it
-Line = list[Segment]
+# A Line's segments carry the tile whose colour paints them.
 
 
 # --------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def render_layout(layout: Layout, *, width: int | None = None, color: bool | Non
     lines = _header(layout, cols) + _body(layout, cols)
     use_color = ansi.color_enabled(color)
     true_color = ansi.truecolor() if use_color else False
-    return "\n".join(_emit(line, use_color, true_color) for line in lines)
+    return "\n".join(emit(line, use_color, true_color) for line in lines)
 
 
 # --------------------------------------------------------------------------
@@ -161,56 +162,11 @@ def _header(layout: Layout, width: int) -> list[Line]:
         remote = layout.columns.ids[layout.columns.addressable == 0]
         if len(remote) and not (mesh and mesh.abstract):
             parts.append([f"not addressable here (other processes): {abbreviate_ids(remote)}"])
-    return _text_lines([text for group in parts for text in _flow(group, width)])
+    return text_lines([text for group in parts for text in flow(group, width)])
 
 
 def _plural(n: int, word: str) -> str:
     return word if n == 1 else word + "s"
-
-
-_BREAKS = re.compile(r"[^ ,]*[, ]*")
-
-
-def _wrap(text: str, width: int, *, indent: str = "") -> list[str]:
-    """``text`` in lines of at most ``width``, broken after spaces and commas.
-
-    Continuation lines start with ``indent``; a piece longer than a line is
-    split where it must be, so the width always holds.
-    """
-    lines: list[str] = []
-    current = ""
-    for piece in _BREAKS.findall(text):
-        if not piece:
-            continue
-        if current.strip() and len((current + piece).rstrip()) > width:
-            lines.append(current.rstrip())
-            current = indent
-        current += piece
-        while len(current.rstrip()) > width:
-            lines.append(current[:width])
-            current = indent + current[width:]
-    if current.strip() or not lines:
-        lines.append(current.rstrip())
-    return lines
-
-
-def _flow(parts: Sequence[str], width: int, *, sep: str = ", ") -> list[str]:
-    """Parts joined by ``sep``, a new line where the next part does not fit."""
-    lines: list[str] = []
-    current = ""
-    for part in parts:
-        if current and len(current) + len(sep) + len(part) <= width:
-            current += sep + part
-            continue
-        if current:
-            lines.append(current)
-        *full, current = _wrap(part, width, indent="  ")
-        lines += full
-    return [*lines, current] if current else lines
-
-
-def _text_lines(texts: Sequence[str]) -> list[Line]:
-    return [[(t, None)] for t in texts]
 
 
 # --------------------------------------------------------------------------
@@ -334,23 +290,23 @@ def _body(layout: Layout, width: int) -> list[Line]:
     cols = grid[col_dim] if col_dim is not None else 1
     row_group = smallest_group(rows, max(MIN_ROWS_PER_GRID, BOX_ROW_BUDGET // grids))
     row_labels = _intervals(layout, row_dim, rows, row_group)
-    label_w = max(map(len, row_labels))
+    label_w = max(map(text_width, row_labels))
     prefix = label_w + 1 if label_w else 0
 
-    lines = _text_lines(_legend(layout, lead_dims, row_dim, col_dim, lead_group, width))
+    lines = text_lines(_legend(layout, lead_dims, row_dim, col_dim, lead_group, width))
     for col_group in divisors(cols):
         col_labels = _intervals(layout, col_dim, cols, col_group)
-        inner = max(map(len, col_labels)) + 2
+        inner = max(map(text_width, col_labels)) + 2
         if prefix + 1 + len(col_labels) * (inner + 1) > width:
             continue  # the column headings alone are too wide: merge more
         fold = _Fold(lead_grid, lead_group, rows, row_group, cols, col_group)
         cells = _cells(layout, fold, dims)
-        inner = max(inner, max(max(len(c.label), len(c.note)) for c in cells) + 2)
+        inner = max(inner, max(max(text_width(c.label), text_width(c.note)) for c in cells) + 2)
         if prefix + 1 + len(col_labels) * (inner + 1) > width:
             continue
         lines += _merge_note(fold, row_dim, col_dim, "box", width)
         box_w = prefix + 1 + len(col_labels) * (inner + 1)
-        titles = [_flow(_grid_title(layout, fold, lead_dims, g), max(box_w, 12), sep=" ") for g in range(fold.grids)]
+        titles = [flow(_grid_title(layout, fold, lead_dims, g), max(box_w, 12), sep=" ") for g in range(fold.grids)]
         title_h = max(map(len, titles))
         panels = [
             _panel(fold, cells, g, titles[g] + [""] * (title_h - len(titles[g])), row_labels, col_labels, inner)
@@ -359,7 +315,7 @@ def _body(layout: Layout, width: int) -> list[Line]:
         return lines + _side_by_side(panels, width)
 
     fold, cells = _list_fold(layout, dims, lead_grid, lead_group, rows, cols, width)
-    lines += _text_lines(_wrap("as a list: too many blocks for boxes at this width", width))
+    lines += text_lines(wrap("as a list: too many blocks for boxes at this width", width))
     lines += _merge_note(fold, row_dim, col_dim, "entry", width)
     return lines + _table(layout, fold, cells, lead_dims, row_dim, col_dim, width)
 
@@ -390,10 +346,10 @@ def _list_fold(
     for h, g in pairs[:MAX_LIST_TRIES]:
         fold = _Fold(lead_grid, lead_group, rows, h, cols, g)
         cells = _cells(layout, fold, dims)
-        longest = max(len(c.label) for c in cells)
+        longest = max(text_width(c.label) for c in cells)
         if longest <= MAX_LIST_LINES * max(width - 8, 12):
             return fold, cells
-        total = sum(len(c.label) for c in cells)
+        total = sum(text_width(c.label) for c in cells)
         if best is None or total < best[0]:
             best = (total, fold, cells)
     assert best is not None
@@ -415,7 +371,7 @@ def _legend(
     if col_dim is None:
         return ["scalar: one block"]
     parts = ([f"rows: {split(row_dim)}"] if row_dim is not None else []) + [f"columns: {split(col_dim)}"]
-    lines = _flow(parts, width)
+    lines = flow(parts, width)
     if lead_dims:
         contiguous = list(lead_dims) == list(range(lead_dims[0], lead_dims[-1] + 1))
         if len(lead_dims) == 1:
@@ -429,7 +385,7 @@ def _legend(
             how = f"one grid per block of {names} ({blocks} {_plural(blocks, 'grid')})"
         else:
             how = f"{blocks} blocks of {names} in {blocks // lead_group} grids of {lead_group} blocks each"
-        lines += _flow([f"folded: {how}", *(split(d) for d in lead_dims)], width)
+        lines += flow([f"folded: {how}", *(split(d) for d in lead_dims)], width)
     return lines
 
 
@@ -441,7 +397,7 @@ def _merge_note(fold: _Fold, row_dim: int | None, col_dim: int | None, what: str
         notes.append(f"{fold.col_group} column blocks (dim{col_dim})")
     if not notes:
         return []
-    return _text_lines(_wrap(f"to fit, each {what} merges " + " × ".join(notes), width))
+    return text_lines(wrap(f"to fit, each {what} merges " + " × ".join(notes), width))
 
 
 def _rule(ends: tuple[str, str, str], prefix: int, count: int, inner: int) -> Line:
@@ -459,37 +415,33 @@ def _panel(
     inner: int,
 ) -> list[Line]:
     """One grid of boxes (the blocks of picture ``g``) under its title lines."""
-    label_w = max(map(len, row_labels))
+    label_w = max(map(text_width, row_labels))
     prefix = label_w + 1 if label_w else 0
     per_grid = fold.row_cells * fold.col_cells
     has_note = any(c.note for c in cells)  # over all grids, so that panels line up
     box = cells[g * per_grid : (g + 1) * per_grid]
-    out: list[Line] = _text_lines(title)
+    out: list[Line] = text_lines(title)
     if any(col_labels):
-        out.append([(" " * (prefix + 1) + " ".join(lbl.center(inner) for lbl in col_labels), None)])
+        out.append([(" " * (prefix + 1) + " ".join(center(lbl, inner) for lbl in col_labels), None)])
     out.append(_rule(_TOP, prefix, fold.col_cells, inner))
     for r in range(fold.row_cells):
         row = box[r * fold.col_cells : (r + 1) * fold.col_cells]
         texts = [[c.label for c in row]] + ([[c.note for c in row]] if has_note else [])
         for k, content in enumerate(texts):
-            head = row_labels[r].rjust(label_w) + " " if label_w and not k else " " * prefix
+            head = pad_left(row_labels[r], label_w) + " " if label_w and not k else " " * prefix
             line: Line = [(head + _V, None)]
             for c, text in zip(row, content, strict=True):
-                line += [(text.center(inner), c.tile if c.tile >= 0 else None), (_V, None)]
+                line += [(center(text, inner), c.tile if c.tile >= 0 else None), (_V, None)]
             out.append(line)
         out.append(_rule(_MID if r + 1 < fold.row_cells else _BOT, prefix, fold.col_cells, inner))
     return out
-
-
-def _line_width(line: Line) -> int:
-    return sum(len(text) for text, _ in line)
 
 
 def _side_by_side(panels: list[list[Line]], width: int, gap: int = 3) -> list[Line]:
     """Panels left to right while they fit the width, then the next row of them."""
     if not panels:
         return []
-    panel_w = max(_line_width(line) for panel in panels for line in panel)
+    panel_w = max(line_width(line) for panel in panels for line in panel)
     height = max(len(panel) for panel in panels)
     per_row = max(1, (width + gap) // (panel_w + gap))
     out: list[Line] = []
@@ -503,7 +455,7 @@ def _side_by_side(panels: list[list[Line]], width: int, gap: int = 3) -> list[Li
                     line.append((" " * gap, None))
                 line += part
                 if j + 1 < len(group):
-                    line.append((" " * (panel_w - _line_width(part)), None))
+                    line.append((" " * (panel_w - line_width(part)), None))
             out.append(line)
     return out
 
@@ -521,7 +473,7 @@ def _table(
     rows = _intervals(layout, row_dim, fold.rows, fold.row_group)
     cols = _intervals(layout, col_dim, fold.cols, fold.col_group)
     places = [" × ".join(p for p in (r, c) if p) or "[]" for r in rows for c in cols]
-    place_w = max(map(len, places))
+    place_w = max(map(text_width, places))
     # Devices follow the place on its line when that leaves room, else go below it.
     beside = place_w + 4 <= width // 2
     indent = " " * (place_w + 4) if beside else "    "
@@ -529,23 +481,15 @@ def _table(
     out: list[Line] = []
     for g in range(fold.grids):
         if lead_dims:
-            out += _text_lines(_flow(_grid_title(layout, fold, lead_dims, g), width, sep=" "))
+            out += text_lines(flow(_grid_title(layout, fold, lead_dims, g), width, sep=" "))
         for place, cell in zip(places, cells[g * per_grid : (g + 1) * per_grid], strict=True):
             text = cell.label + (f" ({cell.note})" if cell.note else "")
-            body = [t[len(indent) :] for t in _wrap(indent + text, width, indent=indent)]
+            body = [t[len(indent) :] for t in wrap(indent + text, width, indent=indent)]
             tile = cell.tile if cell.tile >= 0 else None
             if beside:
-                out.append([("  ", None), (place.ljust(place_w), tile), ("  " + body[0], None)])
+                out.append([("  ", None), (pad(place, place_w), tile), ("  " + body[0], None)])
                 body = body[1:]
             else:  # the place alone may need two lines: "[a:b) ×" and "[c:d)"
-                out += [[("  ", None), (part, tile)] for part in _wrap(place, width - 2)]
+                out += [[("  ", None), (part, tile)] for part in wrap(place, width - 2)]
             out += [[(indent + more, None)] for more in body]
     return out
-
-
-def _emit(line: Line, use_color: bool, true_color: bool) -> str:
-    if line and line[-1][1] is None:  # no trailing blanks (painted ones are part of a box)
-        line = [*line[:-1], (line[-1][0].rstrip(), None)]
-    if not use_color:
-        return "".join(text for text, _ in line)
-    return "".join(text if tile is None else ansi.paint(text, tile, true_color=true_color) for text, tile in line)
