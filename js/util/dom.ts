@@ -36,35 +36,6 @@ export function replaceChildren(parent: Element, children: readonly Child[]): vo
   append(parent, children);
 }
 
-/** Coalesces rapid calls: `fn` runs once, `delayMs` after the last call; `flush` runs it now. */
-export function debounce<A extends unknown[]>(
-  fn: (...args: A) => void,
-  delayMs: number,
-): { call: (...args: A) => void; flush: () => void; cancel: () => void } {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let pending: A | undefined;
-  const flush = (): void => {
-    if (timer !== undefined) clearTimeout(timer);
-    timer = undefined;
-    const args = pending;
-    pending = undefined;
-    if (args) fn(...args);
-  };
-  return {
-    call: (...args: A) => {
-      pending = args;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = setTimeout(flush, delayMs);
-    },
-    flush,
-    cancel: () => {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      pending = undefined;
-    },
-  };
-}
-
 /** Reads a CSS custom property from the themed root, with a fallback for hosts without CSS (tests). */
 export function cssVar(element: Element, name: string, fallback: string): string {
   const value = getComputedStyle(element).getPropertyValue(name).trim();

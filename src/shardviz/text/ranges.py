@@ -102,11 +102,6 @@ def format_interval(start: int, stop: int) -> str:
     return f"{start}:{stop}"
 
 
-def format_block(start: Sequence[int], stop: Sequence[int]) -> str:
-    """A block as an index expression: ``[0:2, 4:6]`` (``[]`` for a scalar)."""
-    return "[" + ", ".join(format_interval(a, b) for a, b in zip(start, stop, strict=True)) + "]"
-
-
 def format_bytes(count: int) -> str:
     """Human byte counts: ``512 B``, ``4.0 KiB``, ``1.5 MiB`` (as ``formatBytes`` in js/util/ranges.ts)."""
     value = float(count)
