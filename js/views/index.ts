@@ -1,10 +1,10 @@
 /**
- * Which view draws a payload: one entry per payload `kind`. The entries
- * (js/widget.ts, the export page) say how to build each view with its host;
- * `ViewSwitch` mounts the one the payload asks for and swaps it when the
- * kind changes (the trait starts as `{}`, and a widget may be handed a
- * payload of another kind). A new view is one more kind here and one more
- * factory in each entry.
+ * Which view draws a payload: one entry per payload `kind`. How each view is
+ * built with its host is js/host/kinds.ts's to say (the widget entry makes
+ * its factories from it); `ViewSwitch` mounts the one the payload asks for
+ * and swaps it when the kind changes (the trait starts as `{}`, and a widget
+ * may be handed a payload of another kind). A new view is one more kind here
+ * and one more entry there.
  */
 
 export type ViewKind = "array" | "tree" | "program";
