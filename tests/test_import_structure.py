@@ -18,6 +18,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+from shardviz.kinds import KINDS
+
 SRC = Path(__file__).resolve().parent.parent / "src"
 ROOT_PACKAGE = "shardviz"
 
@@ -182,3 +184,24 @@ def test_planted_package_without_circle_passes(tmp_path: Path):
     modules = module_graph(tmp_path, "pkg")
     assert find_cycle(modules) is None
     assert find_cycle(package_graph(modules, "pkg")) is None
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for nxt in graph.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_widgets_named_by_the_registry_do_not_import_it_back():
+    """kinds.py names each widget by module (anywidget loads on first use, not
+    at ``import shardviz``); that lazy import must not close a circle either."""
+    modules = module_graph(SRC, ROOT_PACKAGE)
+    for kind in KINDS.values():
+        module = kind.widget.partition(":")[0]
+        assert module in modules, kind.widget
+        assert "shardviz.kinds" not in reachable(modules, module), f"{module} imports kinds.py back"
