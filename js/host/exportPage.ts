@@ -10,16 +10,8 @@
  * Which view and host a payload gets is js/host/kinds.ts's to say.
  */
 
-import type { Payload } from "../payload/array";
-import { payloadTraits, type ViewHost } from "../traits/array";
-import { readOnlyHost } from "../traits/readOnly";
 import type { MountedView } from "../views/index";
 import { mountSaved } from "./kinds";
-
-/** A read-only stand-in for the model: it answers from the exported payload and ignores edits. */
-export function staticHost(payload: Payload): ViewHost {
-  return readOnlyHost(payloadTraits(payload));
-}
 
 /** Draws every exported payload on the page; returns the views (for tests). */
 export function renderAllExports(doc: Document = document): MountedView[] {

@@ -110,7 +110,7 @@ export function mountLive<H>(kind: ViewKind<H>, el: HTMLElement, model: AnyModel
 export function mountSaved(el: HTMLElement, payload: unknown): MountedView {
   const kind = Object.values(KINDS).find((k) => k.isPayload(payload)) ?? ARRAY;
   const host = kind.staticHost(payload);
-  const view = new kind.View(el, host as never);
+  const view = new kind.View(el, host);
   if (isAnswering(host)) host.onChange((keys) => view.update(keys));
   return view;
 }
