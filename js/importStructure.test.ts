@@ -20,7 +20,8 @@ const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(?\s*)["']([^"']+)["']/g;
 
 /** Relative import specifiers of one file's text (comments removed first). */
 function importSpecifiers(text: string): string[] {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+  // Only comments that open a line: a string such as "a/*" must not hide the code after it.
+  const code = text.replace(/^\s*\/\*[\s\S]*?\*\//gm, "").replace(/^\s*\/\/.*$/gm, "");
   return Array.from(code.matchAll(SPECIFIER), (m) => m[1]).filter((s) => s.startsWith("."));
 }
 
