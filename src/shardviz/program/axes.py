@@ -74,6 +74,65 @@ def group_axes(
     return tuple(str(axis_names[a]) for a in spanned)
 
 
+def group_pieces(
+    groups: Sequence[Sequence[int]],
+    axis_names: Sequence[str],
+    axis_sizes: Sequence[int],
+    to_mesh: np.ndarray | None = None,
+) -> tuple[tuple[str, int, int, int], ...] | None:
+    """The pieces of mesh axes the groups run along, for groups no set of whole axes makes.
+
+    Each piece is ``(axis, size, stride, axis size)``: along that axis a
+    group holds ``size`` devices ``stride`` apart, as XLA's sub-axes do
+    (``'x':(2)2`` is pairs of neighbours in an axis of 4). The answer is
+    checked: grouping every device by its coordinates outside the pieces
+    must give exactly these groups. None when no such pieces make them.
+    """
+    sizes = tuple(int(s) for s in axis_sizes)
+    n = math.prod(sizes)
+    if not groups or len({len(g) for g in groups}) != 1:
+        return None
+    members = np.asarray(groups, dtype=np.int64)
+    if members.size != n or members.min() < 0 or members.max() >= n:
+        return None
+    if to_mesh is not None:
+        if len(to_mesh) != n:
+            return None
+        members = to_mesh[members]
+    if len(np.unique(members)) != n:
+        return None
+    coords = mesh_coordinates(sizes)
+    first = coords[members[0]]  # the first group's coordinates, (group size, axes)
+    pieces: list[tuple[int, int, int]] = []  # (axis index, size, stride)
+    for a, size in enumerate(sizes):
+        values = np.unique(first[:, a])
+        if len(values) == 1:
+            continue
+        steps = np.diff(values)
+        stride = int(steps[0])
+        if not (steps == stride).all() or size % (stride * len(values)):
+            return None
+        pieces.append((a, len(values), stride))
+    if not pieces or members.shape[1] != math.prod(m for _, m, _ in pieces):
+        return None
+    # Devices of one group agree on every axis outside the pieces, and inside a
+    # piece on which block of size*stride they sit in and where in the stride.
+    key = coords.copy()
+    for a, m, stride in pieces:
+        key[:, a] = (coords[:, a] // (m * stride)) * stride + coords[:, a] % stride
+    group_of = np.empty(n, dtype=np.int64)
+    for g, row in enumerate(members):
+        group_of[row] = g
+    keys = [tuple(k) for k in key]
+    seen: dict[tuple[int, ...], int] = {}
+    for device, k in enumerate(keys):
+        if seen.setdefault(k, int(group_of[device])) != group_of[device]:
+            return None
+    if len(seen) != len(members):
+        return None
+    return tuple((str(axis_names[a]), m, stride, sizes[a]) for a, m, stride in pieces)
+
+
 def pair_axes(
     pairs: Sequence[tuple[int, int]],
     axis_names: Sequence[str],

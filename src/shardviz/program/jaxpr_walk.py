@@ -21,6 +21,7 @@ from typing import Any
 
 from jax.extend import core as jex_core
 
+from .frames import user_frame
 from .model import Body, SourceLocation
 
 try:  # the frames JAX itself calls the user's
@@ -56,6 +57,7 @@ class JaxprValue:
     bodies: tuple[Body, ...]
     manual: bool  # inside a shard_map body: a per-device block
     twin: Any = field(default=None, compare=False)  # the same array under another name (a call's output inside or out)
+    dead: bool = False  # a top-level result nobody reads: XLA drops it
 
 
 def encode_name(n: int) -> str:
@@ -144,11 +146,24 @@ def _walk_eqns(
             else ()
         )
         for k, v in enumerate(eqn.outvars):
-            if isinstance(v, jex_core.DropVar) or id(v) in dropped:
+            if isinstance(v, jex_core.DropVar):
                 continue
             role = "output" if id(v) in outputs else "intermediate"
             twin = call_outputs[k] if call_outputs and isinstance(call_outputs[k], jex_core.Var) else None
-            yield JaxprValue(namer(v), role, name, v.aval, v, _stack_components(stack), frames, bodies, manual, twin)
+            dead = id(v) in dropped
+            yield JaxprValue(
+                "_" if dead else namer(v),  # the printer shows an unread result as _ and names it not
+                role,
+                name,
+                v.aval,
+                v,
+                _stack_components(stack),
+                frames,
+                bodies,
+                manual,
+                twin,
+                dead,
+            )
         inner_bodies = bodies
         if name in BODY_PRIMITIVES:
             trip = eqn.params.get("length") if name == "scan" else None
@@ -169,6 +184,67 @@ def _with_callers(inner: tuple[SourceLocation, ...], callers: tuple[SourceLocati
     if last in callers:  # the stack already runs into the caller's: add only what lies beyond
         return inner + callers[callers.index(last) + 1 :]
     return inner + callers
+
+
+# Collectives that only move data to another layout (a reduction is the math's own).
+RESHARDING_KINDS = ("all-gather", "all-to-all", "collective-permute")
+Redirects = dict[tuple[str, int, str], tuple[SourceLocation, ...]]
+
+
+def constraint_redirects(jaxpr: Any) -> Redirects:
+    """Where a ``with_sharding_constraint`` re-lays out the result of an equation on another line.
+
+    XLA's metadata gives the collectives a constraint causes the name and
+    line of the equation that made the constrained value (the line before
+    the constraint, typically). Keyed by that equation's user line and
+    primitive, the value is the constraint's own frames, innermost first.
+    """
+    out: Redirects = {}
+    for eqns in _eqn_lists(jaxpr):
+        producer: dict[int, Any] = {}
+        for eqn in eqns:
+            for v in eqn.outvars:
+                producer[id(v)] = eqn
+            if eqn.primitive.name != "sharding_constraint" or not eqn.invars:
+                continue
+            made_by = producer.get(id(eqn.invars[0]))
+            if made_by is None:
+                continue
+            where, here = user_frame(user_frames(made_by.source_info)), user_frames(eqn.source_info)
+            mine = user_frame(here)
+            if where is None or mine is None or (where.file, where.line) == (mine.file, mine.line):
+                continue
+            out.setdefault((where.file, where.line, made_by.primitive.name), here[here.index(mine) :])
+    return out
+
+
+def reader_lines(jaxpr: Any, caller: tuple[str, int] | None = None) -> dict[int, set[tuple[str, int]]]:
+    """For each variable (by ``id``), the user lines of the equations that read it.
+
+    An equation with no line of the user's (inside a library function) reads
+    on the line that called it.
+    """
+    out: dict[int, set[tuple[str, int]]] = {}
+    for eqn in jaxpr.eqns:
+        mine = user_frame(user_frames(eqn.source_info))
+        where = (mine.file, mine.line) if mine is not None else caller
+        if where is not None:
+            for v in eqn.invars:
+                if isinstance(v, jex_core.Var):
+                    out.setdefault(id(v), set()).add(where)
+        for key in sorted(eqn.params):
+            for sub in _jaxprs(eqn.params[key]):
+                for k, lines in reader_lines(sub, where).items():
+                    out.setdefault(k, set()).update(lines)
+    return out
+
+
+def _eqn_lists(jaxpr: Any) -> Iterator[list[Any]]:
+    yield list(jaxpr.eqns)
+    for eqn in jaxpr.eqns:
+        for key in sorted(eqn.params):
+            for sub in _jaxprs(eqn.params[key]):
+                yield from _eqn_lists(sub)
 
 
 def _jaxprs(value: Any) -> Iterator[Any]:

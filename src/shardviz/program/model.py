@@ -66,7 +66,11 @@ class Value:
     known; ``sharding_from`` says where that came from: ``jaxpr`` (the
     value's type under Explicit axes), ``xla`` (what the partitioner chose,
     Auto axes), ``argument`` / ``compiled`` (an input or output), or
-    ``unknown`` / ``manual`` with ``note`` saying why there is none.
+    ``unknown`` / ``manual`` with ``note`` saying why there is none, or
+    ``dead``: nothing reads it, so XLA never computes it. ``name`` is the
+    jaxpr's (as ``print(traced.jaxpr)`` shows it), ``label`` the user's.
+    ``source`` is the innermost frame of the user's own code, ``stack``
+    the whole call chain (innermost first).
     """
 
     name: str
@@ -82,6 +86,7 @@ class Value:
     stack: tuple[SourceLocation, ...]
     listing_line: int | None
     bodies: tuple[Body, ...]  # enclosing bodies, outermost first
+    label: str = ""  # the user's name for it: params['w1'], the variable its line binds, else %name
 
     @property
     def spec(self) -> tuple[tuple[str, ...], ...] | None:
@@ -97,17 +102,65 @@ class Value:
 
 
 @dataclass(frozen=True)
+class AxisPiece:
+    """The part of one mesh axis a collective's groups run along.
+
+    A whole axis has ``size == axis_size``. A piece is ``size`` devices
+    ``stride`` apart along the axis: XLA's sub-axes (``'x':(2)2`` in its
+    mesh-form groups), e.g. pairs inside an axis of 4.
+    """
+
+    axis: str
+    size: int
+    stride: int
+    axis_size: int
+
+    @property
+    def whole(self) -> bool:
+        return self.size == self.axis_size
+
+    @property
+    def label(self) -> str:
+        if self.whole:
+            return self.axis
+        stride = f", stride {self.stride}" if self.stride != 1 else ""
+        return f"{self.axis}[sub {self.size} of {self.axis_size}{stride}]"
+
+
+@dataclass(frozen=True)
+class CollectivePart:
+    """One operand of a combined collective, with its own bytes and line.
+
+    XLA's combiners merge collectives of the same kind and groups into one op
+    of many operands (every gradient's all-reduce in one, say); each operand
+    still comes from its own line of the program.
+    """
+
+    operand: str  # the operand's name in the module
+    result_bytes: int
+    wire_bytes: int
+    source: SourceLocation | None
+    stack: tuple[SourceLocation, ...]
+    listing_line: int | None
+
+
+@dataclass(frozen=True)
 class Collective:
     """One collective of the compiled program (an async pair counts once).
 
     ``groups`` hold partition positions (indices into the program's device
     assignment), as XLA prints them; ``axes`` names the mesh axes they span
     in mesh order, or is None when the groups are no set of whole mesh axes
-    (the groups are still there). ``count`` is how many times one call runs
+    (the groups are still there; ``pieces`` then names the parts of axes they
+    run along, where they do). ``count`` is how many times one call runs
     it (loops multiply); ``count_exact`` is False when a loop without a known
     trip count (counted once) or a conditional branch is on the way.
     ``wire_bytes`` estimates what one device sends per run, see
-    :mod:`shardviz.program.wire`.
+    :mod:`shardviz.program.wire`; a combined collective's is the sum of its
+    ``parts``, each on its own line. ``source`` is the innermost frame of
+    the user's own code (None when the stack has none); ``stack`` is the
+    whole stack, library frames included. ``note`` says why the line differs
+    from the one XLA's metadata names, if it does.
     """
 
     kind: str
@@ -128,10 +181,27 @@ class Collective:
     op_name: str
     hlo: str
     channel_id: int | None
+    pieces: tuple[AxisPiece, ...] | None = None
+    parts: tuple[CollectivePart, ...] = ()
+    note: str = ""
 
     @property
     def total_wire_bytes(self) -> int:
         return self.wire_bytes * self.count
+
+    @property
+    def axes_label(self) -> str:
+        """``data``, ``x,y``, ``x[sub 2 of 4]``; ``-`` for groups of one device; ``?`` when unknown."""
+        if self.axes is not None:
+            return ",".join(self.axes) or "-"
+        if self.pieces is not None:
+            return ",".join(p.label for p in self.pieces)
+        return "?"
+
+    @property
+    def combined(self) -> bool:
+        """Several collectives XLA merged into this one (see ``parts``)."""
+        return len(self.parts) > 1
 
     @property
     def source_file(self) -> str | None:
@@ -186,6 +256,19 @@ class Totals:
 
 
 @dataclass(frozen=True)
+class LayoutChange:
+    """An output laid out unlike the input it stands for (same path and shape): a
+    training step whose state comes back in another layout pays to move it back."""
+
+    output: str  # its path, out[1]['w1']
+    input: str  # params['w1']
+    before: tuple[tuple[str, ...], ...]  # the input's spec
+    after: tuple[tuple[str, ...], ...]  # the output's spec
+    before_memory_kind: str | None = None
+    after_memory_kind: str | None = None
+
+
+@dataclass(frozen=True)
 class TraceOrigin:
     """What the program was traced from, enough to trace it again with other
     input shardings: the callable, the tree of ``(args, kwargs)`` and one
@@ -225,6 +308,7 @@ class ProgramData:
     hlo_module: str  # the compiled module's name
     totals: Totals
     origin: TraceOrigin | None = field(default=None, repr=False)
+    layout_changes: tuple[LayoutChange, ...] = ()
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -8,14 +8,16 @@ bars, in the widget's axis colours, and ``NO_COLOR`` turns it off.
 
 from __future__ import annotations
 
-import linecache
-import os
 import shutil
+from collections.abc import Iterator
 
 from ..engine.layout import Layout
 from ..text import ansi
+from ..text.lines import clip as _fit
+from ..text.lines import flow_after as _flow
 from ..text.ranges import format_bytes
-from .model import Collective, ProgramData
+from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
+from .sources import file_label, line_text
 
 MIN_WIDTH = 60
 BAR_WIDTH = 28
@@ -31,14 +33,11 @@ def render_program(program: ProgramData, *, width: int | None = None, color: boo
     lines += _header(program, cols)
     lines += _arrays("inputs", program.input_paths, program.inputs, cols, program.sharding_mode)
     lines += _arrays("outputs", program.output_paths, program.outputs, cols, program.sharding_mode)
+    lines += _layout_changes(program.layout_changes, cols)
     lines += _collectives(program, cols)
     lines += _axis_totals(program, cols, use_color, true_color)
     lines += _memory(program, cols)
     return "\n".join(lines)
-
-
-def _fit(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
 def _header(program: ProgramData, width: int) -> list[str]:
@@ -100,50 +99,100 @@ def _arrays(title: str, paths: tuple[str, ...], layouts: tuple[Layout, ...], wid
     return out
 
 
-def _where(c: Collective) -> tuple[str, int]:
-    return ("", 0) if c.source is None else (c.source.file, c.source.line)
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 collective run``, ``3 collective runs``."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
+def _layout_changes(changes: tuple[LayoutChange, ...], width: int) -> list[str]:
+    if not changes:
+        return []
+    out = ["", *_flow("", ["outputs laid out unlike the input they stand for (the next call moves them back):"], width)]
+    for c in changes:
+        before, after = spec_text(c.before), spec_text(c.after)
+        if c.before_memory_kind != c.after_memory_kind:
+            before, after = f"{before} in {c.before_memory_kind}", f"{after} in {c.after_memory_kind}"
+        out += _flow("  ", [f"{c.output} {after}, but {c.input} is {before}"], width)
+    return out
+
+
+Charge = tuple[Collective, CollectivePart | None]
+
+
+def _charges(program: ProgramData) -> Iterator[tuple[SourceLocation | None, Charge]]:
+    """Each collective on its line; a combined one's operands each on their own."""
+    for c in program.collectives:
+        if c.parts:
+            for part in c.parts:
+                yield part.source, (c, part)
+        else:
+            yield c.source, (c, None)
+
+
+def _sent(charge: Charge) -> int:
+    c, part = charge
+    return c.total_wire_bytes if part is None else part.wire_bytes * c.count
 
 
 def _collectives(program: ProgramData, width: int) -> list[str]:
     if not program.collectives:
         return ["", "collectives: none"]
     out = ["", *_flow("", ["collectives per line: bytes one device sends (ring estimates) x runs per call"], width)]
-    axes_width = max(4, min(10, width - 53))
-    by_line: dict[tuple[str, int], list[Collective]] = {}
-    for c in program.collectives:
-        by_line.setdefault(_where(c), []).append(c)
-    ordered = sorted(by_line.items(), key=lambda kv: -sum(c.total_wire_bytes for c in kv[1]))
-    for (file, line), members in ordered:
-        if file:
-            function = members[0].source.function.rsplit(".", 1)[-1] if members[0].source else ""
-            code = linecache.getline(file, line).strip()
-            head = f"  {os.path.basename(file)}:{line}" + (f" ({function})" if function else "")
-            if code and len(head) + 2 + len(code) <= width:
-                out.append(f"{head}  {code}")
-            else:
-                out += [_fit(head, width)] + ([_fit(f"      {code}", width)] if code else [])
-        else:
-            out.append("  (no source line)")
-        for c in sorted(members, key=lambda c: -c.total_wire_bytes):
-            axes = "?" if c.axes is None else (",".join(c.axes) or "-")
+    axes_width = max(4, min(14, width - 53))
+    by_line: dict[tuple[str, int], list[Charge]] = {}
+    where: dict[tuple[str, int], SourceLocation] = {}
+    for source, charge in _charges(program):
+        key = ("", 0) if source is None else (source.file, source.line)
+        by_line.setdefault(key, []).append(charge)
+        if source is not None:
+            where.setdefault(key, source)
+    ordered = sorted(by_line.items(), key=lambda kv: -sum(_sent(ch) for ch in kv[1]))
+    for key, members in ordered:
+        out += _line_head(where.get(key), members, width)
+        for c, part in sorted(members, key=lambda ch: -_sent(ch)):
             runs = f"x{c.count}" + ("" if c.count_exact else "+")
+            sent = c.wire_bytes if part is None else part.wire_bytes
             row = (
-                f"    {c.kind:<18} {_fit(axes, axes_width):<{axes_width}} {format_bytes(c.wire_bytes):>9} {runs:>6}"
-                f"  = {format_bytes(c.total_wire_bytes):>9}"
+                f"    {c.kind:<18} {_fit(c.axes_label, axes_width):<{axes_width}} {format_bytes(sent):>9} {runs:>6}"
+                f"  = {format_bytes(sent * c.count):>9}"
             )
             out.append(_fit(row, width))
+            if part is not None:
+                k = c.parts.index(part) + 1
+                out += _flow("      ", [f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
+            if c.note:
+                out += _flow("      ", [c.note], width)
     if any(not c.count_exact for c in program.collectives):
         out += _flow("  ", ["x3+: at least that many (a loop with no known trip count, or a branch)"], width)
-    if any(c.axes is None for c in program.collectives):
-        out += _flow("  ", ["?: the groups span no set of whole mesh axes (see .groups)"], width)
+    if any(c.axes is None and c.pieces is None for c in program.collectives):
+        out += _flow("  ", ["?: the groups span no set of mesh axes or pieces of them (see .groups)"], width)
     return out
+
+
+def _line_head(source: SourceLocation | None, members: list[Charge], width: int) -> list[str]:
+    """``In [3]:5 (loss_fn)  h = relu(x @ w)`` and, for a line reached through calls, the chain."""
+    if source is None:
+        stack = members[0][0].stack if members[0][1] is None else members[0][1].stack
+        if stack:
+            inner = stack[0]
+            return _flow(
+                "  ", [f"(no line of yours: innermost {file_label(inner.file)}:{inner.line}, a library's)"], width
+            )
+        return ["  (no source line)"]
+    function = source.function.rsplit(".", 1)[-1]
+    head = f"  {file_label(source.file)}:{source.line}" + (f" ({function})" if function else "")
+    code = line_text(source.file, source.line)
+    if code and len(head) + 2 + len(code) <= width:
+        return [f"{head}  {code}"]
+    return [_fit(head, width)] + ([_fit(f"      {code}", width)] if code else [])
 
 
 def _axis_totals(program: ProgramData, width: int, use_color: bool, true_color: bool) -> list[str]:
     totals = program.totals
     if not program.collectives:
         return []
-    summary = f"total per call: {format_bytes(totals.wire_bytes)} sent per device in {totals.runs} collective runs"
+    runs = plural(totals.runs, "collective run")
+    summary = f"total per call: {format_bytes(totals.wire_bytes)} sent per device in {runs}"
     out = ["", *_flow("", [summary], width)]
     rows = [t for t in totals.by_axis]
     if not rows:
@@ -176,27 +225,15 @@ def _memory(program: ProgramData, width: int) -> list[str]:
             f"aliased {format_bytes(m.alias_bytes)}",
         ]
         if m.peak_bytes is not None:
-            parts.append(f"peak {format_bytes(m.peak_bytes)}")
+            parts.append(f"peak live {format_bytes(m.peak_bytes)}")
         out += _flow("memory per device:", parts, width)
+        if m.peak_bytes is not None and m.peak_bytes < m.temp_bytes:
+            why = (
+                "temporaries is the scratch space XLA sets aside; peak live is the most its schedule holds at "
+                "once (arguments, outputs and temporaries together), so it can be the smaller: not every "
+                "temporary is alive at the same time"
+            )
+            out += _flow("  ", [why], width)
     flops = "not reported" if program.flops is None else f"{program.flops:.4g}"
     out.append(_fit(f"flops per device: {flops}", width))
     return out
-
-
-def _flow(lead: str, parts: list[str], width: int, sep: str = ", ") -> list[str]:
-    """``parts`` after ``lead``, joined by ``sep``, wrapped at ``width`` (continuations indented)."""
-    words: list[str] = []
-    for k, part in enumerate(parts):
-        tail = sep.rstrip() if k < len(parts) - 1 else ""
-        part_words = (part + tail).split(" ")
-        words += part_words
-    lines: list[str] = []
-    current = lead
-    for word in words:
-        if current.strip() and len(current) + 1 + len(word) > width:
-            lines.append(current)
-            current = "    " + word
-        else:
-            current = current + (" " if current.strip() else "") + word
-    lines.append(current)
-    return [_fit(line, width) for line in lines]

@@ -16,6 +16,7 @@ import glob
 import inspect
 import math
 import os
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -34,8 +35,18 @@ from ..engine.model import MeshInfo
 from ..errors import ShardingError
 from . import axes as _axes
 from . import hlo
-from .jaxpr_walk import walk
-from .model import Collective, MemoryStats, SourceListing, SourceLocation, TraceOrigin
+from .frames import user_frame
+from .jaxpr_walk import RESHARDING_KINDS, Redirects, constraint_redirects, walk
+from .model import (
+    AxisPiece,
+    Collective,
+    CollectivePart,
+    LayoutChange,
+    MemoryStats,
+    SourceListing,
+    SourceLocation,
+    TraceOrigin,
+)
 from .program import Program
 from .totals import program_totals
 from .values import ValueReader
@@ -324,8 +335,8 @@ def _assemble(
     before_partitioning: str | None,
 ) -> Program:
     module = hlo.parse_module(compiled.as_text())
-    in_shardings = jax.tree_util.tree_leaves(compiled.input_shardings)
-    out_shardings = jax.tree_util.tree_leaves(compiled.output_shardings)
+    in_shardings = _compiled_shardings(compiled, "input_shardings", name)
+    out_shardings = _output_shardings(compiled, traced, name)
     mesh = _program_mesh([*in_shardings, *out_shardings], leaves)
     assignment = _device_assignment([*in_shardings, *out_shardings])
     mesh_info = devices = to_mesh = None
@@ -359,9 +370,14 @@ def _assemble(
         jaxpr=traced.jaxpr.jaxpr,
         before_partitioning=before_partitioning,
         source=source,
+        input_paths=input_paths,
+        output_paths=output_paths,
     )
     values = reader.values(walk(traced.jaxpr))
-    collectives = tuple(_collective(op, module, mesh_info, to_mesh, source) for op in hlo.collective_ops(module))
+    redirects = constraint_redirects(traced.jaxpr.jaxpr)
+    collectives = tuple(
+        _collective(op, module, mesh_info, to_mesh, source, redirects) for op in hlo.collective_ops(module)
+    )
     return Program(
         name=name,
         mesh=mesh_info,
@@ -385,7 +401,40 @@ def _assemble(
         hlo_module=module.name,
         totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
         origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
+        layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
     )
+
+
+def _compiled_shardings(compiled: Any, attribute: str, name: str) -> list[Any]:
+    """``compiled.input_shardings`` (or another sharding tree) as leaves, or a ShardingError naming the cause."""
+    try:
+        return jax.tree_util.tree_leaves(getattr(compiled, attribute))
+    except Exception as err:
+        raise ShardingError(
+            f"{name} compiled, but JAX could not say its {attribute.replace('_', ' ')}: {type(err).__name__}: {err}"
+        ) from err
+
+
+def _output_shardings(compiled: Any, traced: Any, name: str) -> list[Any]:
+    """One sharding per output leaf of the traced function.
+
+    A function that writes to a ``Ref`` argument (``w_ref[...] += ...``, as
+    the training cookbook's steps do) compiles to more results than it
+    returns: the refs' new values follow the outputs, and JAX's own
+    ``output_shardings`` then fails to fit them to the output tree. The
+    outputs' shardings are the leading ones of the executable's list.
+    """
+    try:
+        return jax.tree_util.tree_leaves(compiled.output_shardings)
+    except Exception as err:
+        flat = getattr(getattr(compiled, "_executable", None), "_out_shardings", None)
+        wanted = traced.out_tree.num_leaves if hasattr(traced, "out_tree") else None
+        if flat is None or wanted is None or len(flat) < wanted:
+            raise ShardingError(
+                f"{name} compiled, but JAX could not say its output shardings "
+                f"({type(err).__name__}: {err}), and shardviz found no other record of them"
+            ) from err
+        return list(flat[:wanted])
 
 
 def _program_mesh(shardings: Sequence[Any], leaves: Sequence[Any]) -> Mesh | None:
@@ -467,6 +516,48 @@ def _output_layouts(traced: Any, shardings: Sequence[Any]) -> tuple[tuple[Layout
     return tuple(layouts), tuple(paths)
 
 
+_KEY = re.compile(r"\[[^\]]*\]|\.[A-Za-z_]\w*")
+
+
+def layout_changes(
+    input_paths: Sequence[str], inputs: Sequence[Layout], output_paths: Sequence[str], outputs: Sequence[Layout]
+) -> tuple[LayoutChange, ...]:
+    """Outputs laid out unlike the input they stand for.
+
+    An output stands for the one input of its shape and dtype whose path
+    ends with the longest run of the same keys (``out[1]['w1']`` and
+    ``params['w1']``); a tie or no common key pairs it with nothing.
+    """
+    keyed = [(_KEY.findall(p), layout) for p, layout in zip(input_paths, inputs)]
+    out = []
+    for path, layout in zip(output_paths, outputs):
+        keys = _KEY.findall(path)
+        best, matches = 0, []
+        for (their_keys, theirs), their_path in zip(keyed, input_paths):
+            if theirs.shape != layout.shape or theirs.dtype != layout.dtype:
+                continue
+            common = _common_suffix(keys, their_keys)
+            if common > best:
+                best, matches = common, [(their_path, theirs)]
+            elif common == best and common:
+                matches.append((their_path, theirs))
+        if len(matches) != 1:
+            continue
+        their_path, theirs = matches[0]
+        if theirs.mesh is None or layout.mesh is None:
+            continue
+        if theirs.spec != layout.spec or theirs.memory_kind != layout.memory_kind:
+            out.append(LayoutChange(path, their_path, theirs.spec, layout.spec, theirs.memory_kind, layout.memory_kind))
+    return tuple(out)
+
+
+def _common_suffix(a: Sequence[str], b: Sequence[str]) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
+
+
 def _abstract(leaf: Any) -> Any:
     """A leaf as retrace keeps it: arrays as ShapeDtypeStructs (no buffer kept alive)."""
     if isinstance(leaf, jax.Array):
@@ -486,19 +577,35 @@ def _collective(
     mesh: MeshInfo | None,
     to_mesh: np.ndarray | None,
     source: SourceListing | None,
+    redirects: Redirects,
 ) -> Collective:
     axes: tuple[str, ...] | None = None
+    pieces: tuple[AxisPiece, ...] | None = None
     if mesh is not None and to_mesh is not None:
         if op.kind == "collective-permute":
             axes = _axes.pair_axes(op.pairs, mesh.axis_names, mesh.axis_sizes, to_mesh)
         else:
             axes = _axes.group_axes(op.groups, mesh.axis_names, mesh.axis_sizes, to_mesh)
-    group_size = max((len(g) for g in op.groups), default=1)
+            if axes is None:
+                found = _axes.group_pieces(op.groups, mesh.axis_names, mesh.axis_sizes, to_mesh)
+                pieces = None if found is None else tuple(AxisPiece(*p) for p in found)
+    group_size = _group_size(op)
     result_bytes = op.result.byte_size
     meta = op.inst.metadata
-    stack = tuple(SourceLocation(f.file, f.line, f.column, f.function) for f in module.frames(meta.stack_frame_id))
+    stack = _stack(module, op.inst)
     if not stack and meta.source_file and meta.source_line is not None:
         stack = (SourceLocation(meta.source_file, meta.source_line),)
+    mine = user_frame(stack)
+    note = ""
+    moved = redirects.get((mine.file, mine.line, _primitive_of(meta.op_name))) if mine is not None else None
+    if moved is not None and op.kind in RESHARDING_KINDS:
+        note = (
+            f"XLA's metadata names line {mine.line} (the {_primitive_of(meta.op_name)} whose result "  # type: ignore[union-attr]
+            f"with_sharding_constraint re-lays out); shown on the constraint's line {moved[0].line}"
+        )
+        stack = moved + stack
+        mine = moved[0]
+    parts = _parts(op, module, group_size, source, stack)
     return Collective(
         kind=op.kind,
         name=op.inst.name,
@@ -511,14 +618,92 @@ def _collective(
         operand_count=op.operand_count,
         count=op.count,
         count_exact=op.count_exact,
-        wire_bytes=wire_bytes(op.kind, result_bytes, group_size, op.pairs),
-        source=stack[0] if stack else None,
+        wire_bytes=sum(p.wire_bytes for p in parts)
+        if parts
+        else wire_bytes(op.kind, result_bytes, group_size, op.pairs),
+        source=mine,
         stack=stack,
         listing_line=source.line_of(stack) if source else None,
         op_name=meta.op_name or "",
         hlo=op.inst.text,
         channel_id=op.channel_id,
+        pieces=pieces,
+        parts=parts,
+        note=note,
     )
+
+
+def _group_size(op: hlo.CollectiveOp) -> int:
+    """Devices in one group (a collective-permute's: those its pairs connect; one where every device keeps its own)."""
+    if op.kind == "collective-permute" and all(s == t for s, t in op.pairs):
+        return 1
+    return max((len(g) for g in op.groups), default=1)
+
+
+def _stack(module: hlo.Module, inst: hlo.Instruction) -> tuple[SourceLocation, ...]:
+    frames = module.frames(inst.metadata.stack_frame_id)
+    return tuple(SourceLocation(f.file, f.line, f.column, f.function) for f in frames)
+
+
+def _primitive_of(op_name: str | None) -> str:
+    """``jit(f)/transpose(jvp())/dot_general`` -> ``dot_general``."""
+    return (op_name or "").rsplit("/", 1)[-1]
+
+
+def _parts(
+    op: hlo.CollectiveOp,
+    module: hlo.Module,
+    group_size: int,
+    source: SourceListing | None,
+    own_stack: tuple[SourceLocation, ...],
+) -> tuple[CollectivePart, ...]:
+    """Each operand of a combined collective with its bytes and the line that made it.
+
+    The operand's producer (followed through tuples, copies and bitcasts to
+    the first instruction with a stack) names the line; an operand with no
+    such producer keeps the collective's own stack. An all-to-all's operands
+    are pieces of one array, not merged collectives, so it is never split.
+    """
+    leaves = op.result.tuple_shapes if op.result.is_tuple else ()
+    if op.operand_count < 2 or op.kind == "all-to-all" or len(leaves) != op.operand_count:
+        return ()
+    computation = module.by_name.get(op.computation)
+    out = []
+    for operand, shape in zip(op.inst.operands, leaves):
+        stack = _producer_stack(module, computation, operand) or own_stack
+        mine = user_frame(stack)
+        size = shape.byte_size
+        out.append(
+            CollectivePart(
+                operand=operand,
+                result_bytes=size,
+                wire_bytes=wire_bytes(op.kind, size, group_size, op.pairs),
+                source=mine,
+                stack=stack,
+                listing_line=source.line_of(stack) if source else None,
+            )
+        )
+    return tuple(out)
+
+
+def _producer_stack(
+    module: hlo.Module, computation: hlo.Computation | None, name: str, limit: int = 32
+) -> tuple[SourceLocation, ...]:
+    if computation is None:
+        return ()
+    pending: list[str] = [name]
+    seen: set[str] = set()
+    while pending and len(seen) < limit:
+        current = pending.pop(0)
+        if current in seen or current not in computation.by_name:
+            continue
+        seen.add(current)
+        inst = computation.by_name[current]
+        stack = _stack(module, inst)
+        if stack:
+            return stack
+        pending.extend(inst.operands)
+    return ()
 
 
 def _memory(compiled: Any) -> MemoryStats | None:

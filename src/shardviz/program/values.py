@@ -25,8 +25,10 @@ from ..engine.describe import describe
 from ..engine.layout import Layout
 from . import axes as _axes
 from . import hlo
-from .jaxpr_walk import JaxprValue
+from .frames import user_frame
+from .jaxpr_walk import JaxprValue, reader_lines
 from .model import SourceListing, Value
+from .sources import bound_name, line_text
 from .xla_shardings import find_sharding, index_module
 
 Found = tuple[Layout | None, str, str]  # layout, where it came from, why not
@@ -48,6 +50,8 @@ class ValueReader:
         jaxpr: Any,
         before_partitioning: str | None,
         source: SourceListing | None,
+        input_paths: Sequence[str] = (),
+        output_paths: Sequence[str] = (),
     ) -> None:
         self.mode = mode
         self.mesh = mesh
@@ -60,6 +64,9 @@ class ValueReader:
         self.outvars = list(jaxpr.outvars)
         self.before_partitioning = before_partitioning
         self.source = source
+        self.input_paths = tuple(input_paths)
+        self.output_paths = tuple(output_paths)
+        self.jaxpr = jaxpr
         self._index: Any = None
         self._cache: dict[tuple[Any, ...], Layout] = {}
 
@@ -86,7 +93,36 @@ class ValueReader:
                 elif theirs.layout is None and mine.layout is not None:
                     out[j] = replace(theirs, layout=mine.layout, sharding_from=mine.sharding_from, note="")
                     changed = True
-        return tuple(out)
+        return tuple(replace(v, label=label) for v, label in zip(out, self._labels(walked, out)))
+
+    def _labels(self, walked: Sequence[JaxprValue], values: Sequence[Value]) -> list[str]:
+        """The user's names: inputs and outputs by their paths; the value a line hands
+        on to other lines (the last forward one read elsewhere) by the variable the line
+        binds (``h = relu(x @ w)``); the rest ``%`` and the jaxpr's name, which no mesh
+        axis name can be mistaken for."""
+        labels = [f"%{v.name}" for v in walked]
+        inputs = [i for i, v in enumerate(walked) if v.role == "input"]
+        for i, path in zip(inputs, self.input_paths):
+            labels[i] = path
+        readers = reader_lines(self.jaxpr)
+        handed_on: dict[tuple[Any, ...], int] = {}
+        for i, (w, v) in enumerate(zip(walked, values)):
+            if v.role == "input" or v.source is None or w.dead:
+                continue
+            if any(part.startswith("transpose") for part in w.name_stack):
+                continue  # a gradient computed on this line, not what the line binds
+            here = (v.source.file, v.source.line)
+            if v.role == "output" or readers.get(id(w.var), set()) - {here}:
+                handed_on[(*here, v.bodies)] = i
+        for (file, line, _), i in handed_on.items():
+            name = bound_name(line_text(file, line))
+            if name is not None:
+                labels[i] = name
+        for i, w in enumerate(walked):
+            k = _index_of(self.outvars, w.var) if w.role == "output" else None
+            if k is not None and k < len(self.output_paths):
+                labels[i] = self.output_paths[k]
+        return labels
 
     def value(self, v: JaxprValue) -> Value:
         aval = v.aval
@@ -114,7 +150,7 @@ class ValueReader:
             layout=layout,
             sharding_from=origin,
             note=note,
-            source=v.frames[0] if v.frames else None,
+            source=user_frame(v.frames),
             stack=v.frames,
             listing_line=self.source.line_of(v.frames) if self.source else None,
             bodies=v.bodies,
@@ -123,6 +159,8 @@ class ValueReader:
     # ----------------------------------------------------------------------
 
     def _layout(self, v: JaxprValue, shape: tuple[int, ...], dtype: str) -> Found:
+        if v.dead:
+            return None, "dead", "nothing reads it, so XLA leaves it out: it is never computed"
         if v.manual:
             return None, "manual", "inside shard_map: each device holds its own block (its type says which axes vary)"
         if self.single is not None:

@@ -1,0 +1,62 @@
+"""Lines of source as a user knows them: a notebook cell as ``In [3]``, a line with its text.
+
+IPython is never imported here (it is no dependency): when a kernel has it
+loaded, its compiler names the cells it ran, and ``linecache`` holds their
+text as it holds a module's.
+"""
+
+from __future__ import annotations
+
+import ast
+import linecache
+import os
+import sys
+from functools import cache
+
+
+def file_label(file: str) -> str:
+    """``In [3]`` for a file that is a notebook cell of this kernel, else the file's own name."""
+    shell = _ipython()
+    format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
+    if format_code_name is not None:
+        try:
+            named = format_code_name(file)
+        except Exception:  # an IPython whose cache we cannot read names the file plainly
+            named = None
+        if named:
+            return str(named[1]).replace("In[", "In [")
+    return os.path.basename(file)
+
+
+def _ipython() -> object | None:
+    module = sys.modules.get("IPython")
+    get_ipython = getattr(module, "get_ipython", None)
+    return get_ipython() if callable(get_ipython) else None
+
+
+def line_text(file: str, line: int) -> str:
+    """The line's text without its indentation ('' when Python cannot read it)."""
+    return linecache.getline(file, line).strip()
+
+
+@cache
+def bound_name(text: str) -> str | None:
+    """The variable a line of source binds, where it binds exactly one: ``h = relu(x @ w)`` -> ``h``.
+
+    ``x += 1`` and ``h: Array = f(x)`` count; tuple targets, attributes,
+    subscripts and lines that are not a whole statement give None.
+    """
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    if len(tree.body) != 1:
+        return None
+    statement = tree.body[0]
+    if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+        target: ast.expr = statement.targets[0]
+    elif isinstance(statement, (ast.AugAssign, ast.AnnAssign)):
+        target = statement.target
+    else:
+        return None
+    return target.id if isinstance(target, ast.Name) else None
