@@ -7,7 +7,7 @@ from typing import Any
 from ..text.ranges import format_bytes
 from .model import ProgramData
 from .payload import program_payload
-from .report import render_program
+from .report import plural, render_program
 
 
 class Program(ProgramData):
@@ -37,6 +37,7 @@ class Program(ProgramData):
             else "mesh " + " ".join(f"{n}={s}" for n, s in zip(self.mesh.axis_names, self.mesh.axis_sizes))
         )
         return (
-            f"Program({self.name}, {mesh}, {len(self.values)} values, {len(self.collectives)} collectives, "
+            f"Program({self.name}, {mesh}, {plural(len(self.values), 'value')}, "
+            f"{plural(len(self.collectives), 'collective')}, "
             f"{format_bytes(self.totals.wire_bytes)} sent per device per call)"
         )
