@@ -17,7 +17,9 @@ from ..engine.devices import memory_kinds
 from ..engine.grammar import format_spec
 from ..engine.payload import device_columns_payload, kinds_payload
 from ..engine.runs import encode_runs
-from .model import ROLES, Collective, ProgramData, Value
+from .frames import is_user_file
+from .model import ROLES, Collective, ProgramData, SourceLocation, Value
+from .sources import file_label, line_text
 from .wire import FORMULAS
 
 PROGRAM_PAYLOAD_VERSION = 1
@@ -47,9 +49,24 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
     notes = _Table()
     bodies = _Table()
     group_sets = _Table()
+    stacks = _Table()
+    texts: dict[tuple[int, int], str] = {}
 
     def file_index(file: str | None) -> int | None:
         return None if file is None else files(file)
+
+    def remember_text(file: str | None, line: int | None) -> None:
+        if file is not None and line is not None:
+            key = (files(file), line)
+            if key not in texts:
+                texts[key] = line_text(file, line)
+
+    def stack_index(stack: tuple[SourceLocation, ...]) -> int:
+        """The user's own frames of a call chain, innermost first: ``[file, line, function]`` each."""
+        chain = [f for f in stack if is_user_file(f.file)]
+        for f in chain:
+            remember_text(f.file, f.line)
+        return stacks([[files(f.file), f.line, f.function.rsplit(".", 1)[-1]] for f in chain]) if chain else -1
 
     def type_index(layout: Any, shape: tuple[int, ...], dtype: str, type_str: str) -> int:
         row: dict[str, Any]
@@ -83,7 +100,9 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
         return parent
 
     # Values, as columns; lines group them by the user's line.
-    columns: dict[str, list[Any]] = {k: [] for k in ("name", "role", "primitive", "type", "from", "note", "body")}
+    columns: dict[str, list[Any]] = {
+        k: [] for k in ("name", "label", "role", "primitive", "type", "from", "note", "body", "stack")
+    }
     columns["line"] = []
     columns["listing_line"] = []
     line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
@@ -92,6 +111,7 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
     def line_group(file: str | None, line: int | None, listing_line: int | None) -> tuple[int, dict[str, Any]]:
         key = (file_index(file), line)
         if key not in line_groups:
+            remember_text(file, line)
             line_numbers[key] = len(line_groups)
             line_groups[key] = {
                 "file": key[0],
@@ -99,12 +119,15 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
                 "listing_line": listing_line,
                 "values": [],
                 "collectives": [],
+                "parts": [],
                 "wire_bytes": 0,
             }
         return line_numbers[key], line_groups[key]
 
     for i, v in enumerate(program.values):
         columns["name"].append(v.name)
+        columns["label"].append(v.label or v.name)
+        columns["stack"].append(stack_index(v.stack))
         columns["role"].append(ROLES.index(v.role))
         columns["primitive"].append(-1 if v.primitive is None else primitives(v.primitive))
         columns["type"].append(type_index(v.layout, v.shape, v.dtype, v.type_str))
@@ -122,8 +145,19 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
     for i, c in enumerate(program.collectives):
         _, group = line_group(c.source.file if c.source else None, c.source.line if c.source else None, c.listing_line)
         group["collectives"].append(i)
-        group["wire_bytes"] += c.total_wire_bytes
-        collectives.append(_collective_row(c, file_index, group_sets))
+        row = _collective_row(c, file_index, group_sets)
+        row["stack"] = stack_index(c.stack)
+        if c.parts:
+            # A combined collective: each operand's bytes on the line that made the operand.
+            for k, part in enumerate(c.parts):
+                src = part.source
+                _, home = line_group(src.file if src else None, src.line if src else None, part.listing_line)
+                home["parts"].append([i, k])
+                home["wire_bytes"] += part.wire_bytes * c.count
+                row["parts"][k]["stack"] = stack_index(part.stack)
+        else:
+            group["wire_bytes"] += c.total_wire_bytes
+        collectives.append(row)
 
     mesh = program.mesh
     devices = program.devices
@@ -168,8 +202,21 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
                 "type": type_index(layout, layout.shape, layout.dtype, layout.type_str),
                 # what an input's spec editor starts from, in the array widget's grammar
                 "spec_text": format_spec(layout.spec),
+                # a real array was passed (not a ShapeDtypeStruct): its layout is where the data is
+                "real": layout.has_array,
             }
             for path, layout in zip(program.input_paths, program.inputs)
+        ],
+        "layout_changes": [
+            {
+                "output": c.output,
+                "input": c.input,
+                "before": [list(axes) for axes in c.before],
+                "after": [list(axes) for axes in c.after],
+                "before_memory_kind": c.before_memory_kind,
+                "after_memory_kind": c.after_memory_kind,
+            }
+            for c in program.layout_changes
         ],
         "outputs": [
             {"path": path, "type": type_index(layout, layout.shape, layout.dtype, layout.type_str)}
@@ -190,6 +237,10 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
         "flops": program.flops,
         "bytes_accessed": program.bytes_accessed,
         "files": files.rows,
+        # how a user knows each file: a notebook cell as In [3], a module by its name
+        "file_labels": [file_label(f) for f in files.rows],
+        "stacks": stacks.rows,
+        "line_texts": [[f, line, text] for (f, line), text in texts.items() if text],
         "types": types.rows,
         "primitives": primitives.rows,
         "origins": origins.rows,
@@ -230,4 +281,18 @@ def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[
         "hlo": text,
         "hlo_truncated": len(c.hlo) > HLO_TEXT_LIMIT,
         "channel_id": c.channel_id,
+        "axes_label": c.axes_label,
+        "note": c.note,
+        "parts": [
+            {
+                "operand": p.operand,
+                "result_bytes": p.result_bytes,
+                "wire_bytes": p.wire_bytes,
+                "total_wire_bytes": p.wire_bytes * c.count,
+                "file": file_index(p.source.file if p.source else None),
+                "line": p.source.line if p.source else None,
+                "listing_line": p.listing_line,
+            }
+            for p in c.parts
+        ],
     }
