@@ -92,6 +92,30 @@ def hostile(a):
     return a.sum(axis=1)
 
 
+def dp_loss(params, x):
+    h = jnp.tanh(x @ params["w1"])
+    return jnp.mean((h @ params["w2"]) ** 2)
+
+
+def dp_step(params, x):
+    # Data parallel: XLA combines the two gradients' all-reduces into one op of several operands.
+    loss, grads = jax.value_and_grad(dp_loss)(params, x)
+    return loss, jax.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+
+
+def split_sum(a):
+    # Splitting a y-sharded dimension: the collectives run over pieces of y (XLA's sub-axes).
+    return a.reshape(2, 4, 4).sum(axis=1)
+
+
+def make_relayout(mesh: Mesh) -> Callable[..., Any]:
+    def relayout(params):
+        new = params["w1"] * 2
+        return {"w1": jax.lax.with_sharding_constraint(new, NamedSharding(mesh, P(None, "y")))}
+
+    return relayout
+
+
 LAYERS, WIDTH, HIDDEN, BATCH = 24, 64, 128, 16
 
 
@@ -115,6 +139,7 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     order = [devices[i] for i in (5, 2, 7, 0, 3, 6, 1, 4)]
     permuted = Mesh(np.array(order).reshape(2, 4), ("x", "y"), axis_types=auto)
     bad = jax.make_mesh((2, 4), (HOSTILE_AXIS, SCRIPT_AXIS), devices=devices[:8], axis_types=auto)
+    data = Mesh(np.asarray(devices[:8]), ("data",), axis_types=(AxisType.Auto,))
     return {
         "mlp": (mlp, mlp_args),
         "scan_grad": (jax.value_and_grad(stack_loss), (params, put((BATCH, WIDTH), P("data", None), dm))),
@@ -131,6 +156,15 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
         "permuted": (mlp, tuple(put(a.shape, a.sharding.spec, permuted) for a in mlp_args)),
         "single_device": (on_one_device, (jax.device_put(jnp.ones((4, 8)), devices[3]),)),
         "hostile": (hostile, (put((8, 16), P(HOSTILE_AXIS, SCRIPT_AXIS), bad),)),
+        "train_step": (
+            dp_step,
+            (
+                {"w1": put((16, 32), P(), data), "w2": put((32, 8), P(), data)},
+                put((64, 16), P("data", None), data),
+            ),
+        ),
+        "sub_axes": (split_sum, (put((8, 4), P("y", None)),)),
+        "relayout": (make_relayout(mesh), ({"w1": put((8, 16), P())},)),
     }
 
 
@@ -158,13 +192,23 @@ def _iota_groups(text: str) -> list[list[int]]:
 def _mesh_groups(text: str) -> list[list[int]]:
     """``mesh['a'=2,'b'=4] {'b'}``: partitions numbered row-major over the mesh, one group per
     coordinate of the axes left out, varying the listed axes (in the listed order)."""
-    m = re.fullmatch(r"mesh\[(.*)\] \{(.*)\}", text)
+    m = re.fullmatch(r"mesh\[(.*?)\](?:, device_ids=\((.*)\))? \{(.*)\}", text)
     if m is None:
         raise ValueError(f"not a mesh group list: {text}")
     axes = re.findall(r"'((?:[^'\\]|\\.)*)'=(\d+)", m[1])
     names = [name for name, _ in axes]
-    grouped = [names.index(name) for name in re.findall(r"'((?:[^'\\]|\\.)*)'", m[2])]
-    ids = np.arange(int(np.prod([int(size) for _, size in axes]))).reshape([int(size) for _, size in axes])
+    grouped = [names.index(name) for name in re.findall(r"'((?:[^'\\]|\\.)*)'", m[3])]
+    sizes = [int(size) for _, size in axes]
+    order = np.arange(int(np.prod(sizes)))
+    if m[2]:  # the mesh's devices in another order: [dims]T(perm) over an iota, or a list
+        iota = re.fullmatch(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", m[2])
+        if iota is None:
+            order = np.asarray([int(n) for n in re.findall(r"\d+", m[2])])
+        else:
+            dims = [int(n) for n in iota[1].split(",")]
+            perm = [int(n) for n in iota[2].split(",")] if iota[2] else list(range(len(dims)))
+            order = order.reshape(dims).transpose(perm).reshape(-1)
+    ids = order.reshape(sizes)
     kept = [a for a in range(len(names)) if a not in grouped]
     size = int(np.prod([ids.shape[a] for a in grouped]))
     return ids.transpose(kept + grouped).reshape(-1, size).tolist()
@@ -191,7 +235,7 @@ def hlo_collectives(compiled: Any) -> list[dict[str, Any]]:
             pairs = _list_groups(pm[1]) if pm else None
         else:
             gm = re.search(
-                r"replica_groups=(\{(?:\{[\d,]*\},?)*\}|\[[\d,]+\]<=\[[\d,]+\](?:T\([\d,]+\))?|mesh\[.*?\] \{[^}]*\})",
+                r"replica_groups=(\{(?:\{[\d,]*\},?)*\}|\[[\d,]+\]<=\[[\d,]+\](?:T\([\d,]+\))?|mesh\[.*?\](?:, device_ids=\(.*?\))? \{[^}]*\})",
                 rest,
             )
             if gm:

@@ -141,8 +141,12 @@ export class CollectiveTable {
     const rows = collectiveOrder(program, this.order).map((i) => {
       const c = collectives[i];
       const axes = h("td", {}, []);
-      if (c.axes === null)
-        axes.append(h("span", { class: "sv-muted", title: "the groups are no set of whole mesh axes" }, ["?"]));
+      if (c.axes === null && c.axes_label && c.axes_label !== "?") {
+        axes.append(
+          h("span", { title: "pieces of mesh axes: size devices a stride apart along the axis" }, [c.axes_label]),
+        );
+      } else if (c.axes === null)
+        axes.append(h("span", { class: "sv-muted", title: "the groups are no mesh axes or pieces of them" }, ["?"]));
       else if (c.axes.length === 0) axes.append(h("span", { class: "sv-muted" }, ["none"]));
       else {
         c.axes.forEach((a, j) => {
@@ -169,7 +173,9 @@ export class CollectiveTable {
           h("td", { class: "sv-num" }, [runsText(c)]),
           h("td", { class: "sv-num sv-strong" }, [formatBytes(c.total_wire_bytes)]),
           h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
-            collectiveLine(program.payload, c) || "\u2014",
+            (c.parts?.length ?? 0) > 0
+              ? `${c.parts?.length} operands, ${new Set(c.parts?.map((p) => `${p.file}:${p.line}`)).size} lines`
+              : collectiveLine(program.payload, c) || "\u2014",
           ]),
         ],
       );

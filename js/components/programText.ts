@@ -4,9 +4,12 @@ import type { Program, ProgramCollective, ProgramPayload } from "../payload/prog
 import { lineLabel } from "../payload/program";
 import { formatBytes } from "../util/ranges";
 
-/** `over y`, `over x, y`, `within each device`, or `over groups that are no set of whole mesh axes`. */
+/** `over y`, `over x, y`, `over y[sub 2 of 4]` (a piece of an axis), `within each device`, or why none. */
 export function axesText(c: ProgramCollective): string {
-  if (c.axes === null) return "over groups that are no set of whole mesh axes";
+  if (c.axes === null) {
+    if (c.axes_label && c.axes_label !== "?") return `over ${c.axes_label.split(",").join(", ")}`;
+    return "over device groups no mesh axis or piece of one makes";
+  }
   if (c.axes.length === 0) return "within each device (groups of one)";
   return `over ${c.axes.join(", ")}`;
 }
@@ -16,10 +19,12 @@ export function runsText(c: ProgramCollective): string {
   return `${c.count_exact ? "" : "\u2265"}\u00d7${c.count}`;
 }
 
-/** `3.0 KiB ×24 = 72 KiB`, or `1.5 KiB` for a collective that runs once. */
-export function bytesText(c: ProgramCollective): string {
-  if (c.count === 1 && c.count_exact) return formatBytes(c.wire_bytes);
-  return `${formatBytes(c.wire_bytes)} ${runsText(c)} = ${formatBytes(c.total_wire_bytes)}`;
+/** `3.0 KiB ×24 = 72 KiB`, or `1.5 KiB` for a collective that runs once; `part` picks one operand's bytes. */
+export function bytesText(c: ProgramCollective, part?: number): string {
+  const operand = part === undefined ? undefined : c.parts?.[part];
+  const each = operand ? operand.wire_bytes : c.wire_bytes;
+  if (c.count === 1 && c.count_exact) return formatBytes(each);
+  return `${formatBytes(each)} ${runsText(c)} = ${formatBytes(each * c.count)}`;
 }
 
 /** The collective's source line, `file.py:12`, or "" when XLA kept none. */
@@ -34,6 +39,7 @@ const ORIGINS: Record<string, string> = {
   xla: "XLA's partitioner, before SPMD partitioning",
   "single device": "the program's one device",
   manual: "none: inside shard_map each device holds its own block",
+  dead: "none: nothing reads it, so XLA never computes it",
   unknown: "unknown",
 };
 

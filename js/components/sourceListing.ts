@@ -7,8 +7,8 @@
  * Selecting a chip reports it; the view decides what selection shows.
  */
 
-import type { Program } from "../payload/program";
-import { lineLabel } from "../payload/program";
+import type { Program, ProgramPayload } from "../payload/program";
+import { lineLabel, lineText, plural, stackFrames, valueLabel } from "../payload/program";
 import { foldLabel, type ListingPlan, type SourceGroup } from "../payload/programListing";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
@@ -177,16 +177,25 @@ export class SourceListing {
         const where = lineLabel(payload, entry.file, entry.line);
         const inputs =
           group.values.length > 0 && group.values.every((i) => payload.roles[payload.values.role[i]] === "input");
-        const label = where ? `via ${where}` : inputs ? "the inputs" : "no source line (JAX recorded none)";
-        block.append(h("div", { class: "sv-src-from sv-muted" }, [label]));
+        if (where) {
+          block.append(sourceLine(payload, entry.file, entry.line, "via"));
+          for (const frame of callers(payload, group, entry.file, entry.line)) {
+            block.append(sourceLine(payload, frame[0], frame[1], "called from"));
+          }
+        } else {
+          const label = inputs ? "the inputs" : "no line of yours (JAX recorded none, or only a library's)";
+          block.append(h("div", { class: "sv-src-from sv-muted" }, [label]));
+        }
       }
-      if (group.collectives.length > 0) {
+      const parts = group.parts ?? [];
+      if (group.collectives.length + parts.length > 0) {
         block.append(
-          h(
-            "div",
-            { class: "sv-chip-row" },
-            group.collectives.map((c) => collectiveChip(program, c)),
-          ),
+          h("div", { class: "sv-chip-row" }, [
+            ...group.collectives
+              .filter((c) => !(payload.collectives[c].parts?.length ?? 0))
+              .map((c) => collectiveChip(program, c)),
+            ...parts.map(([c, k]) => collectiveChip(program, c, k)),
+          ]),
         );
       }
       if (group.values.length > 0) block.append(this.valueChips(group.values));
@@ -248,9 +257,44 @@ export class SourceListing {
 
 function lineSummary(values: number, collectives: number, bytes: number): string {
   const parts = [];
-  if (values > 0) parts.push(`${values} value${values === 1 ? "" : "s"}`);
-  if (collectives > 0) parts.push(`${collectives} collective${collectives === 1 ? "" : "s"}, ${formatBytes(bytes)}`);
+  if (values > 0) parts.push(plural(values, "value"));
+  if (collectives > 0) parts.push(`${plural(collectives, "collective")}, ${formatBytes(bytes)}`);
   return parts.join(" \u00b7 ");
+}
+
+/** `via In [3]:5  h = relu(x @ w)`: a line of the user's, named as they know it, with its text. */
+function sourceLine(payload: ProgramPayload, file: number | null, line: number | null, how: string): HTMLElement {
+  const text = lineText(payload, file, line);
+  return h("div", { class: "sv-src-from sv-muted", "data-role": "chain-line" }, [
+    `${how} ${lineLabel(payload, file, line)}`,
+    text ? h("code", { class: "sv-src-text" }, [text]) : null,
+  ]);
+}
+
+/** The lines that called the group's line, outermost last, from the first value or collective's chain. */
+function callers(payload: ProgramPayload, group: SourceGroup, file: number | null, line: number | null) {
+  const first = group.values[0];
+  let stack: number | undefined;
+  if (first !== undefined) stack = payload.values.stack?.[first];
+  else if (group.collectives[0] !== undefined) stack = payload.collectives[group.collectives[0]].stack;
+  else if (group.parts?.[0]) {
+    const [c, k] = group.parts[0];
+    stack = payload.collectives[c].parts?.[k]?.stack;
+  }
+  const frames = stackFrames(payload, stack);
+  const at = frames.findIndex(([f, l]) => f === file && l === line);
+  return at < 0
+    ? []
+    : frames
+        .slice(at + 1)
+        .filter(
+          ([f, l]) =>
+            !(
+              f === payload.source?.file &&
+              l >= (payload.source?.first_line ?? 0) &&
+              l < (payload.source?.first_line ?? 0) + (payload.source?.lines.length ?? 0)
+            ),
+        );
 }
 
 /** A value as a chip: name, what made it, its type (axes coloured) and, where the type hides it, its spec. */
@@ -267,17 +311,21 @@ export function valueChip(program: Program, i: number): HTMLElement {
       "data-role": "value",
       "data-value": i,
       "aria-pressed": "false",
-      title: `${values.name[i]}: sharding from ${originText(program, i)}`,
+      title: `${valueLabel(program.payload, i)} (${values.name[i]} in the jaxpr): sharding from ${originText(program, i)}`,
     },
-    [h("span", { class: "sv-value-name" }, [values.name[i]]), h("span", { class: "sv-prim sv-muted" }, [made])],
+    [
+      h("span", { class: "sv-value-name" }, [valueLabel(program.payload, i)]),
+      h("span", { class: "sv-prim sv-muted" }, [made]),
+    ],
   );
   chip.append(renderAxisText(row.type_str, names));
   if (row.spec === null) {
-    chip.append(
-      h("span", { class: "sv-unknown sv-muted" }, [
-        program.payload.origins[values.from[i]] === "manual" ? "per device" : "sharding unknown",
-      ]),
-    );
+    const origin = program.payload.origins[values.from[i]];
+    const unknown = h("span", { class: "sv-unknown sv-muted" }, [
+      origin === "manual" ? "per device" : origin === "dead" ? "unused" : "layout not known",
+    ]);
+    unknown.title = unknownText(program.payload.notes[values.note[i]] ?? "");
+    chip.append(unknown);
   } else if (typeHidesAxes(program)) {
     chip.append(renderSpec(row.spec, names));
   }
@@ -289,10 +337,24 @@ export function typeHidesAxes(program: Program): boolean {
   return program.payload.mesh?.types.some((t) => t !== "Explicit") ?? false;
 }
 
-/** A collective as a chip: kind, axes, bytes per device per call. */
-export function collectiveChip(program: Program, c: number): HTMLElement {
+/** Why a value's layout is not known, in a user's words (Python's note says the details). */
+export function unknownText(note: string): string {
+  const why = note ? ` (${note})` : "";
+  return `shardviz could not tell how this value is laid out over the devices${why}; it shows nothing rather than guess`;
+}
+
+/**
+ * A collective as a chip: kind, axes, bytes per device per call. With `part`, one operand of a
+ * combined collective: its own bytes, and which collective it travels in.
+ */
+export function collectiveChip(program: Program, c: number, part?: number): HTMLElement {
   const collective = program.payload.collectives[c];
-  return h(
+  const operands = collective.parts?.length ?? 0;
+  const together =
+    part === undefined
+      ? null
+      : h("span", { class: "sv-muted", "data-role": "combined" }, [`${part + 1} of ${operands} in ${collective.name}`]);
+  const chip = h(
     "button",
     {
       type: "button",
@@ -301,12 +363,18 @@ export function collectiveChip(program: Program, c: number): HTMLElement {
       "data-collective": c,
       "data-kind": collective.kind,
       "aria-pressed": "false",
-      title: collective.op_name,
+      title:
+        part === undefined
+          ? collective.op_name
+          : `one of ${operands} operands XLA combined into ${collective.name}: they travel together`,
     },
     [
       h("span", { class: "sv-coll-kind" }, [collective.kind]),
       h("span", {}, [axesText(collective)]),
-      h("span", { class: "sv-coll-bytes" }, [bytesText(collective)]),
+      h("span", { class: "sv-coll-bytes" }, [bytesText(collective, part)]),
+      together,
     ],
   );
+  if (part !== undefined) chip.setAttribute("data-part", String(part));
+  return chip;
 }

@@ -106,12 +106,20 @@ describe("decoding a program payload", () => {
       const groups = [...plan.rows.flatMap((r) => r.groups), ...plan.elsewhere];
       const values = groups.flatMap((g) => [...g.values, ...g.folds.flatMap((f) => f.values)]).sort((a, b) => a - b);
       expect(values).toEqual(program.payload.values.name.map((_, i) => i));
-      const collectives = groups.flatMap((g) => g.collectives).sort((a, b) => a - b);
-      expect(collectives).toEqual(program.payload.collectives.map((_, i) => i));
-      // Bytes per listing row add up to the collectives under it.
+      // A collective is listed once on its line, or, combined, each operand once on the operand's line.
+      const { collectives: all } = program.payload;
+      const whole = groups.flatMap((g) => g.collectives).sort((a, b) => a - b);
+      expect(whole).toEqual(all.flatMap((c, i) => ((c.parts?.length ?? 0) > 0 ? [] : [i])));
+      const parts = groups.flatMap((g) => g.parts.map(([c, k]) => `${c}.${k}`)).sort();
+      expect(parts).toEqual(all.flatMap((c, i) => (c.parts ?? []).map((_, k) => `${i}.${k}`)).sort());
+      // Bytes per listing row add up to the collectives and operands under it.
       for (const row of plan.rows) {
-        const under = row.groups.flatMap((g) => g.collectives);
-        expect(row.wireBytes).toBe(under.reduce((sum, c) => sum + program.payload.collectives[c].total_wire_bytes, 0));
+        const bytes =
+          row.groups.flatMap((g) => g.collectives).reduce((sum, c) => sum + all[c].total_wire_bytes, 0) +
+          row.groups
+            .flatMap((g) => g.parts)
+            .reduce((sum, [c, k]) => sum + (all[c].parts?.[k]?.total_wire_bytes ?? 0), 0);
+        expect(row.wireBytes).toBe(bytes);
       }
     }
   });

@@ -35,6 +35,10 @@ export interface ProgramValues {
   body: number[];
   line: number[];
   listing_line: (number | null)[];
+  /** The user's name for each value: `params['w1']`, the variable its line binds, else `%` and the jaxpr's name. */
+  label?: string[];
+  /** Each value's call chain, an index into `stacks` (-1: none recorded). */
+  stack?: number[];
 }
 
 export interface ProgramLine {
@@ -43,7 +47,21 @@ export interface ProgramLine {
   listing_line: number | null;
   values: number[];
   collectives: number[];
+  /** Operands of combined collectives that this line made: `[collective, operand]`. */
+  parts?: [number, number][];
   wire_bytes: number;
+}
+
+/** One operand of a combined collective, with its own bytes and line. */
+export interface ProgramCollectivePart {
+  operand: string;
+  result_bytes: number;
+  wire_bytes: number;
+  total_wire_bytes: number;
+  file: number | null;
+  line: number | null;
+  listing_line: number | null;
+  stack?: number;
 }
 
 export interface ProgramBody {
@@ -73,6 +91,23 @@ export interface ProgramCollective {
   hlo: string;
   hlo_truncated: boolean;
   channel_id: number | null;
+  /** `data`, `x,y`, `y[sub 2 of 4]`, `-` or `?`. */
+  axes_label?: string;
+  /** Why the line differs from the one XLA's metadata names ("" when it does not). */
+  note?: string;
+  /** A combined collective's operands (empty otherwise). */
+  parts?: ProgramCollectivePart[];
+  stack?: number;
+}
+
+/** An output laid out unlike the input it stands for. */
+export interface LayoutChange {
+  output: string;
+  input: string;
+  before: string[][];
+  after: string[][];
+  before_memory_kind: string | null;
+  after_memory_kind: string | null;
 }
 
 export interface GroupSet {
@@ -122,7 +157,9 @@ export interface ProgramPayload {
   memory_kinds: string[];
   assignment: Run[] | null;
   source: ProgramSource | null;
-  inputs: { path: string; type: number; spec_text: string }[];
+  /** `real`: a real array was passed (not a ShapeDtypeStruct). */
+  inputs: { path: string; type: number; spec_text: string; real?: boolean }[];
+  layout_changes?: LayoutChange[];
   outputs: { path: string; type: number }[];
   values: ProgramValues;
   lines: ProgramLine[];
@@ -134,6 +171,12 @@ export interface ProgramPayload {
   flops: number | null;
   bytes_accessed: number | null;
   files: string[];
+  /** How the user knows each file: `In [3]` for a notebook cell, else its name. */
+  file_labels?: string[];
+  /** Call chains: the user's own frames, innermost first, `[file, line, function]`. */
+  stacks?: [number, number, string][][];
+  /** The text of every line on a chain or with something on it: `[file, line, text]`. */
+  line_texts?: [number, number, string][];
   types: ProgramType[];
   primitives: string[];
   origins: string[];
@@ -298,12 +341,37 @@ export function decodeGroups(
   return { groups, groupOf, pairs };
 }
 
-/** `file.py:12`, with the file's last path part only; "" for no line. */
+/** `file.py:12` (the file's last path part) or `In [3]:12` for a notebook cell; "" for no line. */
 export function lineLabel(payload: ProgramPayload, file: number | null, line: number | null): string {
   if (file === null || line === null) return "";
+  const named = payload.file_labels?.[file];
+  if (named) return `${named}:${line}`;
   const path = payload.files[file] ?? "";
   const base = path.split(/[\\/]/).pop() ?? path;
   return `${base}:${line}`;
+}
+
+/** The source text of a line ("" when Python could not read it). */
+export function lineText(payload: ProgramPayload, file: number | null, line: number | null): string {
+  if (file === null || line === null || !payload.line_texts) return "";
+  const found = payload.line_texts.find(([f, l]) => f === file && l === line);
+  return found ? found[2] : "";
+}
+
+/** A call chain (innermost first) of the payload's `stacks`, or none. */
+export function stackFrames(payload: ProgramPayload, stack: number | undefined): [number, number, string][] {
+  if (stack === undefined || stack < 0 || !payload.stacks) return [];
+  return payload.stacks[stack] ?? [];
+}
+
+/** The user's name for value i (the jaxpr's name in payloads from before labels). */
+export function valueLabel(payload: ProgramPayload, i: number): string {
+  return payload.values.label?.[i] ?? payload.values.name[i];
+}
+
+/** `1 collective`, `3 collectives`. */
+export function plural(count: number, word: string, many = `${word}s`): string {
+  return `${count} ${count === 1 ? word : many}`;
 }
 
 /** Partition spec text as JAX prints it, names unquoted: `P(x, (y, z))`, `P()` when replicated. */

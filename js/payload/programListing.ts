@@ -19,6 +19,8 @@ export interface SourceGroup {
   /** Values made inside bodies, one fold per innermost body, in the order first met. */
   folds: { body: number; values: number[] }[];
   collectives: number[];
+  /** Operands of combined collectives made on this line, `[collective, operand]`: each on its own line. */
+  parts: [number, number][];
 }
 
 export interface ListingRow {
@@ -58,7 +60,7 @@ export function listingPlan(program: Program): ListingPlan {
   const groupIn = (row: ListingRow | null, line: number): SourceGroup => {
     let group = row ? row.groups.find((g) => g.line === line) : elsewhere.get(line);
     if (!group) {
-      group = { line, values: [], folds: [], collectives: [] };
+      group = { line, values: [], folds: [], collectives: [], parts: [] };
       if (row) row.groups.push(group);
       else elsewhere.set(line, group);
     }
@@ -86,6 +88,22 @@ export function listingPlan(program: Program): ListingPlan {
     for (const c of entry.collectives) lineOfCollective.set(c, l);
   });
   payload.collectives.forEach((c, i) => {
+    const operands = c.parts ?? [];
+    if (operands.length > 0) {
+      // A combined collective: each operand's bytes under the line that made the operand.
+      payload.lines.forEach((entry, l) => {
+        for (const [owner, k] of entry.parts ?? []) {
+          if (owner !== i) continue;
+          const row = rowOf(operands[k].listing_line);
+          groupIn(row, l).parts.push([i, k]);
+          if (row) {
+            row.collectiveCount++;
+            row.wireBytes += operands[k].total_wire_bytes;
+          }
+        }
+      });
+      return;
+    }
     const row = rowOf(program.collectiveListingLine[i]);
     groupIn(row, lineOfCollective.get(i) ?? 0).collectives.push(i);
     if (row) {

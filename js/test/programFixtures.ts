@@ -22,6 +22,9 @@ export const PROGRAM_NAMES = [
   "permuted",
   "single_device",
   "hostile",
+  "train_step",
+  "sub_axes",
+  "relayout",
 ] as const;
 
 export type ProgramName = (typeof PROGRAM_NAMES)[number];

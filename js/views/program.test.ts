@@ -93,13 +93,18 @@ describe("the program view", () => {
     const scanLine = all(el, '[data-role="source-line"]').find((l) => l.textContent?.includes("lax.scan("));
     if (!scanLine) throw new Error("no scan line");
     // The loop's collectives, with kind, axes and bytes x 24.
+    // A combined collective shows one chip per operand, each with the operand's own bytes.
     const chips = all(scanLine, '[data-role="line-collective"]');
     const loop = payload.collectives.filter((c) => c.count === 24);
-    expect(chips.map((c) => c.getAttribute("data-kind")).sort()).toEqual(loop.map((c) => c.kind).sort());
+    const expected = loop.flatMap((c) => ((c.parts?.length ?? 0) > 0 ? (c.parts ?? []).map(() => c.kind) : [c.kind]));
+    expect(chips.map((c) => c.getAttribute("data-kind")).sort()).toEqual(expected.sort());
     for (const chip of chips) {
       const c = payload.collectives[Number(chip.getAttribute("data-collective"))];
+      const part = chip.getAttribute("data-part");
+      const each = part === null ? c.wire_bytes : (c.parts?.[Number(part)]?.wire_bytes ?? -1);
       expect(chip.textContent).toContain(`over ${c.axes?.join(", ")}`);
-      expect(chip.textContent).toContain(`${formatBytes(c.wire_bytes)} \u00d724 = ${formatBytes(c.total_wire_bytes)}`);
+      expect(chip.textContent).toContain(`${formatBytes(each)} \u00d724 = ${formatBytes(each * 24)}`);
+      if (part !== null) expect(chip.textContent).toContain(`in ${c.name}`);
     }
     // The scan body is folded: its values are drawn only when the fold opens.
     const fold = query<HTMLDetailsElement>(scanLine, '[data-role="fold"]');
@@ -113,6 +118,79 @@ describe("the program view", () => {
     // Auto axes: the type leaves the axes out, so the spec XLA chose is shown beside it, axes coloured.
     const chip = query(el, '[data-role="value"]');
     expect(chip.querySelector(".sv-spec-text")).not.toBeNull();
+  });
+
+  it("puts each operand of a combined collective on the line that made it, with the line's text and its callers", () => {
+    const payload = loadProgram("train_step");
+    const { el } = show("train_step");
+    const combined = payload.collectives.findIndex((c) => (c.parts?.length ?? 0) > 1);
+    expect(combined).toBeGreaterThanOrEqual(0);
+    const parts = payload.collectives[combined].parts ?? [];
+    const chips = all(el, `[data-role="line-collective"][data-collective="${combined}"]`);
+    expect(chips.map((c) => Number(c.getAttribute("data-part"))).sort()).toEqual(parts.map((_, k) => k));
+    for (const chip of chips) {
+      const part = parts[Number(chip.getAttribute("data-part"))];
+      expect(chip.textContent).toContain(formatBytes(part.wire_bytes));
+      expect(chip.textContent).toContain(`of ${parts.length} in ${payload.collectives[combined].name}`);
+      // The operand's own line (inside dp_loss, called from dp_step) is named with its text, and its caller's.
+      const block = chip.closest("[data-source-line]") as HTMLElement;
+      const chain = all(block, '[data-role="chain-line"]').map((l) => l.textContent ?? "");
+      const files = payload.file_labels ?? [];
+      expect(chain[0]).toContain(`via ${files[part.file ?? -1]}:${part.line}`);
+      expect(chain[0]).toMatch(/h = jnp\.tanh|jnp\.mean|return/);
+    }
+    // Selected, the collective lists its operands and says they travel together.
+    chips[0].click();
+    const listed = all(el, '[data-role="collective-part"]');
+    expect(listed).toHaveLength(parts.length);
+    expect(query(el, '[data-role="collective-parts"]').textContent).toContain("they travel together");
+    // The table keeps one row for the one collective.
+    expect(rows(el).filter((r) => r.getAttribute("data-collective") === String(combined))).toHaveLength(1);
+  });
+
+  it("names values by the user's names, and real inputs as the arrays they are", () => {
+    const payload = loadProgram("train_step");
+    const { el } = show("train_step");
+    expect(payload.values.label?.slice(0, 3)).toEqual(["params['w1']", "params['w2']", "x"]);
+    const h = payload.values.label?.indexOf("h") ?? -1;
+    expect(h).toBeGreaterThanOrEqual(0);
+    expect(query(el, `[data-role="value"][data-value="${h}"] .sv-value-name`).textContent).toBe("h");
+    // A real input is laid out as passed, not labelled a what-if.
+    expect(payload.inputs[0].real).toBe(true);
+    query(el, '[data-role="input-name"][data-index="0"]').click();
+    const selection = query(el, '[data-role="selection"]');
+    expect(selection.textContent).toContain("a real array, laid out as it was passed");
+    expect(selection.querySelector('[data-role="what-if"]')).toBeNull();
+  });
+
+  it("names sub-axis groups instead of a question mark", () => {
+    const payload = loadProgram("sub_axes");
+    const { el } = show("sub_axes");
+    expect(payload.collectives.length).toBeGreaterThan(0);
+    for (const [i, c] of payload.collectives.entries()) {
+      expect(c.axes).toBeNull();
+      const row = rows(el).find((r) => r.getAttribute("data-collective") === String(i)) as HTMLElement;
+      expect(row.textContent).toContain(c.axes_label ?? "missing");
+      expect(row.textContent).toContain("y[sub 2 of 4");
+    }
+  });
+
+  it("flags an output laid out unlike the input it stands for", () => {
+    const { el } = show("relayout");
+    const flag = query(el, '[data-role="layout-changes"]');
+    expect(flag.textContent).toBe("1 output laid out unlike its input");
+    expect(flag.title).toContain("out['w1'] comes back P(None, y) but params['w1'] went in P()");
+  });
+
+  it("counts in words that agree with the number: 1 value, 1 collective", () => {
+    for (const name of PROGRAM_NAMES) {
+      const { el, cleanup } = renderProgram(loadProgram(name));
+      const summary = query(el, '[data-role="program-summary"]').textContent ?? "";
+      expect(summary).not.toMatch(/\b1 (values|collectives)\b/);
+      const n = loadProgram(name).collectives.length;
+      expect(summary).toContain(`${n} collective${n === 1 ? "" : "s"}`);
+      cleanup();
+    }
   });
 
   it("colours a value's @axis types like the array widget's axes (Explicit axes)", () => {

@@ -21,7 +21,17 @@ import type { MeshContext } from "../engine/place";
 import { deviceGrid } from "../engine/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
-import { decodeProgram, isProgramPayload, lineLabel, type Program } from "../payload/program";
+import {
+  decodeProgram,
+  isProgramPayload,
+  lineLabel,
+  lineText,
+  type Program,
+  plural,
+  specText,
+  stackFrames,
+  valueLabel,
+} from "../payload/program";
 import { foldLabel, listingPlan } from "../payload/programListing";
 import { EDIT_ANSWERED } from "../traits/edits";
 import type { ProgramHost } from "../traits/program";
@@ -271,6 +281,8 @@ export class ProgramView {
     let t: number;
     let reason = "";
     let title: string;
+    let chain: [number, number, string][] = [];
+    let real = false;
     const facts: (string | HTMLElement)[] = [];
     if (selection.kind === "value") {
       const i = selection.index;
@@ -278,19 +290,30 @@ export class ProgramView {
       t = values.type[i];
       reason = payload.notes[values.note[i]] ?? "";
       const made = values.primitive[i] >= 0 ? payload.primitives[values.primitive[i]] : payload.roles[values.role[i]];
-      title = `Value ${values.name[i]} (${made})`;
+      const label = valueLabel(payload, i);
+      title = `Value ${label} (${made}${label === values.name[i] ? "" : `, ${values.name[i]} in the jaxpr`})`;
       const entry = payload.lines[values.line[i]];
       const where = lineLabel(payload, entry.file, entry.line);
-      facts.push(where ? `made on ${where}` : "no source line");
+      facts.push(where ? `made on ${where}` : "no line of yours");
+      chain = stackFrames(payload, values.stack?.[i]);
       if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
       facts.push(`sharding from ${originText(program, i)}`);
     } else {
       const entry = selection.kind === "input" ? payload.inputs[selection.index] : payload.outputs[selection.index];
       t = entry.type;
       title = `${selection.kind === "input" ? "Input" : "Output"} ${entry.path}`;
+      real = selection.kind === "input" && (payload.inputs[selection.index].real ?? false);
       facts.push(
-        selection.kind === "input" ? "sharding from the argument" : "sharding of the compiled program's output",
+        selection.kind === "input"
+          ? real
+            ? "a real array, laid out as it was passed"
+            : "a ShapeDtypeStruct: its sharding as passed, no data"
+          : "sharding of the compiled program's output",
       );
+      const change = (payload.layout_changes ?? []).find((c) =>
+        selection.kind === "input" ? c.input === entry.path : c.output === entry.path,
+      );
+      if (change) facts.push(layoutChangeText(change));
     }
     this.selectionTitle.textContent = title;
     const layout = this.layoutOf(t, reason);
@@ -301,10 +324,11 @@ export class ProgramView {
       message.push(h("p", { class: "sv-selection-type" }, [renderAxisText(row.type_str, payload.mesh?.names ?? [])]));
     }
     message.push(h("p", { class: "sv-muted sv-selection-facts" }, [facts.join("; ")]));
+    if (chain.length > 0) message.push(renderChain(program, chain));
     if (layout.status === "unknown") {
       message.push(
         h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
-          `Its sharding is not known: ${layout.reason}. shardviz shows no layout rather than guess one.`,
+          `shardviz could not tell how this value is laid out over the devices: ${layout.reason}. It shows no layout rather than guess one.`,
         ]),
       );
     } else if (layout.status === "no-mesh") {
@@ -322,7 +346,9 @@ export class ProgramView {
     }
     replaceChildren(this.selectionMessage, message);
     this.showGroups(null);
-    this.showLayout(layout.status === "local" ? layout.payload : null);
+    // A real input is no what-if: its picture says so (a copy: layouts are shared between values).
+    const shown = layout.status === "local" ? (real ? { ...layout.payload, has_array: true } : layout.payload) : null;
+    this.showLayout(shown);
   }
 
   private showCollective(program: Program, c: number): void {
@@ -344,10 +370,35 @@ export class ProgramView {
       `${formatBytes(collective.result_bytes)}${collective.operand_count > 1 ? ` (${collective.operand_count} operands)` : ""}`,
     );
     add("estimate", payload.wire_formulas[collective.kind] ?? "");
-    add("line", collectiveLine(payload, collective) || "not recorded");
+    add("line", collectiveLine(payload, collective) || "no line of yours");
+    if (collective.note) add("why this line", collective.note);
     if (collective.op_name) add("op", collective.op_name);
+    const operands = collective.parts ?? [];
+    const parts =
+      operands.length > 0
+        ? h("div", { class: "sv-coll-parts", "data-role": "collective-parts" }, [
+            h("p", { class: "sv-muted" }, [
+              `XLA combined ${plural(operands.length, "operand")} into this one collective; they travel together. Each operand's bytes belong to the line that made it:`,
+            ]),
+            h(
+              "ol",
+              {},
+              operands.map((part) =>
+                h("li", { "data-role": "collective-part" }, [
+                  `${formatBytes(part.total_wire_bytes)} ← ${lineLabel(payload, part.file, part.line) || "no line of yours"}`,
+                  lineText(payload, part.file, part.line)
+                    ? h("code", { class: "sv-src-text" }, [lineText(payload, part.file, part.line)])
+                    : null,
+                ]),
+              ),
+            ),
+          ])
+        : null;
+    const chain = stackFrames(payload, collective.stack);
     replaceChildren(this.selectionMessage, [
       facts,
+      parts,
+      chain.length > 0 ? renderChain(program, chain) : null,
       h("details", { class: "sv-hlo" }, [
         h("summary", {}, ["HLO instruction"]),
         h("pre", { "data-role": "hlo" }, [collective.hlo + (collective.hlo_truncated ? " \u2026" : "")]),
@@ -375,6 +426,39 @@ export class ProgramView {
   private showLayout(payload: Payload | null): void {
     this.layoutPicture.show(payload);
   }
+}
+
+/** An output laid out unlike its input: the next call moves it back. */
+function layoutChangeText(c: {
+  output: string;
+  input: string;
+  before: string[][];
+  after: string[][];
+  before_memory_kind: string | null;
+  after_memory_kind: string | null;
+}): string {
+  const memory = c.before_memory_kind !== c.after_memory_kind;
+  const after = specText(c.after) + (memory ? ` in ${c.after_memory_kind}` : "");
+  const before = specText(c.before) + (memory ? ` in ${c.before_memory_kind}` : "");
+  return `${c.output} comes back ${after} but ${c.input} went in ${before}: the next call moves it back`;
+}
+
+/** The call chain of a value or collective, innermost first, each line with its text. */
+function renderChain(program: Program, chain: [number, number, string][]): HTMLElement {
+  const { payload } = program;
+  return h("div", { class: "sv-chain", "data-role": "call-chain" }, [
+    h("p", { class: "sv-muted" }, ["Call chain, innermost first:"]),
+    h(
+      "ol",
+      {},
+      chain.map(([file, line, fn]) =>
+        h("li", {}, [
+          `${lineLabel(payload, file, line)}${fn ? ` (${fn})` : ""}`,
+          lineText(payload, file, line) ? h("code", { class: "sv-src-text" }, [lineText(payload, file, line)]) : null,
+        ]),
+      ),
+    ),
+  ]);
 }
 
 /** A spec text as Python writes it back, or null when the grammar refuses it (Python then says why). */
@@ -429,11 +513,21 @@ function renderSummary(program: Program): HTMLElement {
     ),
   );
   if (payload.process_count > 1) chips.push(chip(`process ${payload.process_index} of ${payload.process_count}`));
+  const changes = payload.layout_changes ?? [];
+  if (changes.length > 0) {
+    const flag = chip(
+      `${plural(changes.length, "output")} laid out unlike ${changes.length === 1 ? "its input" : "their inputs"}`,
+      changes.map((c) => layoutChangeText(c)).join("\n"),
+    );
+    flag.classList.add("sv-warn-chip");
+    flag.setAttribute("data-role", "layout-changes");
+    chips.push(flag);
+  }
   return h("div", { class: "sv-program-summary", "data-role": "program-summary" }, [
     h("div", { class: "sv-program-title" }, [
       h("code", { class: "sv-program-name" }, [payload.name]),
       h("span", { class: "sv-muted" }, [
-        ` (${payload.hlo_module}), ${program.valueCount} values, ${payload.collectives.length} collectives`,
+        ` (${payload.hlo_module}), ${plural(program.valueCount, "value")}, ${plural(payload.collectives.length, "collective")}`,
       ]),
     ]),
     h("div", { class: "sv-chip-row" }, chips),
