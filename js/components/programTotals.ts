@@ -79,9 +79,9 @@ export function renderAxisTotals(program: Program): HTMLElement {
 const DEVICE_ROWS: [keyof ProgramMemory, string][] = [
   ["argument_bytes", "arguments"],
   ["output_bytes", "outputs"],
-  ["temp_bytes", "temporaries"],
+  ["temp_bytes", "temporaries (scratch XLA sets aside)"],
   ["alias_bytes", "aliased (arguments reused as outputs)"],
-  ["peak_bytes", "peak"],
+  ["peak_bytes", "peak live (most held at once)"],
   ["generated_code_bytes", "generated code"],
 ];
 
@@ -113,8 +113,14 @@ export function renderMemory(program: Program): HTMLElement {
   }
   add("flops", countText(flops), "flops");
   add("bytes accessed", bytes_accessed === null ? "not reported" : formatBytes(bytes_accessed), "bytes-accessed");
+  const peakBelowScratch = memory !== null && memory.peak_bytes !== null && memory.peak_bytes < memory.temp_bytes;
   return h("div", { class: "sv-memory", "data-role": "memory" }, [
     list,
+    peakBelowScratch
+      ? h("p", { class: "sv-muted sv-small", "data-role": "memory-why" }, [
+          "Peak live is below the temporaries: not every temporary is alive at the same time, and XLA's schedule holds at most the peak at once.",
+        ])
+      : null,
     h("p", { class: "sv-muted sv-small" }, [
       memory === null
         ? "JAX returned no memory analysis for this program."

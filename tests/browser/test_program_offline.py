@@ -94,3 +94,29 @@ def test_a_saved_program_keeps_hostile_axis_names_as_text(
     scripts = page.locator("script").evaluate_all("els => els.map((e) => e.type || 'classic')")
     assert sorted(scripts) == ["application/json", "classic"], scripts
     assert_offline(offline_context, watch, page)
+
+
+def test_a_saved_training_step_puts_each_gradients_bytes_on_its_line(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """XLA combines the step's gradient all-reduces into one op; the page shows each operand's
+    bytes on the line of the program that made it, with that line's text, and its caller."""
+    page, watch, prog = open_program(offline_context, tmp_path, "train_step")
+    (combined,) = [k for k, c in enumerate(prog.collectives) if c.combined]
+    c = prog.collectives[combined]
+    fun, args = programs()["train_step"]
+    text = jax.jit(fun).lower(*args).compile().as_text()
+    assert f"{c.name} = (" in text, "the module's combined all-reduce returns a tuple, one element per operand"
+    chips = page.locator(f'[data-role="line-collective"][data-collective="{combined}"]')
+    expect(chips).to_have_count(len(c.parts))
+    for k, part in enumerate(c.parts):
+        chip = page.locator(f'[data-role="line-collective"][data-collective="{combined}"][data-part="{k}"]')
+        expect(chip).to_contain_text(f"of {len(c.parts)} in {c.name}")
+        block = chip.locator("xpath=ancestor::*[@data-source-line][1]")
+        code = pathlib.Path(part.source.file).read_text().splitlines()[part.source.line - 1].strip()
+        expect(block.locator('[data-role="chain-line"]').first).to_contain_text(f":{part.source.line}")
+        expect(block.locator('[data-role="chain-line"]').first).to_contain_text(code)
+    chips.first.click()
+    expect(page.locator('[data-role="collective-part"]')).to_have_count(len(c.parts))
+    page.screenshot(path=str(tmp_path / "train-step.png"), full_page=True)
+    assert_offline(offline_context, watch, page)

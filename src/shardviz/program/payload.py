@@ -61,9 +61,19 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
             if key not in texts:
                 texts[key] = line_text(file, line)
 
+    listing = program.source
+
     def stack_index(stack: tuple[SourceLocation, ...]) -> int:
-        """The user's own frames of a call chain, innermost first: ``[file, line, function]`` each."""
-        chain = [f for f in stack if is_user_file(f.file)]
+        """The user's own frames of a call chain, innermost first: ``[file, line, function]`` each.
+
+        The chain ends at the traced function's own line: what lies beyond is where ``trace`` was called.
+        """
+        chain = []
+        for f in stack:
+            if is_user_file(f.file):
+                chain.append(f)
+                if listing is not None and listing.contains(f.file, f.line):
+                    break
         for f in chain:
             remember_text(f.file, f.line)
         return stacks([[files(f.file), f.line, f.function.rsplit(".", 1)[-1]] for f in chain]) if chain else -1
