@@ -433,3 +433,37 @@ def test_scanned_layers_count_every_layer_and_name_the_line():
     for c in in_loop:
         assert c.source is not None and c.source.file == __file__
         assert c.source.line in {line_of(scanned_layers, "carry @ w"), line_of(scanned_layers, "jax.lax.scan")}
+
+
+def test_notebook_cells_are_named_as_the_user_knows_them():
+    """In a kernel, a function defined in a cell lives in IPython's temporary file: the
+    report and the payload name it ``In [n]`` and show the cell's lines' text."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("import jax, jax.numpy as jnp\nimport numpy as np", store_history=True)
+        shell.run_cell(
+            "def cell_loss(w, x):\n    h = jnp.tanh(x @ w)\n    return h.sum()\n",
+            store_history=True,
+        )
+        number = shell.execution_count - 1
+        shell.user_ns["mesh"] = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
+        result = shell.run_cell(
+            "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+            "import shardviz\n"
+            "w = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P('y', None)))\n"
+            "x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P(None, 'y')))\n"
+            "prog = shardviz.trace(cell_loss, w, x)\n",
+            store_history=True,
+        )
+        result.raise_error()
+        prog = shell.user_ns["prog"]
+        report = render_program(prog, width=100, color=False)
+        assert f"In [{number}]:2 (cell_loss)  h = jnp.tanh(x @ w)" in report
+        payload = prog.to_json()
+        assert f"In [{number}]" in payload["file_labels"]
+        assert [t for _, _, t in payload["line_texts"] if "jnp.tanh" in t] == ["h = jnp.tanh(x @ w)"]
+        assert not any(label.endswith(".py") and label[:-3].isdigit() for label in payload["file_labels"])
+    finally:
+        InteractiveShell.clear_instance()
