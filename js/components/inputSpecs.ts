@@ -40,6 +40,10 @@ interface Editor {
   sent: string | null;
   /** The user typed since the box last showed Python's text or sent. */
   typed: boolean;
+  /** Python refused this editor's edit (its error, or a program error after its edit). */
+  refused: boolean;
+  /** Escape put Python's text back over the refused text: the error no longer describes the box. */
+  dismissed: boolean;
 }
 
 export type IoSelection = { kind: "input" | "output"; index: number } | null;
@@ -158,6 +162,8 @@ export class InputSpecs {
       const refused =
         answer.error !== "" && (mine !== "" || (answer.errorSource === "program" && k === this.lastSender));
       const typing = editor.typed && editor.input.ownerDocument.activeElement === editor.input;
+      if (refused !== editor.refused || !refused) editor.dismissed = false;
+      editor.refused = refused;
       if (refused && editor.sent !== null) {
         if (!editor.typed) editor.input.value = editor.sent;
       } else if (!typing) {
@@ -165,8 +171,6 @@ export class InputSpecs {
         editor.sent = null;
         if (editor.input.value !== python) editor.input.value = python;
       }
-      if (refused) editor.input.setAttribute("aria-invalid", "true");
-      else editor.input.removeAttribute("aria-invalid");
       this.renderStatus(k);
     });
   }
@@ -201,7 +205,7 @@ export class InputSpecs {
     });
     input.value = this.python(k);
     const status = h("div", { class: "sv-status-line", "data-status-for": `input:${k}` });
-    const editor: Editor = { input, status, sent: null, typed: false };
+    const editor: Editor = { input, status, sent: null, typed: false, refused: false, dismissed: false };
     input.addEventListener(
       "input",
       () => {
@@ -222,6 +226,7 @@ export class InputSpecs {
           event.stopPropagation();
           editor.typed = false;
           editor.sent = null;
+          editor.dismissed = editor.refused;
           input.value = this.python(k);
           this.renderStatus(k);
         }
@@ -250,15 +255,30 @@ export class InputSpecs {
     // trait changes and Python answers, clearing the error, without tracing again.
     specs[k] = same && text === python ? `${text} ` : text;
     editor.sent = same ? null : text;
+    editor.dismissed = false;
     this.pending = k;
     this.lastSender = k;
     this.renderStatus(k);
     this.options.send(specs);
   }
 
+  /**
+   * Whether Python's refusal describes the text in box k now: the refused text
+   * itself (not the user's edit of it, nor Python's text put back by Escape).
+   */
+  private refusalShown(k: number): boolean {
+    const editor = this.editors[k];
+    if (!editor.refused || editor.dismissed) return false;
+    if (editor.sent !== null) return editor.input.value === editor.sent;
+    return !(editor.typed && editor.input.value !== this.python(k));
+  }
+
   private renderStatus(k: number): void {
     const editor = this.editors[k];
-    const error = this.errorFor(k);
+    const shown = this.pending !== k && this.refusalShown(k);
+    const error = shown ? this.errorFor(k) : "";
+    if (shown) editor.input.setAttribute("aria-invalid", "true");
+    else editor.input.removeAttribute("aria-invalid");
     const dirty = editor.typed && editor.input.value !== this.python(k);
     let content: HTMLElement | null = null;
     if (this.pending === k) {

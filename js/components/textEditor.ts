@@ -55,6 +55,8 @@ export class TextEditor {
   /** Text waiting for a second Enter (or the Apply button) because it moves a lot of data. */
   private awaiting: string | null = null;
   private answer: EditorAnswer = { error: "", notice: "" };
+  /** Escape put Python's text back over a refused text: its error no longer describes the box. */
+  private dismissed = false;
 
   constructor(options: TextEditorOptions) {
     this.options = options;
@@ -116,6 +118,7 @@ export class TextEditor {
     }
     this.awaiting = null;
     this.typed = false;
+    this.dismissed = false;
     this.sent = origin === "typed" ? text : null;
     this.input.value = text;
     this.renderStatus();
@@ -131,6 +134,8 @@ export class TextEditor {
 
   /** Puts Python's text back and forgets any draft. */
   revert(): void {
+    // The refused text leaves the box, and its error with it (the last good layout never changed).
+    if (this.answer.error) this.dismissed = true;
     this.sent = null;
     this.typed = false;
     this.awaiting = null;
@@ -140,6 +145,7 @@ export class TextEditor {
 
   /** Shows Python's state after an answer (any trait change). */
   sync(answer: EditorAnswer): void {
+    if (answer.error !== this.answer.error) this.dismissed = false; // a new error: show it
     this.answer = answer;
     const current = this.options.current();
     const typing = this.typed && this.input.ownerDocument.activeElement === this.input;
@@ -152,20 +158,32 @@ export class TextEditor {
       this.awaiting = null;
       if (this.input.value !== current) this.input.value = current;
     }
-    if (answer.error) this.input.setAttribute("aria-invalid", "true");
-    else this.input.removeAttribute("aria-invalid");
     this.renderStatus();
+  }
+
+  /**
+   * The error, if it describes the text in the box now: the refused text the
+   * user sent (not their edit of it), or, for an edit no text of theirs
+   * made, the box until they type or revert.
+   */
+  private errorForBox(): string {
+    if (!this.answer.error || this.dismissed) return "";
+    if (this.sent !== null) return this.input.value === this.sent ? this.answer.error : "";
+    return this.typed && this.input.value !== this.options.current() ? "" : this.answer.error;
   }
 
   /** The reserved line: a confirmation request, else the error, else what the draft would do, else a notice. */
   private renderStatus(): void {
     const draft = this.input.value;
     const dirty = this.typed && draft !== this.options.current();
+    const error = this.errorForBox();
+    if (error) this.input.setAttribute("aria-invalid", "true");
+    else this.input.removeAttribute("aria-invalid");
     let content: HTMLElement | null = null;
     if (this.awaiting !== null && this.awaiting === draft) {
       content = this.confirmation(this.options.estimate?.(draft) ?? null);
-    } else if (this.answer.error) {
-      content = h("div", { class: "sv-error", role: "alert", "data-source": this.options.source }, [this.answer.error]);
+    } else if (error) {
+      content = h("div", { class: "sv-error", role: "alert", "data-source": this.options.source }, [error]);
     } else if (dirty) {
       const estimate = this.options.estimate?.(draft) ?? null;
       content = h("div", { class: "sv-hint-line", "data-role": "draft-hint" }, [

@@ -285,6 +285,29 @@ def test_a_mesh_edit_that_drops_spec_axes_says_so_as_a_notice(session: Session) 
     session.nb.assert_healthy()
 
 
+def test_a_refused_texts_error_goes_once_the_box_holds_another_text(session: Session) -> None:
+    """Issue 19.2: the status line judges what is in the box now, not the text Python refused."""
+    reset(session)
+    spec = session.role("spec-input")
+    alert = session.widget().locator('[role="alert"][data-source="spec"]')
+    session.commit("spec-input", "zz")
+    expect(alert).to_have_count(1)
+    expect(spec).to_have_attribute("aria-invalid", "true")
+    spec.fill("None, x")  # a valid text, not yet applied: the draft line speaks of it
+    expect(alert).to_have_count(0)
+    expect(spec).not_to_have_attribute("aria-invalid", "true")
+    hint = session.widget().locator('[data-status-for="spec-input"] [data-role="draft-hint"]')
+    expect(hint).to_contain_text("Enter applies")
+    spec.fill("zz")  # the refused text again: its error describes the box again
+    expect(alert).to_have_count(1)
+    spec.press("Escape")  # Python's text back: no error describes it
+    expect(spec).to_have_value("x, y")
+    expect(alert).to_have_count(0)
+    expect(spec).not_to_have_attribute("aria-invalid", "true")
+    expect(session.type_line()).to_have_text("float32[4@x,8@y]")
+    session.nb.assert_healthy()
+
+
 # ----------------------------------------------------------------------------
 # 10.5 edits commit on Enter only
 
@@ -510,6 +533,43 @@ def test_4096_devices_read_as_dim_1_split_by_b_then_c(session: Session) -> None:
     b_labels = widget.locator('[data-role="ruler"][data-axis="b"] .sv-ruler-label')
     expect(b_labels).to_have_count(16)
     session.screenshot(POD, "pod-4096.png")
+    session.nb.assert_healthy()
+
+
+def pinned_and_shown(session: Session) -> tuple[str, str]:
+    """The device named by the pin bar and the one the inspector describes."""
+    pin = session.role("pin-bar", POD).inner_text()
+    shown = session.role("inspector", POD).locator("h3").inner_text()
+    return re.search(r"Device (\d+)", pin).group(1), re.search(r"Device (\d+)", shown).group(1)
+
+
+def test_pinning_on_the_canvas_grid_shows_the_pinned_device(session: Session) -> None:
+    """Issue 19.1: click two devices of the 4096-device canvas, move away: the inspector shows the pin."""
+    canvas = session.widget(POD).locator(".sv-mesh canvas")
+    inspector = session.role("inspector", POD)
+
+    def on_a_device(fx: float, fy: float) -> tuple[float, float]:
+        """A point near (fx, fy) of the canvas over a device (not a gap or a caption): the hover says so."""
+        canvas.evaluate("(c) => c.scrollIntoView({ block: 'start' })")
+        box = canvas.bounding_box()
+        for step in range(40):
+            x, y = box["x"] + box["width"] * fx + step % 7, box["y"] + box["height"] * fy + step // 7
+            session.page.mouse.move(x, y)
+            if inspector.get_attribute("data-showing") == "device":
+                return x, y
+        at = session.page.evaluate(f"document.elementFromPoint({x}, {y})?.outerHTML.slice(0, 200)")
+        raise AssertionError(f"no device near ({fx}, {fy}) {box} {session.page.viewport_size} {at}")
+
+    pins = []
+    for fx, fy in ((0.3, 0.2), (0.7, 0.6)):
+        session.page.mouse.click(*on_a_device(fx, fy))
+        session.park_pointer()
+        pinned, shown = pinned_and_shown(session)
+        assert shown == pinned, f"the pin bar says device {pinned}, the inspector shows device {shown}"
+        pins.append(pinned)
+    assert pins[0] != pins[1] and "0" not in pins, pins
+    session.page.keyboard.press("Escape")
+    session.park_pointer()
     session.nb.assert_healthy()
 
 
