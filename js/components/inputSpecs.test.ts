@@ -53,3 +53,16 @@ describe("an input spec editor after a refusal", () => {
     expect(w1.hasAttribute("aria-invalid")).toBe(false);
   });
 });
+
+describe("a replicated input", () => {
+  it("shows P() (which the grammar reads back as Python's text), not an empty box", () => {
+    const payload = loadProgram("single_device");
+    expect(payload.inputs[0].spec_text).toBe("");
+    shown = renderProgram(payload);
+    const box = query<HTMLInputElement>(shown.el, '[data-role="input-spec"][data-input="0"]');
+    expect(box.value).toBe("P()");
+    box.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(shown.saved()).toHaveLength(0); // Python's own spec: nothing to trace again
+    expect(shown.el.querySelector('[data-status-for="input:0"] [data-role="draft-hint"]')).toBeNull();
+  });
+});

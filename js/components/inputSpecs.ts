@@ -12,6 +12,7 @@
 import type { Program } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { renderAxisText, renderSpec } from "./axisText";
+import { shownSpecText } from "./compose";
 import { typeHidesAxes } from "./sourceListing";
 
 export interface InputSpecsOptions {
@@ -169,7 +170,7 @@ export class InputSpecs {
       } else if (!typing) {
         editor.typed = false;
         editor.sent = null;
-        if (editor.input.value !== python) editor.input.value = python;
+        if (editor.input.value !== shownSpecText(python)) editor.input.value = shownSpecText(python);
       }
       this.renderStatus(k);
     });
@@ -203,7 +204,7 @@ export class InputSpecs {
       autocomplete: "off",
       disabled: readOnly,
     });
-    input.value = this.python(k);
+    input.value = shownSpecText(this.python(k));
     const status = h("div", { class: "sv-status-line", "data-status-for": `input:${k}` });
     const editor: Editor = { input, status, sent: null, typed: false, refused: false, dismissed: false };
     input.addEventListener(
@@ -227,7 +228,7 @@ export class InputSpecs {
           editor.typed = false;
           editor.sent = null;
           editor.dismissed = editor.refused;
-          input.value = this.python(k);
+          input.value = shownSpecText(this.python(k));
           this.renderStatus(k);
         }
       },
@@ -241,19 +242,19 @@ export class InputSpecs {
     const editor = this.editors[k];
     const text = editor.input.value;
     const python = this.python(k);
-    const same = text === python || this.options.canonical(text) === python;
+    const same = text === python || text === shownSpecText(python) || this.options.canonical(text) === python;
     editor.typed = false;
     if (same && !this.answer.error) {
       // Python's own spec, written another way: nothing to trace again.
       editor.sent = null;
-      editor.input.value = python;
+      editor.input.value = shownSpecText(python);
       this.renderStatus(k);
       return;
     }
     const specs = this.program.payload.inputs.map((_, j) => this.python(j));
     // Python's own spec again after a refusal: sent with a trailing space (the grammar ignores it) so that the
     // trait changes and Python answers, clearing the error, without tracing again.
-    specs[k] = same && text === python ? `${text} ` : text;
+    specs[k] = same && (text === python || text === shownSpecText(python)) ? `${python} ` : text;
     editor.sent = same ? null : text;
     editor.dismissed = false;
     this.pending = k;
@@ -270,7 +271,8 @@ export class InputSpecs {
     const editor = this.editors[k];
     if (!editor.refused || editor.dismissed) return false;
     if (editor.sent !== null) return editor.input.value === editor.sent;
-    return !(editor.typed && editor.input.value !== this.python(k));
+    const value = editor.input.value;
+    return !(editor.typed && value !== this.python(k) && value !== shownSpecText(this.python(k)));
   }
 
   private renderStatus(k: number): void {
@@ -279,7 +281,8 @@ export class InputSpecs {
     const error = shown ? this.errorFor(k) : "";
     if (shown) editor.input.setAttribute("aria-invalid", "true");
     else editor.input.removeAttribute("aria-invalid");
-    const dirty = editor.typed && editor.input.value !== this.python(k);
+    const value = editor.input.value;
+    const dirty = editor.typed && value !== this.python(k) && value !== shownSpecText(this.python(k));
     let content: HTMLElement | null = null;
     if (this.pending === k) {
       content = h("div", { class: "sv-hint-line", "data-role": "retracing" }, [

@@ -24,6 +24,11 @@ export interface TextEditorOptions {
   disabled: boolean;
   /** Python's text now (the synced trait). */
   current: () => string;
+  /**
+   * How the box shows Python's text (the spec editor writes a replicated spec,
+   * Python's "", as `P()`); the box's text counts as Python's when it equals this.
+   */
+  shown?: (python: string) => string;
   /** Sends a text to Python. Called only from user events. */
   send: (text: string) => void;
   /** What typing `text` would give each device; null when unknown. */
@@ -71,7 +76,7 @@ export class TextEditor {
       "aria-label": options.label,
       disabled: options.disabled,
     });
-    this.input.value = options.current();
+    this.input.value = this.pythonShown();
     this.field = h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, [options.label]), this.input]);
     this.status = h("div", { class: "sv-status-line", "data-status-for": options.role });
     this.input.addEventListener(
@@ -122,14 +127,29 @@ export class TextEditor {
     this.sent = origin === "typed" ? text : null;
     this.input.value = text;
     this.renderStatus();
-    if (text !== this.options.current()) {
+    const current = this.options.current();
+    const isPython = text === current || text === this.pythonShown();
+    if (isPython) this.input.value = this.pythonShown();
+    if (!isPython) {
       this.options.send(text);
     } else if (this.answer.error) {
       // Python's own text again, after a refused edit: send it so that Python clears the error.
       // Setting a trait to the value it holds sends nothing, so the text goes with a trailing
       // space, which both grammars ignore (Python answers with its canonical text).
-      this.options.send(`${text} `);
+      this.options.send(`${current} `);
     }
+  }
+
+  /** Python's text as the box shows it. */
+  private pythonShown(): string {
+    const current = this.options.current();
+    return this.options.shown ? this.options.shown(current) : current;
+  }
+
+  /** True when the box holds Python's text (as Python writes it or as the box shows it). */
+  private holdsPython(): boolean {
+    const value = this.input.value;
+    return value === this.options.current() || value === this.pythonShown();
   }
 
   /** Puts Python's text back and forgets any draft. */
@@ -139,7 +159,7 @@ export class TextEditor {
     this.sent = null;
     this.typed = false;
     this.awaiting = null;
-    this.input.value = this.options.current();
+    this.input.value = this.pythonShown();
     this.renderStatus();
   }
 
@@ -147,7 +167,7 @@ export class TextEditor {
   sync(answer: EditorAnswer): void {
     if (answer.error !== this.answer.error) this.dismissed = false; // a new error: show it
     this.answer = answer;
-    const current = this.options.current();
+    const current = this.pythonShown();
     const typing = this.typed && this.input.ownerDocument.activeElement === this.input;
     if (answer.error && this.sent !== null) {
       // Refused: the box shows what the user sent (or their fix of it) beside its error. Python's
@@ -169,13 +189,13 @@ export class TextEditor {
   private errorForBox(): string {
     if (!this.answer.error || this.dismissed) return "";
     if (this.sent !== null) return this.input.value === this.sent ? this.answer.error : "";
-    return this.typed && this.input.value !== this.options.current() ? "" : this.answer.error;
+    return this.typed && !this.holdsPython() ? "" : this.answer.error;
   }
 
   /** The reserved line: a confirmation request, else the error, else what the draft would do, else a notice. */
   private renderStatus(): void {
     const draft = this.input.value;
-    const dirty = this.typed && draft !== this.options.current();
+    const dirty = this.typed && !this.holdsPython();
     const error = this.errorForBox();
     if (error) this.input.setAttribute("aria-invalid", "true");
     else this.input.removeAttribute("aria-invalid");

@@ -277,11 +277,29 @@ def test_a_mesh_edit_that_drops_spec_axes_says_so_as_a_notice(session: Session) 
     expect(notice).to_contain_text("dropped axis 'y', which the new mesh lacks")
     expect(session.widget().locator('[role="alert"]')).to_have_count(0)
     expect(session.type_line()).to_have_text("float32[4,8]")
-    expect(session.role("spec-input")).to_have_value("")
+    expect(session.role("spec-input")).to_have_value("P()")
     state = session.kernel_state()
     assert state["error"] == "" and "dropped axis 'y'" in state["notice"], state
     session.commit("mesh-input", "x=2, y=4")
     expect(notice).to_have_count(0)
+    session.nb.assert_healthy()
+
+
+def test_a_replicated_spec_shows_as_P_and_reads_back_as_itself(session: Session) -> None:
+    """Issue 19.5: the box of a fully replicated spec says P(), not an empty box with a placeholder."""
+    reset(session)
+    spec = session.role("spec-input")
+    session.commit("spec-input", "")
+    expect(session.type_line()).to_have_text("float32[4,8]")
+    expect(spec).to_have_value("P()")
+    state = session.kernel_state()
+    assert (state["spec_text"], state["array_spec"], state["error"]) == ("", "P()", ""), state
+    spec.press("Enter")  # what the box shows is read back as the same spec
+    expect(session.widget().locator('[role="alert"]')).to_have_count(0)
+    assert session.kernel_state()["array_spec"] == "P()"
+    session.commit("spec-input", "P()")
+    expect(spec).to_have_value("P()")
+    expect(session.widget().locator('[role="alert"]')).to_have_count(0)
     session.nb.assert_healthy()
 
 
