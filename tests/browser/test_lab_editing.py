@@ -285,6 +285,31 @@ def test_a_mesh_edit_that_drops_spec_axes_says_so_as_a_notice(session: Session) 
     session.nb.assert_healthy()
 
 
+def test_the_move_line_says_what_each_move_is(session: Session) -> None:
+    """Issue 19.3: a host transfer, a permute's pairs, and a move onto other devices, each said plainly."""
+    reset(session)
+    move = session.role("move")
+    session.widget().locator('[data-role="memory-kind"]').select_option("pinned_host")
+    expect(move).to_contain_text("host transfer: each device copies its 16 B block from device memory to pinned_host")
+    expect(move).not_to_contain_text("needed no collective")
+    session.widget().locator('[data-role="memory-kind"]').select_option("device")
+    expect(move).to_contain_text("from pinned_host back to device memory")
+    session.commit("spec-input", "y, x")
+    permute = session.widget().locator('[data-role="move-collective"][data-kind="collective-permute"]')
+    expect(permute).to_contain_text("to one other device")
+    expect(permute).to_contain_text("sender\u2192receiver pairs")
+    expect(move).not_to_contain_text("no set of whole mesh axes")
+    session.commit("spec-input", "x, y")
+    session.commit("mesh-input", "data=3")
+    expect(session.type_line()).to_have_text("float32[4,8]")
+    expect(move).to_contain_text("the new layout is on 3 devices, the array was on 8")
+    expect(move).not_to_contain_text("traced but did not lower")
+    expect(move).not_to_contain_text("_identity")
+    session.commit("mesh-input", "x=2, y=4")
+    session.commit("spec-input", "x, y")
+    session.nb.assert_healthy()
+
+
 def test_a_replicated_spec_shows_as_P_and_reads_back_as_itself(session: Session) -> None:
     """Issue 19.5: the box of a fully replicated spec says P(), not an empty box with a placeholder."""
     reset(session)
