@@ -536,6 +536,46 @@ def test_thin_tiles_show_whole_lines_only(session: Session) -> None:
     assert all(any("CPU" in s or re.fullmatch(r"\d+", s) for s in t["shown"]) for t in report), report
 
 
+def crowded_labels(widget: Any) -> list[list[str]]:
+    """Neighbouring labels of a ruler along the top closer than 2 px (or overlapping): numbers run together."""
+    return widget.locator(".sv-ruler-across").evaluate_all(
+        """(rulers) => rulers.flatMap((ruler) => {
+            const boxes = [...ruler.querySelectorAll('.sv-ruler-label')].map((l) => [l.textContent, l.getBoundingClientRect()]);
+            const close = [];
+            for (let i = 1; i < boxes.length; i++)
+                if (boxes[i][1].left < boxes[i - 1][1].right + 2) close.push([boxes[i - 1][0], boxes[i][0]]);
+            return close;
+        })"""
+    )
+
+
+def side_by_side(session: Session, cell: int) -> dict[str, float]:
+    """Where the map and the inspector are, against the grid."""
+    widget = session.widget(cell)
+    # The side column sticks while the grid scrolls past: compare them with the grid's top in view.
+    widget.locator(".sv-pictures").evaluate("(e) => e.scrollIntoView({ block: 'start' })")
+    mesh = widget.locator(".sv-mesh-slot").bounding_box()
+    area = widget.locator(".sv-map-slot").bounding_box()
+    inspector = session.role("inspector", cell).bounding_box()
+    return {
+        "map_left_of_grid_end": area["x"] - (mesh["x"] + mesh["width"]),
+        "inspector_top_below_grid_top": inspector["y"] - mesh["y"],
+        "grid_height": mesh["height"],
+        "inspector_left_of_grid_end": inspector["x"] - (mesh["x"] + mesh["width"]),
+    }
+
+
+def test_large_meshes_keep_map_and_inspector_beside_the_grid(session: Session) -> None:
+    """Issue 19.4: at 512 and 4096 devices the map and the inspector sit beside the grid, and the
+    top rulers' numbers never run together."""
+    for cell in (POD512, POD):
+        widget = session.widget(cell)
+        place = side_by_side(session, cell)
+        assert place["map_left_of_grid_end"] >= 0 and place["inspector_left_of_grid_end"] >= 0, place
+        assert place["inspector_top_below_grid_top"] < place["grid_height"] / 2, place
+        assert crowded_labels(widget) == [], crowded_labels(widget)
+
+
 def test_512_devices_map_labels_are_whole_lines(session: Session) -> None:
     widget = session.widget(POD512)
     expect(widget.locator("[data-tile]")).to_have_count(64)
@@ -543,6 +583,7 @@ def test_512_devices_map_labels_are_whole_lines(session: Session) -> None:
     assert [t["cut"] for t in report] == [[]] * 64, [t for t in report if t["cut"]]
     # Each tile still says where it lives: its eight devices (ids alone where "CPU" does not fit).
     assert all(any(re.search(r"\d+-\d+", s) for s in t["shown"]) for t in report), report[:3]
+    session.screenshot(POD512, "pod-512.png")
 
 
 def test_the_stepper_takes_arrow_keys_and_dims_devices_outside_the_slice(session: Session) -> None:
