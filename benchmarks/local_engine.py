@@ -24,9 +24,12 @@ numbers to ``results-local-engine.md`` / ``.json`` in ``--out``):
    ``js/host/{liveHost,pageHost,localEdits}.ts``) take in each, from
    esbuild's metafile for the very same build.
 
-Targets (issue 14): local edit to redrawn picture at most 16.7 ms at 512
-devices and 50 ms at 4096 (medians); JupyterLab typed spec to first redrawn
-grid at most 16.7 ms at 512 devices. Nothing asserts a time: a MISS is
+Targets (issues 14 and 19): local edit to redrawn picture at most 16.7 ms at
+512 devices and 50 ms at 4096 (medians); JupyterLab typed spec or mesh to
+first redrawn grid (the DOM) at most 16.7 ms at 512 devices, and *painted*
+(the frame after the change has been drawn: a message posted from the next
+requestAnimationFrame callback, handled once that frame's style, layout and
+paint are done) at most 33.3 ms, on the saved page too. Nothing asserts a time: a MISS is
 reported. Prints the table, then one ``BENCH-JSON {...}`` line with the raw
 figures (benchmarks/run.py reads it).
 """
@@ -63,10 +66,13 @@ from browser_support import (  # noqa: E402
 from browser_side import SPECS, _setup_cell, summary  # noqa: E402
 
 FRAME_MS = 1000 / 60
-TARGETS = {"page_512_ms": FRAME_MS, "page_4096_ms": 50.0, "lab_512_ms": FRAME_MS}
+# Issue 19: an edit's DOM within one frame and painted within two, at 512 devices.
+TARGETS = {"page_512_ms": FRAME_MS, "page_4096_ms": 50.0, "lab_512_ms": FRAME_MS, "painted_512_ms": 2 * FRAME_MS}
 PAGE_COUNTS = {512: (8, 8, 8), 4096: (16, 16, 16)}
 PAGE_SPECS = ["a, (b, c)", "(a, b), c"]
 PAGE_MESHES = {512: ["a=8, b=8, c=8", "a=8, b=64"], 4096: ["a=16, b=16, c=16", "a=16, b=256"]}
+# Mesh edits in JupyterLab: the same 512 devices as another mesh, and back.
+LAB_MESHES = {512: PAGE_MESHES[512]}
 ENGINE_SOURCES = re.compile(r"^js/(engine/(?!.*\.test\.ts$)|host/(liveHost|pageHost|localEdits)\.ts$)")
 
 
@@ -89,8 +95,20 @@ shardviz.save_html(NamedSharding(mesh, P('a', ('b', 'c'))), {str(path)!r}, shape
     return path
 
 
+# The time just after the next frame is painted: a requestAnimationFrame callback runs before that
+# frame's style, layout and paint; a message posted from it is handled once they are done.
+AFTER_NEXT_PAINT_JS = """const afterNextPaint = () => new Promise((resolve) => requestAnimationFrame(() => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => resolve(performance.now());
+    channel.port2.postMessage(null);
+}));"""
+
 # Commits `text` in the editor `role` as a user does (text set, then Enter) and times the redraw.
-PAGE_EDIT_JS = """async ([role, text]) => {
+PAGE_EDIT_JS = (
+    """async ([role, text]) => {
+    """
+    + AFTER_NEXT_PAINT_JS
+    + """
     const root = document.querySelector('[data-shardviz-root]');
     const input = root.querySelector(`[data-role="${role}"]`);
     input.focus();
@@ -101,8 +119,9 @@ PAGE_EDIT_JS = """async ([role, text]) => {
     input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', bubbles: true, cancelable: true }));
     void root.offsetHeight;  // style and layout, forced
     const t1 = performance.now();
-    await new Promise((resolve) => requestAnimationFrame(() => resolve()));
-    const t2 = performance.now();
+    // Painted: the frame after the change has run (its style, layout and paint), read in the task
+    // that follows that frame's rendering.
+    const t2 = await afterNextPaint();
     const render = performance.getEntriesByName('shardviz:render');
     return {
         edit_ms: t1 - t0,
@@ -113,6 +132,7 @@ PAGE_EDIT_JS = """async ([role, text]) => {
         devices: Number(root.querySelector('.sv-mesh').getAttribute('data-device-count')),
     };
 }"""
+)
 
 
 def _only(url: str, refused: list[str]) -> Any:
@@ -194,8 +214,12 @@ ANSWER_SPY_JS = """(() => {
 })()"""
 
 # Armed before each edit: resolves once the kernel has answered, with the in-page times.
-LAB_ARM_JS = """(output) => {
-    const input = output.querySelector('[data-role="spec-input"]');
+LAB_ARM_JS = (
+    """(output, role) => {
+    """
+    + AFTER_NEXT_PAINT_JS
+    + """
+    const input = output.querySelector(`[data-role="${role}"]`);
     const grid = output.querySelector('.sv-mesh');
     const typeText = () => output.querySelector('[data-role="type"]')?.textContent ?? '';
     const before = typeText();
@@ -208,7 +232,7 @@ LAB_ARM_JS = """(output) => {
             if (t0 === null || t1 !== null) return;
             t1 = performance.now();
             typeAtFirst = typeText();
-            requestAnimationFrame(() => { frame = performance.now(); });
+            afterNextPaint().then((t) => { frame = t; });
         });
         observer.observe(grid, { subtree: true, attributes: true, childList: true });
         const typeSlot = output.querySelector('.sv-type-slot');
@@ -220,7 +244,7 @@ LAB_ARM_JS = """(output) => {
                 const t2 = window.__svAnswers[answered];
                 // Let the answer's own handlers run, then read the picture the kernel leaves.
                 setTimeout(() => resolve({
-                    first_redraw_ms: t1 - t0, first_frame_ms: frame - t0, kernel_answer_ms: t2 - t0,
+                    first_redraw_ms: t1 - t0, first_painted_ms: frame - t0, kernel_answer_ms: t2 - t0,
                     before, type_at_first_redraw: typeAtFirst, type_after_answer: typeText(),
                     alert: output.querySelector('[role="alert"]')?.textContent ?? null,
                 }), 50);
@@ -230,6 +254,7 @@ LAB_ARM_JS = """(output) => {
     });
     return before;
 }"""
+)
 
 
 def lab_bench(browser: Any, *, n: int, edits: int, warm: int) -> dict[str, Any]:
@@ -266,25 +291,35 @@ def _lab_edits(lab: Any, browser: Any, n: int, edits: int, warm: int) -> dict[st
         output.or_(failure).first.wait_for(timeout=180_000)
         if failure.count():
             raise RuntimeError(f"the benchmark notebook ({n} devices) failed:\n" + failure.first.inner_text())
-        field = output.locator('[data-role="spec-input"]')
-        specs = SPECS[n]
+        texts = {"spec": ("spec-input", SPECS[n]), "mesh": ("mesh-input", LAB_MESHES[n])}
 
-        def one_edit(i: int) -> dict[str, Any]:
-            output.evaluate(LAB_ARM_JS)
-            field.fill(specs[(i + 1) % 2])
+        def one_edit(role: str, text: str) -> dict[str, Any]:
+            output.evaluate(LAB_ARM_JS, role)
+            field = output.locator(f'[data-role="{role}"]')
+            field.fill(text)
             field.press("Enter")
             return dict(page.evaluate("window.__sv"))
 
-        for i in range(warm):
-            one_edit(i)
-        samples = [one_edit(i) for i in range(edits)]
-        return {
-            "devices": n,
-            "edits": len(samples),
-            **{
+        result: dict[str, Any] = {"devices": n}
+        everything: list[dict[str, Any]] = []
+        for kind, (role, options) in texts.items():
+            for i in range(warm):
+                one_edit(role, options[(i + 1) % 2])
+            samples = [one_edit(role, options[(i + 1) % 2]) for i in range(edits)]
+            everything += samples
+            # Back to the notebook's own layout before the next kind of edit.
+            one_edit(role, options[0])
+            stats = {
                 key: summary([s[key] for s in samples])
-                for key in ("first_redraw_ms", "first_frame_ms", "kernel_answer_ms")
-            },
+                for key in ("first_redraw_ms", "first_painted_ms", "kernel_answer_ms")
+            }
+            result[kind] = {"edits": len(samples), **stats}
+        samples = everything
+        return {
+            **result,
+            # The spec edits' figures stay at the top level, where earlier results have them.
+            **{key: result["spec"][key] for key in ("first_redraw_ms", "first_painted_ms", "kernel_answer_ms")},
+            "edits": result["spec"]["edits"],
             "first_redraw_samples_ms": [round(s["first_redraw_ms"], 1) for s in samples],
             "local_equals_kernel": all(s["type_at_first_redraw"] == s["type_after_answer"] for s in samples),
             "types": sorted({s["type_after_answer"] for s in samples}),
@@ -386,20 +421,30 @@ def table(result: dict[str, Any]) -> list[str]:
                 f"| {_median(e):.1f} ms | {e['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(e), target)} |"
             )
             r, f = page[kind]["render_ms"], page[kind]["frame_ms"]
+            rows.append(f"| ... of which the render (`shardviz:render`) | {_median(r):.1f} ms | {r['p90']:.1f} ms | |")
+            painted = TARGETS["painted_512_ms"] if n == "512" else None
             rows.append(
-                f"| ... of which the render (`shardviz:render`); to the next frame | {_median(r):.1f} ms; "
-                f"{_median(f):.1f} ms | {r['p90']:.1f} ms; {f['p90']:.1f} ms | |"
+                f"| ... painted (the frame after the change drawn) | {_median(f):.1f} ms | {f['p90']:.1f} ms | "
+                + (f"<= {painted:.1f} ms {verdict(_median(f), painted)} |" if painted else "|")
             )
     if "lab_error" in result:
         rows.append(f"| JupyterLab, 512 devices: did not run ({result['lab_error'].splitlines()[0]}) | | | |")
     if "lab" in result:
         lab = result["lab"]
-        first, answer = lab["first_redraw_ms"], lab["kernel_answer_ms"]
-        target = TARGETS["lab_512_ms"]
-        rows.append(
-            f"| JupyterLab, 512 devices, typed spec to first redrawn grid | {_median(first):.1f} ms | "
-            f"{first['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(first), target)} |"
-        )
+        answer = lab["kernel_answer_ms"]
+        target, painted = TARGETS["lab_512_ms"], TARGETS["painted_512_ms"]
+        for kind in ("spec", "mesh"):
+            if kind not in lab:
+                continue
+            first, drawn = lab[kind]["first_redraw_ms"], lab[kind]["first_painted_ms"]
+            rows.append(
+                f"| JupyterLab, 512 devices, typed {kind} to first redrawn grid (DOM) | {_median(first):.1f} ms | "
+                f"{first['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(first), target)} |"
+            )
+            rows.append(
+                f"| ... painted (the frame after the change drawn) | {_median(drawn):.1f} ms | "
+                f"{drawn['p90']:.1f} ms | <= {painted:.1f} ms {verdict(_median(drawn), painted)} |"
+            )
         rows.append(
             f"| ... to the kernel's answer (it redraws nothing: local == kernel in "
             f"{'every' if lab['local_equals_kernel'] else 'NOT every'} edit, {len(lab['disagreements'])} "

@@ -402,29 +402,42 @@ def local_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
         if not page:
             continue
         edits = {kind: page[kind]["edit_ms"] for kind in ("spec", "mesh")}
+        painted = {kind: page[kind]["frame_ms"] for kind in ("spec", "mesh")}
         rows.append(
             target_row(
                 f"saved page, no kernel: an edit to the redrawn picture, {n} devices (median, engine + render + "
-                "style and layout)",
-                ", ".join(f"{ms(e['median'])} ms {kind} (p90 {ms(e['p90'])})" for kind, e in edits.items()),
-                f"≤ {TARGETS[key]:.4g} ms",
-                all(e["median"] <= TARGETS[key] for e in edits.values()),
+                "style and layout; painted: the frame after it drawn)",
+                ", ".join(
+                    f"{kind} {ms(e['median'])} ms (p90 {ms(e['p90'])}), painted {ms(painted[kind]['median'])} ms"
+                    for kind, e in edits.items()
+                ),
+                f"≤ {TARGETS[key]:.4g} ms" + (f"; painted ≤ {2 * FRAME_MS:.4g} ms" if n == "512" else ""),
+                all(e["median"] <= TARGETS[key] for e in edits.values())
+                and (n != "512" or all(p["median"] <= 2 * FRAME_MS for p in painted.values())),
             )
         )
     limit = TARGETS["local_lab_512_ms"]
     if "lab" in r:
-        first = r["lab"]["first_redraw_ms"]
-        rows.append(
-            target_row(
-                "JupyterLab, typed spec to the first redrawn grid (the browser's own answer), 512 devices (median)",
-                f"{ms(first['median'])} ms (p90 {ms(first['p90'])}; kernel's answer "
-                f"{ms(r['lab']['kernel_answer_ms']['median'])} ms"
-                + ("" if r["lab"]["local_equals_kernel"] else "; local and kernel DISAGREED")
-                + ")",
-                f"≤ {limit:.4g} ms",
-                first["median"] <= limit and r["lab"]["local_equals_kernel"],
+        for kind in ("spec", "mesh"):
+            entry = r["lab"].get(kind, r["lab"] if kind == "spec" else None)
+            if entry is None:
+                continue
+            first, painted = entry["first_redraw_ms"], entry.get("first_painted_ms")
+            rows.append(
+                target_row(
+                    f"JupyterLab, typed {kind} to the first redrawn grid (the browser's own answer), 512 devices "
+                    "(median): DOM; painted (the frame after it drawn)",
+                    f"{ms(first['median'])} ms (p90 {ms(first['p90'])}); painted "
+                    + (f"{ms(painted['median'])} ms (p90 {ms(painted['p90'])})" if painted else "—")
+                    + f"; kernel's answer {ms(entry['kernel_answer_ms']['median'])} ms"
+                    + ("" if r["lab"]["local_equals_kernel"] else "; local and kernel DISAGREED"),
+                    f"≤ {limit:.4g} ms; painted ≤ {2 * FRAME_MS:.4g} ms",
+                    first["median"] <= limit
+                    and painted is not None
+                    and painted["median"] <= 2 * FRAME_MS
+                    and r["lab"]["local_equals_kernel"],
+                )
             )
-        )
     elif "lab_error" in r:
         rows.append(
             target_row(

@@ -337,9 +337,15 @@ def array_moves() -> dict[str, Any]:
     }
     w.set_state({"spec_text": "x, y"})  # the way back: each device keeps a slice of what it holds
     back = {"payload": w.payload, "move": w.move}
+    w.set_state({"spec_text": "y, x"})  # blocks trade places: a collective-permute
+    permuted = {"payload": w.payload, "move": w.move}
+    w.set_state({"spec_text": "x, y"})
+    w.set_state({"memory_kind": "pinned_host"})  # a host transfer, no collective
+    to_host = {"payload": w.payload, "move": w.move, "block_bytes": w.array.addressable_shards[0].data.nbytes}
+    w.set_state({"memory_kind": "device"})
     w.mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices[4:12])
     elsewhere = {"payload": w.payload, "move": w.move}
-    return {"gathered": gathered, "back": back, "elsewhere": elsewhere}
+    return {"gathered": gathered, "back": back, "elsewhere": elsewhere, "permuted": permuted, "to_host": to_host}
 
 
 def write_program_fixtures(target: Any) -> int:

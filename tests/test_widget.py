@@ -475,3 +475,44 @@ def test_jax_refusing_a_mesh_edit_blames_the_mesh_and_says_something(x):
     assert w.error_source == "mesh"
     assert w.error == "JAX refused to place the array there: AssertionError with no message"
     assert w.payload == before and w.mesh_text == "x=2, y=4"
+
+
+# ----------------------------------------------------------------------------
+# issue 19.3: the move line says what each move is
+
+
+def test_a_memory_kind_move_is_a_host_transfer_of_each_devices_block(x):
+    w = ShardingWidget(x)
+    frontend(w, memory_kind="pinned_host")
+    assert w.error == ""
+    moved = w.array
+    assert moved.sharding.memory_kind == "pinned_host"
+    # JAX's own block per device: what each device copies into host memory.
+    block = {s.data.nbytes for s in moved.addressable_shards}
+    assert w.move["memory"] == {"from": "device", "to": "pinned_host", "bytes": block.pop()}
+    frontend(w, memory_kind="device")
+    assert w.move["memory"]["from"] == "pinned_host" and w.move["memory"]["to"] == "device"
+
+
+def test_a_permute_move_counts_its_pairs_as_the_compiled_module_has_them(x, mesh):
+    w = ShardingWidget(x)
+    frontend(w, spec_text="y, x")
+    permutes = [c for c in w.move["collectives"] if c["kind"] == "collective-permute"]
+    identity = jax.jit(lambda a: a, out_shardings=NamedSharding(mesh, P("y", "x")))
+    text = identity.lower(x).compile().as_text()
+    lists = re.findall(r"collective-permute\([^\n]*source_target_pairs=\{((?:\{\d+,\d+\},?)*)\}", text)
+    # Pairs whose source is its own target move nothing; the others are devices sending to a partner.
+    moving = [sum(a != b for a, b in re.findall(r"\{(\d+),(\d+)\}", pairs)) for pairs in lists]
+    assert permutes and [p["pairs"] for p in permutes] == moving and all(moving)
+
+
+def test_a_mesh_on_fewer_devices_says_why_its_move_is_no_program(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="data=3")
+    assert w.error == "" and len(w.array.sharding.device_set) == 3
+    message = w.move["error"]
+    assert "3 devices" in message and "was on 8" in message and "device_put" in message
+    assert "traced but did not lower" not in message and "_identity" not in message
+    # JAX indeed refuses the one program that would do it.
+    with pytest.raises(Exception, match="incompatible devices"):
+        jax.jit(lambda a: a, out_shardings=w.array.sharding).lower(x)

@@ -305,6 +305,15 @@ describe("rulers", () => {
     const [b, c] = rulerBands(layout, 1, 440);
     expect([b.every, c.every, c.bands]).toEqual([1, 0, 256]);
   });
+
+  it("thin two-digit labels along the top to what their width allows (issue 19.4: no '1011121314')", () => {
+    const layout = decodePayload(loadFixture("abstract_4096"));
+    // 16 bands of 12.5 px: a line of type fits down the side, but "10" and "11" side by side touch.
+    const [down] = rulerBands(layout, 1, 200, "down");
+    const [across] = rulerBands(layout, 1, 200, "across");
+    expect(down.every).toBe(1);
+    expect(across.every).toBe(2);
+  });
 });
 
 describe("block steppers", () => {

@@ -149,7 +149,7 @@ export function mapSize(layout: Layout, choice: SliceChoice): CanvasSize {
 function frame(layout: Layout, choice: SliceChoice, area: HTMLElement, size: CanvasSize): HTMLElement {
   const wrapper = h("div", { class: "sv-map-frame" });
   wrapper.style.setProperty("--sv-map-width", `${size.width}px`);
-  const across = choice.colDim === null ? [] : rulerBands(layout, choice.colDim, size.width);
+  const across = choice.colDim === null ? [] : rulerBands(layout, choice.colDim, size.width, "across");
   const down = choice.rowDim === null ? [] : rulerBands(layout, choice.rowDim, size.height);
   const mapColumn = 2 + down.length;
   const mapRow = 2 + across.length;

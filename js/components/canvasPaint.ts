@@ -144,17 +144,43 @@ export function wireCanvas(
     },
     { signal },
   );
+  // A press focuses the canvas before its click lands: that focus is the pointer's, not the
+  // keyboard's, so it must not report the cursor's old item (device 0 before any) as focused.
+  let pressing = false;
+  canvas.addEventListener(
+    "pointerdown",
+    () => {
+      pressing = true;
+    },
+    { signal },
+  );
   canvas.addEventListener(
     "click",
     (event) => {
+      pressing = false;
       const i = itemAt(event);
       if (i < 0) return;
-      state.cursor = i;
+      // The clicked item becomes the focused one, as a click on a DOM cell focuses that cell.
+      land(i);
       events.onActivate(items.target(i));
     },
     { signal },
   );
-  canvas.addEventListener("focus", () => land(Math.max(state.cursor, 0)), { signal });
+  canvas.addEventListener(
+    "focus",
+    () => {
+      if (!pressing) land(Math.max(state.cursor, 0));
+    },
+    { signal },
+  );
+  canvas.addEventListener(
+    "pointerup",
+    () => {
+      // The press is over (its focus has happened); the next focus without one is the keyboard's.
+      pressing = false;
+    },
+    { signal },
+  );
   canvas.addEventListener("blur", () => events.onFocus(null), { signal });
   navigateByKeys(canvas, signal, {
     from: () => Math.max(state.cursor, 0),

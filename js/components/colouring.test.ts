@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { decodePayload, unravel } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { query, renderWidget } from "../test/render";
-import { rampColor, relativeLuminance, tileColor } from "../util/palette";
+import { rampColor, relativeLuminance, structureColor, tileColor } from "../util/palette";
 import { colouring, DISTINGUISHABLE_TILES, defaultColourMode, renderColourLegend } from "./colouring";
 
 const INK = relativeLuminance("#1b1b1b");
@@ -24,7 +24,8 @@ describe("colour by structure", () => {
     // The same colour down every a, a different one for every (b, c): a does not split dim 1, b and c do.
     const fillAt = (a: number, b: number, c: number) => fill(layout.tileOf[(a * 16 + b) * 16 + c]);
     expect(new Set(Array.from({ length: 16 }, (_, a) => fillAt(a, 3, 5))).size).toBe(1);
-    for (let b = 0; b < 16; b++) for (let c = 0; c < 16; c++) expect(fillAt(0, b, c)).toBe(rampColor(b * 16 + c, 256));
+    for (let b = 0; b < 16; b++)
+      for (let c = 0; c < 16; c++) expect(fillAt(0, b, c)).toBe(structureColor(b * 16 + c, 256));
     // Sixteen clearly different colours along b (c = 0).
     expect(new Set(Array.from({ length: 16 }, (_, b) => fillAt(0, b, 0))).size).toBe(16);
     // Major first: a step of b changes the colour more than a step of c.
@@ -39,7 +40,7 @@ describe("colour by structure", () => {
     }
     expect(alongB).toBeGreaterThan(alongC * 8);
     for (let t = 0; t < layout.tileCount; t += 97) {
-      expect(fill(t)).toBe(rampColor(unravel(t, layout.tileCounts)[1], 256));
+      expect(fill(t)).toBe(structureColor(unravel(t, layout.tileCounts)[1], 256));
     }
   });
 
@@ -95,5 +96,28 @@ describe("the ramp", () => {
         0.4,
       );
     }
+  });
+});
+
+describe("structural shades (issue 19.4)", () => {
+  const rgb = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+  const distance = (a: string, b: string) => Math.hypot(...rgb(a).map((v, i) => v - rgb(b)[i]));
+
+  it("keeps any two neighbouring blocks visibly apart, and dark labels readable on each", () => {
+    for (const count of [16, 64, 256]) {
+      for (let i = 0; i < count; i++) {
+        expect(contrast(structureColor(i, count))).toBeGreaterThanOrEqual(4.5);
+        if (i + 1 < count) expect(distance(structureColor(i, count), structureColor(i + 1, count))).toBeGreaterThan(20);
+      }
+    }
+  });
+
+  it("colours neighbouring blocks of the 4096-device what-if apart, where the plain ramp made them one colour", () => {
+    const layout = decodePayload(loadFixture("abstract_4096"));
+    const { fill } = colouring(layout, { kind: "dim", dim: 1 });
+    const fillAt = (b: number, c: number) => fill(layout.tileOf[b * 16 + c]);
+    for (let c = 0; c < 15; c++) expect(distance(fillAt(3, c), fillAt(3, c + 1))).toBeGreaterThan(20);
+    // Why: on the plain ramp neighbours are 1/255 of it apart, too close to tell.
+    expect(distance(rampColor(50, 256), rampColor(51, 256))).toBeLessThan(5);
   });
 });

@@ -10,7 +10,7 @@
 import type { Layout } from "../payload/array";
 import { unravel } from "../payload/array";
 import { h } from "../util/dom";
-import { axisColor, rampColor, tileColor } from "../util/palette";
+import { axisColor, rampColor, structureColor, tileColor } from "../util/palette";
 
 /** Past this many tiles the pictures colour by structure unless the user picks tiles. */
 export const DISTINGUISHABLE_TILES = 16;
@@ -54,7 +54,7 @@ export function colouring(layout: Layout, mode: ColourMode): Colouring {
   if (mode.kind === "tile") return { mode, fill: tileColor };
   const { dim } = mode;
   const count = layout.tileCounts[dim];
-  const fills = Array.from({ length: count }, (_, i) => rampColor(i, count));
+  const fills = Array.from({ length: count }, (_, i) => structureColor(i, count));
   return { mode, fill: (tile) => fills[unravel(tile, layout.tileCounts)[dim]] };
 }
 

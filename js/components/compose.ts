@@ -50,6 +50,14 @@ export function composeSpecText(spec: readonly (readonly string[])[]): string {
     .join(", ");
 }
 
+/**
+ * A spec text as an editor box shows it: a fully replicated spec (Python
+ * writes "") as `P()`, which both grammars read back as the same spec.
+ */
+export function shownSpecText(text: string): string {
+  return text.trim() === "" ? "P()" : text;
+}
+
 /** A fresh axis name not already in the mesh. */
 export function unusedAxisName(taken: readonly string[]): string {
   for (const candidate of ["x", "y", "z", "w", "u", "v"]) if (!taken.includes(candidate)) return candidate;

@@ -15,7 +15,7 @@ import type { AxisType, Payload } from "../payload/array";
 import type { ErrorSource, ViewHost } from "../traits/array";
 import { h, replaceChildren } from "../util/dom";
 import { axisColor } from "../util/palette";
-import { composeMeshText, composeSpecText, type MeshAxis, meshAxes, unusedAxisName } from "./compose";
+import { composeMeshText, composeSpecText, type MeshAxis, meshAxes, shownSpecText, unusedAxisName } from "./compose";
 import { TextEditor } from "./textEditor";
 
 const AXIS_TYPES: readonly AxisType[] = ["Explicit", "Auto", "Manual"];
@@ -71,6 +71,7 @@ export class EditorsPanel {
       placeholder: "spec, e.g. x, None",
       disabled,
       current: () => this.pythonText("spec_text"),
+      shown: shownSpecText,
       send: (text) => host.edit("spec_text", text),
       estimate: withPayload((payload, text) => estimateEdit(payload, { spec_text: text })),
       needsConfirmation: confirm,

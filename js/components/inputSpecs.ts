@@ -12,6 +12,7 @@
 import type { Program } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { renderAxisText, renderSpec } from "./axisText";
+import { shownSpecText } from "./compose";
 import { typeHidesAxes } from "./sourceListing";
 
 export interface InputSpecsOptions {
@@ -40,6 +41,10 @@ interface Editor {
   sent: string | null;
   /** The user typed since the box last showed Python's text or sent. */
   typed: boolean;
+  /** Python refused this editor's edit (its error, or a program error after its edit). */
+  refused: boolean;
+  /** Escape put Python's text back over the refused text: the error no longer describes the box. */
+  dismissed: boolean;
 }
 
 export type IoSelection = { kind: "input" | "output"; index: number } | null;
@@ -158,15 +163,15 @@ export class InputSpecs {
       const refused =
         answer.error !== "" && (mine !== "" || (answer.errorSource === "program" && k === this.lastSender));
       const typing = editor.typed && editor.input.ownerDocument.activeElement === editor.input;
+      if (refused !== editor.refused || !refused) editor.dismissed = false;
+      editor.refused = refused;
       if (refused && editor.sent !== null) {
         if (!editor.typed) editor.input.value = editor.sent;
       } else if (!typing) {
         editor.typed = false;
         editor.sent = null;
-        if (editor.input.value !== python) editor.input.value = python;
+        if (editor.input.value !== shownSpecText(python)) editor.input.value = shownSpecText(python);
       }
-      if (refused) editor.input.setAttribute("aria-invalid", "true");
-      else editor.input.removeAttribute("aria-invalid");
       this.renderStatus(k);
     });
   }
@@ -199,9 +204,9 @@ export class InputSpecs {
       autocomplete: "off",
       disabled: readOnly,
     });
-    input.value = this.python(k);
+    input.value = shownSpecText(this.python(k));
     const status = h("div", { class: "sv-status-line", "data-status-for": `input:${k}` });
-    const editor: Editor = { input, status, sent: null, typed: false };
+    const editor: Editor = { input, status, sent: null, typed: false, refused: false, dismissed: false };
     input.addEventListener(
       "input",
       () => {
@@ -222,7 +227,8 @@ export class InputSpecs {
           event.stopPropagation();
           editor.typed = false;
           editor.sent = null;
-          input.value = this.python(k);
+          editor.dismissed = editor.refused;
+          input.value = shownSpecText(this.python(k));
           this.renderStatus(k);
         }
       },
@@ -236,30 +242,47 @@ export class InputSpecs {
     const editor = this.editors[k];
     const text = editor.input.value;
     const python = this.python(k);
-    const same = text === python || this.options.canonical(text) === python;
+    const same = text === python || text === shownSpecText(python) || this.options.canonical(text) === python;
     editor.typed = false;
     if (same && !this.answer.error) {
       // Python's own spec, written another way: nothing to trace again.
       editor.sent = null;
-      editor.input.value = python;
+      editor.input.value = shownSpecText(python);
       this.renderStatus(k);
       return;
     }
     const specs = this.program.payload.inputs.map((_, j) => this.python(j));
     // Python's own spec again after a refusal: sent with a trailing space (the grammar ignores it) so that the
     // trait changes and Python answers, clearing the error, without tracing again.
-    specs[k] = same && text === python ? `${text} ` : text;
+    specs[k] = same && (text === python || text === shownSpecText(python)) ? `${python} ` : text;
     editor.sent = same ? null : text;
+    editor.dismissed = false;
     this.pending = k;
     this.lastSender = k;
     this.renderStatus(k);
     this.options.send(specs);
   }
 
+  /**
+   * Whether Python's refusal describes the text in box k now: the refused text
+   * itself (not the user's edit of it, nor Python's text put back by Escape).
+   */
+  private refusalShown(k: number): boolean {
+    const editor = this.editors[k];
+    if (!editor.refused || editor.dismissed) return false;
+    if (editor.sent !== null) return editor.input.value === editor.sent;
+    const value = editor.input.value;
+    return !(editor.typed && value !== this.python(k) && value !== shownSpecText(this.python(k)));
+  }
+
   private renderStatus(k: number): void {
     const editor = this.editors[k];
-    const error = this.errorFor(k);
-    const dirty = editor.typed && editor.input.value !== this.python(k);
+    const shown = this.pending !== k && this.refusalShown(k);
+    const error = shown ? this.errorFor(k) : "";
+    if (shown) editor.input.setAttribute("aria-invalid", "true");
+    else editor.input.removeAttribute("aria-invalid");
+    const value = editor.input.value;
+    const dirty = editor.typed && value !== this.python(k) && value !== shownSpecText(this.python(k));
     let content: HTMLElement | null = null;
     if (this.pending === k) {
       content = h("div", { class: "sv-hint-line", "data-role": "retracing" }, [

@@ -22,16 +22,30 @@ export interface RulerSpec {
   every: number;
 }
 
-/** Labels need about this many CSS pixels along the ruler. */
-const LABEL_PX = 12;
+/** A label down the side needs about this many CSS pixels (one line of the ruler's type). */
+const LINE_PX = 12;
+/** Along the top a label needs its digits' width (10px type) and a gap, so numbers never run together. */
+const DIGIT_PX = 6.5;
+const GAP_PX = 6;
+
+/** CSS pixels one coordinate label of an axis of `size` needs along a ruler on `side`. */
+export function labelPitch(size: number, side: "across" | "down"): number {
+  return side === "down" ? LINE_PX : String(Math.max(size - 1, 0)).length * DIGIT_PX + GAP_PX;
+}
 
 /**
  * The rulers of dimension `dim` drawn `lengthPx` long: for each axis that
  * splits it (major first), its bands, and which coordinates can be labelled
- * (every coordinate, or every 2nd, 4th... so that labels are LABEL_PX apart;
- * none when that leaves fewer than four labels per cycle of the axis).
+ * (every coordinate, or every 2nd, 4th... so that labels are a label's
+ * width apart along the top, a line apart down the side; none when that
+ * leaves fewer than four labels per cycle of the axis).
  */
-export function rulerBands(layout: Layout, dim: number, lengthPx: number): RulerSpec[] {
+export function rulerBands(
+  layout: Layout,
+  dim: number,
+  lengthPx: number,
+  side: "across" | "down" = "down",
+): RulerSpec[] {
   const mesh = layout.payload.mesh;
   if (!mesh) return [];
   let bands = 1;
@@ -40,10 +54,11 @@ export function rulerBands(layout: Layout, dim: number, lengthPx: number): Ruler
     const size = mesh.sizes[axisIndex] ?? 1;
     bands *= size;
     const bandPx = lengthPx / bands;
+    const pitch = labelPitch(size, side);
     let every = 1;
-    while (every * bandPx < LABEL_PX && every < size) every *= 2;
+    while (every * bandPx < pitch && every < size) every *= 2;
     // Fewer than four labels per cycle of the axis would read as noise, not as its coordinates.
-    const readable = every * bandPx >= LABEL_PX && (every === 1 || size / every >= 4);
+    const readable = every * bandPx >= pitch && (every === 1 || size / every >= 4);
     return { axis, axisIndex, size, bands, every: readable ? every : 0 };
   });
 }

@@ -93,23 +93,32 @@ function renderMeshDom(
   root.style.setProperty("--sv-cell-size", `${cellSize}px`);
   if (cellSize < 30) root.classList.add("sv-compact");
   if (style.label === "physical") root.classList.add("sv-physical-labels");
-  const sizes = layout.meshSizes;
-  const names = layout.payload.mesh?.names ?? [];
-  const cells: HTMLElement[] = new Array(layout.deviceCount);
+  let cells: HTMLElement[] = new Array(layout.deviceCount);
+  /** The cells of the last build by device id: a mesh edit over the same devices moves them, not new ones. */
+  let byId = new Map<number, HTMLElement>();
 
   const makeCell = (k: number): HTMLElement => {
+    const id = layout.ids[k];
     const remote = isRemote(layout, k);
-    const cell = h(
-      "div",
-      {
-        class: remote ? "sv-cell sv-remote" : "sv-cell",
-        "data-device-id": layout.ids[k],
-        "data-position": k,
-        role: "button",
-        tabindex: k === 0 ? 0 : -1,
-      },
-      [h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]), h("span", { class: "sv-cell-tile" })],
-    );
+    let cell = byId.get(id);
+    if (cell) {
+      cell.className = remote ? "sv-cell sv-remote" : "sv-cell";
+      cell.setAttribute("data-position", String(k));
+      cell.tabIndex = k === 0 ? 0 : -1;
+      (cell.firstChild as HTMLElement).textContent = cellText(layout, k, style.label);
+    } else {
+      cell = h(
+        "div",
+        {
+          class: remote ? "sv-cell sv-remote" : "sv-cell",
+          "data-device-id": id,
+          "data-position": k,
+          role: "button",
+          tabindex: k === 0 ? 0 : -1,
+        },
+        [h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]), h("span", { class: "sv-cell-tile" })],
+      );
+    }
     cells[k] = cell;
     paintCell(k);
     return cell;
@@ -141,6 +150,8 @@ function renderMeshDom(
 
   // The two innermost axes as a CSS grid with coordinate headers.
   const leaf = (prefix: number[]): HTMLElement => {
+    const sizes = layout.meshSizes;
+    const names = layout.payload.mesh?.names ?? [];
     const rank = sizes.length;
     const colAxis = rank - 1;
     const rowAxis = rank - 2;
@@ -174,10 +185,11 @@ function renderMeshDom(
   };
 
   // Outer axes nest leaves into captioned blocks, alternately across and down.
-  const { columns } = axisRoles(sizes.length);
   const level = (axis: number, prefix: number[]): HTMLElement => {
+    const sizes = layout.meshSizes;
+    const names = layout.payload.mesh?.names ?? [];
     if (axis >= sizes.length - 2) return leaf(prefix);
-    const across = columns.includes(axis);
+    const across = axisRoles(sizes.length).columns.includes(axis);
     const group = h("div", {
       class: across ? "sv-blocks sv-across" : "sv-blocks sv-down",
       "data-axis": names[axis],
@@ -201,9 +213,17 @@ function renderMeshDom(
     }
     return group;
   };
-  root.append(level(0, []));
 
-  const roving = rovingFocus(cells);
+  let roving = rovingFocus(cells);
+  /** Lays the cells out for the current layout, reusing the cells of the last build by device id. */
+  const build = (): void => {
+    cells = new Array(layout.deviceCount);
+    root.replaceChildren(level(0, []));
+    byId = new Map(cells.map((cell, k) => [layout.ids[k], cell]));
+    roving = rovingFocus(cells);
+  };
+  build();
+
   const positionOf = (event: Event): number => itemNumber(event, "data-position");
   // Clicks focus a cell too: keep that cell the one in the tab order.
   root.addEventListener(
@@ -217,8 +237,8 @@ function renderMeshDom(
   delegateTargets(root, events, signal);
   navigateByKeys(root, signal, {
     from: positionOf,
-    move: (from, key) => meshMove(from, key, sizes),
-    go: roving.go,
+    move: (from, key) => meshMove(from, key, layout.meshSizes),
+    go: (k) => roving.go(k),
     activate: (k) => events.onActivate({ kind: "device", position: k }),
   });
 
@@ -250,14 +270,22 @@ function renderMeshDom(
       cells[k].classList.toggle("sv-outside", shown !== null && !shown.has(layout.tileOf[k]));
     }
   };
-  // Same devices in the same places (a spec or memory-kind edit): repaint the cells, keep the DOM.
   const update = (next: Layout, nextStyle: PictureStyle): boolean => {
-    if (!sameDevices(layout, next)) return false;
+    const same = sameDevices(layout, next);
+    // Another mesh over the very same devices (a mesh edit): the cells move into the new blocks.
+    if (!same && !sameDeviceSet(layout, next)) return false;
     setHighlight(null);
     setPinned(null);
     layout = next;
     style = { ...style, fill: nextStyle.fill };
-    for (let k = 0; k < cells.length; k++) paintCell(k);
+    if (same) {
+      // Same devices in the same places (a spec or memory-kind edit): repaint the cells, keep the DOM.
+      for (let k = 0; k < cells.length; k++) paintCell(k);
+    } else {
+      const fresh = gridRoot(next, "dom");
+      root.setAttribute("aria-label", fresh.getAttribute("aria-label") ?? "");
+      build();
+    }
     setShown(null);
     return true;
   };
@@ -265,6 +293,17 @@ function renderMeshDom(
     for (let k = 0; k < cells.length; k++) paintCell(k);
   };
   return { element: root, setHighlight, setPinned, setShown, update, repaint };
+}
+
+/** The same devices (ids, owners) in any order, on a mesh of the same rank or not. */
+function sameDeviceSet(a: Layout, b: Layout): boolean {
+  if (a.deviceCount !== b.deviceCount || a.physical.coords || b.physical.coords) return false;
+  const owner = new Map<number, string>();
+  for (let k = 0; k < a.deviceCount; k++) owner.set(a.ids[k], `${a.addressable[k]}:${a.process[k]}`);
+  for (let k = 0; k < b.deviceCount; k++) {
+    if (owner.get(b.ids[k]) !== `${b.addressable[k]}:${b.process[k]}`) return false;
+  }
+  return true;
 }
 
 function sameDevices(a: Layout, b: Layout): boolean {

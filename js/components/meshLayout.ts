@@ -68,6 +68,8 @@ export interface CanvasGeometry {
 
 const CAPTION = 14;
 const EDGE = 18;
+/** The left margin: room for the rotated row-axis title and its bar, clear of the cells and captions. */
+const LEFT = 28;
 
 interface Box {
   w: number;
@@ -137,26 +139,28 @@ export function canvasGeometry(sizes: readonly number[], names: readonly string[
   };
 
   const root = level(0);
-  root.place(EDGE, EDGE, []);
+  root.place(LEFT, EDGE, []);
   const bars: CanvasGeometry["bars"] = [];
   // Edge legend: which axis runs across and which runs down inside a block.
   if (rank >= 1) {
     const colAxis = rank - 1;
-    labels.push({ text: `${names[colAxis]} (${sizes[colAxis]}) \u2192`, x: EDGE, y: EDGE - 6, axisIndex: colAxis });
-    bars.push({ x: EDGE, y: EDGE - 3, w: Math.min(root.w, 160), h: 2, axisIndex: colAxis });
+    labels.push({ text: `${names[colAxis]} (${sizes[colAxis]}) \u2192`, x: LEFT, y: EDGE - 6, axisIndex: colAxis });
+    bars.push({ x: LEFT, y: EDGE - 3, w: Math.min(root.w, 160), h: 2, axisIndex: colAxis });
   }
   if (rank >= 2) {
     const rowAxis = rank - 2;
+    // Past two axes the first block starts with its caption: the title starts level with its cells.
+    const top = rank > 2 ? CAPTION : 0;
     labels.push({
       text: `${names[rowAxis]} (${sizes[rowAxis]}) \u2192`,
-      x: 3,
-      y: EDGE,
+      x: 6,
+      y: EDGE + top,
       axisIndex: rowAxis,
       vertical: true,
     });
-    bars.push({ x: EDGE - 3, y: EDGE, w: 2, h: Math.min(root.h, 160), axisIndex: rowAxis });
+    bars.push({ x: LEFT - 6, y: EDGE + top, w: 2, h: Math.min(root.h, 160), axisIndex: rowAxis });
   }
-  return { width: root.w + EDGE + 4, height: root.h + EDGE + 4, cell, origins, labels, bars };
+  return { width: root.w + LEFT + 4, height: root.h + EDGE + 4, cell, origins, labels, bars };
 }
 
 /** Mesh position of the cell under (x, y), or -1. */

@@ -16,9 +16,10 @@ interface Move {
   payload: Payload;
   move: MoveSummary;
   jax?: { kind: string; groups: number[][] | null }[];
+  block_bytes?: number;
 }
 
-const moves = loadJson<Record<"gathered" | "back" | "elsewhere", Move>>("array_moves");
+const moves = loadJson<Record<"gathered" | "back" | "elsewhere" | "permuted" | "to_host", Move>>("array_moves");
 let shown: Rendered | null = null;
 
 afterEach(() => {
@@ -57,8 +58,33 @@ describe("the array view's move line", () => {
     shown.cleanup();
     shown = renderWidget(moves.elsewhere.payload, { move: moves.elsewhere.move });
     const error = "error" in moves.elsewhere.move ? moves.elsewhere.move.error : "";
-    expect(error).toContain("incompatible devices");
+    expect(error).toContain("device_put");
+    expect(error).not.toContain("traced but did not lower");
     expect(query(shown.el, '[data-role="move"]').textContent).toContain(error);
+  });
+
+  it("says what a collective-permute's pairs are, with no groups (issue 19.3)", () => {
+    const { payload, move } = moves.permuted;
+    shown = renderWidget(payload, { move });
+    if (!("collectives" in move)) throw new Error("the fixture's move has no collectives");
+    const permute = move.collectives.find((c) => c.kind === "collective-permute");
+    const item = query(shown.el, '[data-role="move-collective"][data-kind="collective-permute"]');
+    expect(item.textContent).toContain(
+      `each device sends ${formatBytes(permute?.wire_bytes ?? -1)} to one other device`,
+    );
+    expect(item.textContent).toContain(`(${permute?.pairs} sender\u2192receiver pairs)`);
+    expect(item.textContent).not.toContain("groups of");
+    const line = query(shown.el, '[data-role="move"]').textContent ?? "";
+    expect(line).not.toContain("no set of whole mesh axes");
+  });
+
+  it("calls a memory-kind change a host transfer of each device's block (issue 19.3)", () => {
+    const { payload, move, block_bytes } = moves.to_host;
+    shown = renderWidget(payload, { move });
+    const line = query(shown.el, '[data-role="move"]').textContent ?? "";
+    expect(line).toContain(`host transfer: each device copies its ${formatBytes(block_bytes ?? -1)} block`);
+    expect(line).toContain("pinned_host");
+    expect(line).not.toContain("needed no collective");
   });
 
   it("follows Python's answer to the next edit", () => {

@@ -2,11 +2,12 @@
  * What the last edit of an array cost to move the data there, as Python
  * worked it out (the `move` trait: the collectives of
  * `jax.jit(lambda a: a, out_shardings=new)` on the previous array): bytes
- * each device sent and over which mesh axes, or why no single program moves
- * it (onto other devices, say). Nothing is shown before the first edit.
+ * each device sent and over which mesh axes, the copy between device and
+ * host memory of a memory-kind change, or why no single program moves it
+ * (onto other devices, say). Nothing is shown before the first edit.
  */
 
-import type { MoveSummary } from "../traits/array";
+import type { MemoryMove, MoveCollective, MoveSummary } from "../traits/array";
 import { h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { axisMark } from "./axisText";
@@ -15,34 +16,53 @@ export function renderMove(move: MoveSummary | undefined, axisNames: readonly st
   if (!move || !("collectives" in move || "error" in move)) return null;
   if ("error" in move) {
     return h("div", { class: "sv-move", "data-role": "move" }, [
-      `No single program moves the array to this layout, so its cost is not known: ${move.error}`,
+      `This move is no single program, so its cost is not counted: ${move.error}.`,
     ]);
   }
+  const memory = move.memory ? memoryLine(move.memory) : null;
   if (move.collectives.length === 0) {
-    return h("div", { class: "sv-move", "data-role": "move" }, [
-      "Moving the array to this layout needed no collective: each device could make its new block from what it held.",
+    return h("div", { class: "sv-move", "data-role": "move", "data-bytes": move.wire_bytes }, [
+      memory ??
+        "Moving the array to this layout needed no collective: each device could make its new block from what it held.",
     ]);
   }
-  const items = move.collectives.map((c) => {
-    const item = h("li", { "data-role": "move-collective", "data-kind": c.kind }, [
-      h("span", { class: "sv-coll-kind" }, [c.kind]),
-      " ",
-    ]);
-    if (c.axes === null) item.append("over groups that are no set of whole mesh axes");
-    else if (c.axes.length === 0) item.append("within each device");
-    else {
-      item.append("over ");
-      c.axes.forEach((axis, i) => {
-        item.append(...(i > 0 ? [", "] : []), axisMark(axis, axisNames.indexOf(axis)));
-      });
-    }
-    item.append(
-      `: ${formatBytes(c.wire_bytes)} per device${c.count > 1 ? ` in ${c.count} runs` : ""} (groups of ${c.group_size})`,
-    );
-    return item;
-  });
+  const items = move.collectives.map((c) => collectiveItem(c, axisNames));
   return h("div", { class: "sv-move", "data-role": "move", "data-bytes": move.wire_bytes }, [
+    memory ? `${memory} ` : "",
     `Moving the array to this layout sent ${formatBytes(move.wire_bytes)} per device:`,
     h("ul", { class: "sv-move-list" }, items),
   ]);
+}
+
+/** A memory-kind change is a host transfer: no collective, but every device copies its whole block. */
+function memoryLine(memory: MemoryMove): string {
+  const toHost = memory.to !== "device";
+  const direction = toHost ? `from device memory to ${memory.to}` : `from ${memory.from} back to device memory`;
+  return `A host transfer: each device copies its ${formatBytes(memory.bytes)} block ${direction} (no collective).`;
+}
+
+function collectiveItem(c: MoveCollective, axisNames: readonly string[]): HTMLElement {
+  const item = h("li", { "data-role": "move-collective", "data-kind": c.kind }, [
+    h("span", { class: "sv-coll-kind" }, [c.kind]),
+    " ",
+  ]);
+  const permute = c.kind === "collective-permute";
+  if (c.axes === null) item.append(permute ? "between devices" : `in groups of ${c.group_size} devices`);
+  else if (c.axes.length === 0) item.append("within each device");
+  else {
+    item.append(permute ? "between devices along " : "over ");
+    c.axes.forEach((axis, i) => {
+      item.append(...(i > 0 ? [", "] : []), axisMark(axis, axisNames.indexOf(axis)));
+    });
+  }
+  const runs = c.count > 1 ? ` in ${c.count} runs` : "";
+  if (permute) {
+    // A permute has no groups that share data: each device sends its block to one partner.
+    const pairs = c.pairs !== undefined ? ` (${c.pairs} sender\u2192receiver pairs)` : "";
+    item.append(`: each device sends ${formatBytes(c.wire_bytes)} to one other device${runs}${pairs}`);
+  } else {
+    const groups = c.axes === null ? "" : ` (groups of ${c.group_size})`;
+    item.append(`: ${formatBytes(c.wire_bytes)} per device${runs}${groups}`);
+  }
+  return item;
 }

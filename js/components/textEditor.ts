@@ -24,6 +24,11 @@ export interface TextEditorOptions {
   disabled: boolean;
   /** Python's text now (the synced trait). */
   current: () => string;
+  /**
+   * How the box shows Python's text (the spec editor writes a replicated spec,
+   * Python's "", as `P()`); the box's text counts as Python's when it equals this.
+   */
+  shown?: (python: string) => string;
   /** Sends a text to Python. Called only from user events. */
   send: (text: string) => void;
   /** What typing `text` would give each device; null when unknown. */
@@ -55,6 +60,8 @@ export class TextEditor {
   /** Text waiting for a second Enter (or the Apply button) because it moves a lot of data. */
   private awaiting: string | null = null;
   private answer: EditorAnswer = { error: "", notice: "" };
+  /** Escape put Python's text back over a refused text: its error no longer describes the box. */
+  private dismissed = false;
 
   constructor(options: TextEditorOptions) {
     this.options = options;
@@ -69,7 +76,7 @@ export class TextEditor {
       "aria-label": options.label,
       disabled: options.disabled,
     });
-    this.input.value = options.current();
+    this.input.value = this.pythonShown();
     this.field = h("label", { class: "sv-field" }, [h("span", { class: "sv-label" }, [options.label]), this.input]);
     this.status = h("div", { class: "sv-status-line", "data-status-for": options.role });
     this.input.addEventListener(
@@ -116,32 +123,51 @@ export class TextEditor {
     }
     this.awaiting = null;
     this.typed = false;
+    this.dismissed = false;
     this.sent = origin === "typed" ? text : null;
     this.input.value = text;
     this.renderStatus();
-    if (text !== this.options.current()) {
+    const current = this.options.current();
+    const isPython = text === current || text === this.pythonShown();
+    if (isPython) this.input.value = this.pythonShown();
+    if (!isPython) {
       this.options.send(text);
     } else if (this.answer.error) {
       // Python's own text again, after a refused edit: send it so that Python clears the error.
       // Setting a trait to the value it holds sends nothing, so the text goes with a trailing
       // space, which both grammars ignore (Python answers with its canonical text).
-      this.options.send(`${text} `);
+      this.options.send(`${current} `);
     }
+  }
+
+  /** Python's text as the box shows it. */
+  private pythonShown(): string {
+    const current = this.options.current();
+    return this.options.shown ? this.options.shown(current) : current;
+  }
+
+  /** True when the box holds Python's text (as Python writes it or as the box shows it). */
+  private holdsPython(): boolean {
+    const value = this.input.value;
+    return value === this.options.current() || value === this.pythonShown();
   }
 
   /** Puts Python's text back and forgets any draft. */
   revert(): void {
+    // The refused text leaves the box, and its error with it (the last good layout never changed).
+    if (this.answer.error) this.dismissed = true;
     this.sent = null;
     this.typed = false;
     this.awaiting = null;
-    this.input.value = this.options.current();
+    this.input.value = this.pythonShown();
     this.renderStatus();
   }
 
   /** Shows Python's state after an answer (any trait change). */
   sync(answer: EditorAnswer): void {
+    if (answer.error !== this.answer.error) this.dismissed = false; // a new error: show it
     this.answer = answer;
-    const current = this.options.current();
+    const current = this.pythonShown();
     const typing = this.typed && this.input.ownerDocument.activeElement === this.input;
     if (answer.error && this.sent !== null) {
       // Refused: the box shows what the user sent (or their fix of it) beside its error. Python's
@@ -152,20 +178,32 @@ export class TextEditor {
       this.awaiting = null;
       if (this.input.value !== current) this.input.value = current;
     }
-    if (answer.error) this.input.setAttribute("aria-invalid", "true");
-    else this.input.removeAttribute("aria-invalid");
     this.renderStatus();
+  }
+
+  /**
+   * The error, if it describes the text in the box now: the refused text the
+   * user sent (not their edit of it), or, for an edit no text of theirs
+   * made, the box until they type or revert.
+   */
+  private errorForBox(): string {
+    if (!this.answer.error || this.dismissed) return "";
+    if (this.sent !== null) return this.input.value === this.sent ? this.answer.error : "";
+    return this.typed && !this.holdsPython() ? "" : this.answer.error;
   }
 
   /** The reserved line: a confirmation request, else the error, else what the draft would do, else a notice. */
   private renderStatus(): void {
     const draft = this.input.value;
-    const dirty = this.typed && draft !== this.options.current();
+    const dirty = this.typed && !this.holdsPython();
+    const error = this.errorForBox();
+    if (error) this.input.setAttribute("aria-invalid", "true");
+    else this.input.removeAttribute("aria-invalid");
     let content: HTMLElement | null = null;
     if (this.awaiting !== null && this.awaiting === draft) {
       content = this.confirmation(this.options.estimate?.(draft) ?? null);
-    } else if (this.answer.error) {
-      content = h("div", { class: "sv-error", role: "alert", "data-source": this.options.source }, [this.answer.error]);
+    } else if (error) {
+      content = h("div", { class: "sv-error", role: "alert", "data-source": this.options.source }, [error]);
     } else if (dirty) {
       const estimate = this.options.estimate?.(draft) ?? null;
       content = h("div", { class: "sv-hint-line", "data-role": "draft-hint" }, [

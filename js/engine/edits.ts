@@ -93,10 +93,19 @@ function resolveMesh(payload: Payload, text: string | undefined, context: EditCo
   }
   if (!payload.has_array) return { info: info(true), devices: "virtual", changed: true };
   throw new EditError(
-    `the mesh ${formatMesh(request.names, request.sizes, request.types)} needs ${needed} devices but this ` +
-      `machine has ${machine}; use at most ${machine}, or lay out a shape without an array for a what-if`,
+    `the mesh ${formatMesh(request.names, request.sizes, request.types)} needs ${needed} devices but ` +
+      `${machineName(context)} has ${machine}; use at most ${machine}, or lay out a shape without an array ` +
+      "for a what-if",
     "mesh",
   );
+}
+
+/**
+ * The machine whose devices the payload counts: the kernel's (Python's words)
+ * or, on a saved page, the one the page was saved on, which is all it knows.
+ */
+export function machineName(context: EditContext): string {
+  return context.kernel ? "this machine" : "the machine this page was saved on";
 }
 
 function ownDevicesOnly(request: MeshRequest, needed: number, payload: Payload): string {

@@ -52,7 +52,7 @@ describe("a saved page edits in the page", () => {
     // Beyond the machine, a real array is refused as the kernel refuses it.
     commit(el, "mesh-input", "x=4, y=4");
     expect(query(el, '[role="alert"]').textContent).toBe(
-      "the mesh x=4, y=4 needs 16 devices but this machine has 12; use at most 12, " +
+      "the mesh x=4, y=4 needs 16 devices but the machine this page was saved on has 12; use at most 12, " +
         "or lay out a shape without an array for a what-if",
     );
   });

@@ -41,7 +41,7 @@ describe("widget entry", () => {
     expect(renders()).toBe(2);
   });
 
-  it("repaints the same cells when only the tiles move, and rebuilds for a new mesh", () => {
+  it("repaints the same cells when only the tiles move, and moves them into the blocks of a new mesh", () => {
     const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
     const before = el.querySelector('[data-device-id="4"]') as HTMLElement;
     model.fromPython({ payload: loadFixture("replicated_sum") });
@@ -54,8 +54,12 @@ describe("widget entry", () => {
     );
     expect(el.querySelectorAll("[data-tile]")).toHaveLength(4);
     model.fromPython({ payload: loadFixture("mesh3axis") });
-    expect(el.querySelector('[data-device-id="4"]')).not.toBe(before);
+    // The same eight devices on a 2x2x2 mesh: device 4 (a=1, b=0, c=0) is the same cell, in block a = 1.
+    const moved = el.querySelector('[data-device-id="4"]') as HTMLElement;
+    expect(moved).toBe(before);
+    expect(moved.closest(".sv-block")?.getAttribute("aria-label")).toBe("a = 1");
     expect(el.querySelectorAll(".sv-block")).toHaveLength(2);
+    expect(el.querySelectorAll("[data-device-id]")).toHaveLength(8);
   });
 
   it("cleans up every listener it added", () => {

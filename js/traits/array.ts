@@ -38,12 +38,21 @@ export interface MoveCollective {
   count: number;
   /** Bytes one device sends for it, runs counted. */
   wire_bytes: number;
+  /** A collective-permute's sender-to-receiver pairs. */
+  pairs?: number;
+}
+
+/** A change of memory kind: each device copies its block (`bytes`) between device and host memory. */
+export interface MemoryMove {
+  from: string;
+  to: string;
+  bytes: number;
 }
 
 /** `{}` (nothing moved, or no array), the move's collectives and bytes, or why no single program moves it. */
 export type MoveSummary =
   | Record<string, never>
-  | { collectives: MoveCollective[]; wire_bytes: number }
+  | { collectives: MoveCollective[]; wire_bytes: number; memory?: MemoryMove }
   | { error: string };
 
 /** The traits a user edit sets; Python answers by updating the others. */

@@ -100,3 +100,30 @@ export function rampColor(i: number, count: number): string {
   const f = count > 1 ? Math.min(1, Math.max(0, i / (count - 1))) : 0;
   return oklchToHex(0.95 - 0.3 * f, 0.08 + 0.04 * f, 100 + 165 * f);
 }
+
+/**
+ * Fill of block `i` of `count` in a structural colouring: the ramp's
+ * lightness (so order, and the major axes' big steps, read as before), with
+ * every other block more saturated and turned in hue. Past eight blocks
+ * neighbours on the ramp are too close to tell apart (1/255 of it at 256);
+ * the alternation keeps any two adjacent blocks visibly different without
+ * changing how light they are.
+ */
+export function structureColor(i: number, count: number): string {
+  if (count <= 8) return rampColor(i, count);
+  const even = rampColor(i, count);
+  if (i % 2 === 0) return even;
+  const f = Math.min(1, Math.max(0, i / (count - 1)));
+  const chroma = 0.125 + 0.04 * f;
+  const hue = 122 + 165 * f;
+  // The lightness that gives the ramp's own luminance at this chroma and hue (bisection).
+  const target = relativeLuminance(even);
+  let low = 0.5;
+  let high = 1;
+  for (let step = 0; step < 14; step++) {
+    const mid = (low + high) / 2;
+    if (relativeLuminance(oklchToHex(mid, chroma, hue)) < target) low = mid;
+    else high = mid;
+  }
+  return oklchToHex((low + high) / 2, chroma, hue);
+}

@@ -92,10 +92,14 @@ export class ShardvizView {
     this.embedded = options.embedded ?? false;
     this.editors = new EditorsPanel(host, this.lifetime.signal);
     this.code = new CodeBlock(this.lifetime.signal);
+    // The map and the inspector share one column beside the grid: however large the grid grows,
+    // they stay next to it and to each other (the inspector goes under the map when both do not fit).
     const pictures = h("div", { class: "sv-pictures" }, [
       this.meshSlot,
-      this.mapSlot,
-      h("div", { class: "sv-inspector-column" }, [this.inspectorSlot, this.pinSlot]),
+      h("div", { class: "sv-side" }, [
+        this.mapSlot,
+        h("div", { class: "sv-inspector-column" }, [this.inspectorSlot, this.pinSlot]),
+      ]),
     ]);
     this.root = options.embedded
       ? h("div", { class: "sv-embedded-view" }, [this.typeSlot, this.statusSlot, this.pictureBar, pictures])

@@ -277,11 +277,77 @@ def test_a_mesh_edit_that_drops_spec_axes_says_so_as_a_notice(session: Session) 
     expect(notice).to_contain_text("dropped axis 'y', which the new mesh lacks")
     expect(session.widget().locator('[role="alert"]')).to_have_count(0)
     expect(session.type_line()).to_have_text("float32[4,8]")
-    expect(session.role("spec-input")).to_have_value("")
+    expect(session.role("spec-input")).to_have_value("P()")
     state = session.kernel_state()
     assert state["error"] == "" and "dropped axis 'y'" in state["notice"], state
     session.commit("mesh-input", "x=2, y=4")
     expect(notice).to_have_count(0)
+    session.nb.assert_healthy()
+
+
+def test_the_move_line_says_what_each_move_is(session: Session) -> None:
+    """Issue 19.3: a host transfer, a permute's pairs, and a move onto other devices, each said plainly."""
+    reset(session)
+    move = session.role("move")
+    session.widget().locator('[data-role="memory-kind"]').select_option("pinned_host")
+    expect(move).to_contain_text("host transfer: each device copies its 16 B block from device memory to pinned_host")
+    expect(move).not_to_contain_text("needed no collective")
+    session.widget().locator('[data-role="memory-kind"]').select_option("device")
+    expect(move).to_contain_text("from pinned_host back to device memory")
+    session.commit("spec-input", "y, x")
+    permute = session.widget().locator('[data-role="move-collective"][data-kind="collective-permute"]')
+    expect(permute).to_contain_text("to one other device")
+    expect(permute).to_contain_text("sender\u2192receiver pairs")
+    expect(move).not_to_contain_text("no set of whole mesh axes")
+    session.commit("spec-input", "x, y")
+    session.commit("mesh-input", "data=3")
+    expect(session.type_line()).to_have_text("float32[4,8]")
+    expect(move).to_contain_text("the new layout is on 3 devices, the array was on 8")
+    expect(move).not_to_contain_text("traced but did not lower")
+    expect(move).not_to_contain_text("_identity")
+    session.commit("mesh-input", "x=2, y=4")
+    session.commit("spec-input", "x, y")
+    session.nb.assert_healthy()
+
+
+def test_a_replicated_spec_shows_as_P_and_reads_back_as_itself(session: Session) -> None:
+    """Issue 19.5: the box of a fully replicated spec says P(), not an empty box with a placeholder."""
+    reset(session)
+    spec = session.role("spec-input")
+    session.commit("spec-input", "")
+    expect(session.type_line()).to_have_text("float32[4,8]")
+    expect(spec).to_have_value("P()")
+    state = session.kernel_state()
+    assert (state["spec_text"], state["array_spec"], state["error"]) == ("", "P()", ""), state
+    spec.press("Enter")  # what the box shows is read back as the same spec
+    expect(session.widget().locator('[role="alert"]')).to_have_count(0)
+    assert session.kernel_state()["array_spec"] == "P()"
+    session.commit("spec-input", "P()")
+    expect(spec).to_have_value("P()")
+    expect(session.widget().locator('[role="alert"]')).to_have_count(0)
+    session.nb.assert_healthy()
+
+
+def test_a_refused_texts_error_goes_once_the_box_holds_another_text(session: Session) -> None:
+    """Issue 19.2: the status line judges what is in the box now, not the text Python refused."""
+    reset(session)
+    spec = session.role("spec-input")
+    alert = session.widget().locator('[role="alert"][data-source="spec"]')
+    session.commit("spec-input", "zz")
+    expect(alert).to_have_count(1)
+    expect(spec).to_have_attribute("aria-invalid", "true")
+    spec.fill("None, x")  # a valid text, not yet applied: the draft line speaks of it
+    expect(alert).to_have_count(0)
+    expect(spec).not_to_have_attribute("aria-invalid", "true")
+    hint = session.widget().locator('[data-status-for="spec-input"] [data-role="draft-hint"]')
+    expect(hint).to_contain_text("Enter applies")
+    spec.fill("zz")  # the refused text again: its error describes the box again
+    expect(alert).to_have_count(1)
+    spec.press("Escape")  # Python's text back: no error describes it
+    expect(spec).to_have_value("x, y")
+    expect(alert).to_have_count(0)
+    expect(spec).not_to_have_attribute("aria-invalid", "true")
+    expect(session.type_line()).to_have_text("float32[4@x,8@y]")
     session.nb.assert_healthy()
 
 
@@ -470,6 +536,46 @@ def test_thin_tiles_show_whole_lines_only(session: Session) -> None:
     assert all(any("CPU" in s or re.fullmatch(r"\d+", s) for s in t["shown"]) for t in report), report
 
 
+def crowded_labels(widget: Any) -> list[list[str]]:
+    """Neighbouring labels of a ruler along the top closer than 2 px (or overlapping): numbers run together."""
+    return widget.locator(".sv-ruler-across").evaluate_all(
+        """(rulers) => rulers.flatMap((ruler) => {
+            const boxes = [...ruler.querySelectorAll('.sv-ruler-label')].map((l) => [l.textContent, l.getBoundingClientRect()]);
+            const close = [];
+            for (let i = 1; i < boxes.length; i++)
+                if (boxes[i][1].left < boxes[i - 1][1].right + 2) close.push([boxes[i - 1][0], boxes[i][0]]);
+            return close;
+        })"""
+    )
+
+
+def side_by_side(session: Session, cell: int) -> dict[str, float]:
+    """Where the map and the inspector are, against the grid."""
+    widget = session.widget(cell)
+    # The side column sticks while the grid scrolls past: compare them with the grid's top in view.
+    widget.locator(".sv-pictures").evaluate("(e) => e.scrollIntoView({ block: 'start' })")
+    mesh = widget.locator(".sv-mesh-slot").bounding_box()
+    area = widget.locator(".sv-map-slot").bounding_box()
+    inspector = session.role("inspector", cell).bounding_box()
+    return {
+        "map_left_of_grid_end": area["x"] - (mesh["x"] + mesh["width"]),
+        "inspector_top_below_grid_top": inspector["y"] - mesh["y"],
+        "grid_height": mesh["height"],
+        "inspector_left_of_grid_end": inspector["x"] - (mesh["x"] + mesh["width"]),
+    }
+
+
+def test_large_meshes_keep_map_and_inspector_beside_the_grid(session: Session) -> None:
+    """Issue 19.4: at 512 and 4096 devices the map and the inspector sit beside the grid, and the
+    top rulers' numbers never run together."""
+    for cell in (POD512, POD):
+        widget = session.widget(cell)
+        place = side_by_side(session, cell)
+        assert place["map_left_of_grid_end"] >= 0 and place["inspector_left_of_grid_end"] >= 0, place
+        assert place["inspector_top_below_grid_top"] < place["grid_height"] / 2, place
+        assert crowded_labels(widget) == [], crowded_labels(widget)
+
+
 def test_512_devices_map_labels_are_whole_lines(session: Session) -> None:
     widget = session.widget(POD512)
     expect(widget.locator("[data-tile]")).to_have_count(64)
@@ -477,6 +583,7 @@ def test_512_devices_map_labels_are_whole_lines(session: Session) -> None:
     assert [t["cut"] for t in report] == [[]] * 64, [t for t in report if t["cut"]]
     # Each tile still says where it lives: its eight devices (ids alone where "CPU" does not fit).
     assert all(any(re.search(r"\d+-\d+", s) for s in t["shown"]) for t in report), report[:3]
+    session.screenshot(POD512, "pod-512.png")
 
 
 def test_the_stepper_takes_arrow_keys_and_dims_devices_outside_the_slice(session: Session) -> None:
@@ -510,6 +617,43 @@ def test_4096_devices_read_as_dim_1_split_by_b_then_c(session: Session) -> None:
     b_labels = widget.locator('[data-role="ruler"][data-axis="b"] .sv-ruler-label')
     expect(b_labels).to_have_count(16)
     session.screenshot(POD, "pod-4096.png")
+    session.nb.assert_healthy()
+
+
+def pinned_and_shown(session: Session) -> tuple[str, str]:
+    """The device named by the pin bar and the one the inspector describes."""
+    pin = session.role("pin-bar", POD).inner_text()
+    shown = session.role("inspector", POD).locator("h3").inner_text()
+    return re.search(r"Device (\d+)", pin).group(1), re.search(r"Device (\d+)", shown).group(1)
+
+
+def test_pinning_on_the_canvas_grid_shows_the_pinned_device(session: Session) -> None:
+    """Issue 19.1: click two devices of the 4096-device canvas, move away: the inspector shows the pin."""
+    canvas = session.widget(POD).locator(".sv-mesh canvas")
+    inspector = session.role("inspector", POD)
+
+    def on_a_device(fx: float, fy: float) -> tuple[float, float]:
+        """A point near (fx, fy) of the canvas over a device (not a gap or a caption): the hover says so."""
+        canvas.evaluate("(c) => c.scrollIntoView({ block: 'start' })")
+        box = canvas.bounding_box()
+        for step in range(40):
+            x, y = box["x"] + box["width"] * fx + step % 7, box["y"] + box["height"] * fy + step // 7
+            session.page.mouse.move(x, y)
+            if inspector.get_attribute("data-showing") == "device":
+                return x, y
+        at = session.page.evaluate(f"document.elementFromPoint({x}, {y})?.outerHTML.slice(0, 200)")
+        raise AssertionError(f"no device near ({fx}, {fy}) {box} {session.page.viewport_size} {at}")
+
+    pins = []
+    for fx, fy in ((0.3, 0.2), (0.7, 0.6)):
+        session.page.mouse.click(*on_a_device(fx, fy))
+        session.park_pointer()
+        pinned, shown = pinned_and_shown(session)
+        assert shown == pinned, f"the pin bar says device {pinned}, the inspector shows device {shown}"
+        pins.append(pinned)
+    assert pins[0] != pins[1] and "0" not in pins, pins
+    session.page.keyboard.press("Escape")
+    session.park_pointer()
     session.nb.assert_healthy()
 
 

@@ -120,6 +120,8 @@ class EditedPage:
         for role, text in (("spec-input", w.spec_text), ("mesh-input", w.mesh_text)):
             if w.error and self.typed is not None and self.typed[0] == role and w.error_source == refused[role]:
                 text = self.typed[1]
+            elif role == "spec-input" and text == "":
+                text = "P()"  # a replicated spec, as the box writes it (issue 19.5)
             expect(self.control(role)).to_have_value(text)
         expect(self.control("memory-kind")).to_have_value(w.memory_kind)
         if self.same_machine:
@@ -127,7 +129,10 @@ class EditedPage:
         alerts = self.root.locator('[role="alert"]')
         if w.error:
             expect(alerts).to_have_count(1)
-            expect(alerts).to_have_text(w.error)
+            # The page knows the machine it was saved on, not the one it is read on (issue 19.6).
+            expect(alerts).to_have_text(
+                w.error.replace("but this machine has", "but the machine this page was saved on has")
+            )
             self.assert_beside(alerts, w.error_source)
         else:
             expect(alerts).to_have_count(0)
@@ -212,6 +217,12 @@ def test_real_array_page_edits_offline(offline_context: OfflineContext, tmp_path
     ]:
         view.commit(role, text)
         view.assert_like_python()
+        if text == "x=4, y=4":
+            machine = len(jax.devices())
+            expect(view.root.locator('[role="alert"]')).to_contain_text(
+                f"needs 16 devices but the machine this page was saved on has {machine}"
+            )
+            expect(view.root.locator('[role="alert"]')).not_to_contain_text("this machine has")
     view.select("memory-kind", "device", "memory_kind")
     view.assert_like_python()
 
