@@ -113,7 +113,7 @@ def test_payload_decodes_to_jax_answers(mesh):
     assert payload["total_bytes"] == sum(x.nbytes for x in jax.tree.leaves(tree) if isinstance(x, jax.Array))
 
     audit = payload["audit"]
-    assert audit["replicated"][0]["message"].startswith("`embed` is replicated over `data`")
+    assert audit["replicated"][0]["message"].startswith("embed is replicated over data")
     assert audit["imbalance"]["max_devices"] == [9] or audit["imbalance"]["min_devices"] == [9]
 
 

@@ -111,8 +111,7 @@ def test_audit_reads_like_the_issue():
     tree = {"embed": jax.ShapeDtypeStruct((8192, 4096), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))}
     text = shardviz.describe_tree(tree).to_text(width=120, color=False)
     assert (
-        "`embed` is replicated over `model`; dim 1 (4096) is divisible by `model`=4: "
-        "sharding it saves 48 MiB per device"
+        "embed is replicated over model; dim 1 (4096) is divisible by model=4: sharding it saves 48 MiB per device"
     ) in text
     assert "every device holds the same bytes" in text
 
@@ -130,7 +129,7 @@ def test_imbalance_and_single_device_leaves_are_named():
     assert "8 devices hold 40 B to 44 B each (device 36 B, pinned_host 8 B)" in text
     words = " ".join(text.split())  # the message may wrap
     assert (
-        "uneven: device 2 holds 44 B, 4 B more than devices 0,1,3-7 (40 B); on only some devices: `count` on 1 of 8"
+        "uneven: device 2 holds 44 B, 4 B more than devices 0,1,3-7 (40 B); on only some devices: count on 1 of 8"
     ) in words
     row = next(line for line in text.splitlines() if line.startswith("count "))
     assert row.split() == ["count", "int32[]", "4", "B", "1", "(dev", "2)", "device"]

@@ -93,7 +93,7 @@ def test_globs_are_fnmatch_on_dotted_paths(tree, mesh):
     assert new["layers"][1]["w"].sharding.spec == P("model") and new["layers"][1]["b"].sharding.spec == P("model")
     assert new["layers"][0]["w"].sharding.spec == P("data")  # "*" crosses dots
     assert new["head"].sharding.spec == P(None) and new["embed"] is tree["embed"]  # "embed" has no "a"
-    with pytest.raises(ShardingError, match=r"line 1: `EMBED` matches no array leaf"):
+    with pytest.raises(ShardingError, match=r"line 1: EMBED matches no array leaf"):
         apply_rules(tree, "EMBED = model")  # case matters
 
 
@@ -130,7 +130,7 @@ def test_leaves_without_a_mesh_take_the_one_given():
     with jax.sharding.use_abstract_mesh(auto):
         shapes = jax.eval_shape(lambda: {"w": jnp.zeros((64, 8)), "b": jnp.zeros((8,))})
     assert shapes["w"].sharding is None  # Auto: eval_shape says nothing
-    with pytest.raises(ShardingError, match=r"line 1: `\*` matches leaf 'b', which has no mesh, .* pass mesh="):
+    with pytest.raises(ShardingError, match=r"line 1: \* matches leaf 'b', which has no mesh, .* pass mesh="):
         apply_rules(shapes, "* = data")
     applied = apply_rules(shapes, "w = data\n* = ", mesh=auto)
     assert applied.tree["w"].sharding == NamedSharding(auto, P("data"))
@@ -140,32 +140,35 @@ def test_leaves_without_a_mesh_take_the_one_given():
 BAD_RULES = [
     (
         "w = None, modl",
-        r"^line 1: `w` matches leaf 'w': dimension 1: axis 'modl' is not in the mesh, whose axes are 'data', 'model'$",
+        r"^line 1: w matches leaf 'w': dimension 1: axis 'modl' is not in the mesh, whose axes are 'data', 'model'$",
     ),
     (
         "w = data\nodd = model",
-        r"^line 2: `odd` matches leaf 'odd': dimension 0 has size 6, which model=4 cannot split evenly",
+        r"^line 2: odd matches leaf 'odd': dimension 0 has size 6, which model=4 cannot split evenly",
     ),
     ("[w = model", r"^line 1: bad glob '\[w': the \[ at character 1 is never closed$"),
     ("layers.[!]. = model", r"^line 1: bad glob 'layers.\[!\].': the \[ at character 8 is never closed$"),
     ("[z-a] = model", r"^line 1: bad glob '\[z-a\]': the range z-a is reversed$"),
-    ("w = data\n\n# a comment\nnothing.here = model", r"^line 4: `nothing.here` matches no array leaf$"),
-    ("lr = model", r"^line 1: `lr` matches no array leaf$"),
+    (
+        "w = data\n\n# a comment\nnothing.here = model",
+        r"^line 4: nothing.here matches no array leaf; paths read like 'layers.0.w', or",
+    ),
+    ("lr = model", r"^line 1: lr matches no array leaf; paths read like "),
     (
         "layers.* = model\nlayers.0.w = data",
-        r"^line 2: every leaf `layers.0.w` matches is taken first by line 1, so this rule sets nothing$",
+        r"^line 2: every leaf layers.0.w matches is taken first by line 1, so this rule sets nothing$",
     ),
     ("w = (data", r"^line 1: the spec '\(data' has a \( without its \)$"),
     ("w model", r"^line 1: expected GLOB = SPEC \(e.g. layers.\*.w = None, model\), got 'w model'$"),
     ("  = model", r"^line 1: expected GLOB = SPEC"),
     (
         "w = data, model, data",
-        r"^line 1: `w` matches leaf 'w': the spec P\('data', 'model', 'data'\) has 3 entries but the array has rank 2",
+        r"^line 1: w matches leaf 'w': the spec P\('data', 'model', 'data'\) has 3 entries but the array has rank 2",
     ),
-    ("w = data, data", r"^line 1: `w` matches leaf 'w': axis 'data' is used twice, by dimension 0 and dimension 1"),
+    ("w = data, data", r"^line 1: w matches leaf 'w': axis 'data' is used twice, by dimension 0 and dimension 1"),
     (
         "w = (data, model)",
-        r"^line 1: `w` matches leaf 'w': dimension 0 has size 4, which data=2 × model=4 cannot split",
+        r"^line 1: w matches leaf 'w': dimension 0 has size 4, which data=2 × model=4 cannot split",
     ),
 ]
 
@@ -199,7 +202,7 @@ def test_rules_parse_to_canonical_text():
 
 def test_a_tree_of_single_device_leaves_has_no_mesh_to_give():
     x = jax.device_put(jnp.ones(8), SingleDeviceSharding(jax.devices()[0]))
-    with pytest.raises(ShardingError, match=r"line 1: `x` matches leaf 'x', which has no mesh, and the tree has none"):
+    with pytest.raises(ShardingError, match=r"line 1: x matches leaf 'x', which has no mesh, and the tree has none"):
         apply_rules({"x": x}, "x = data")
 
 
@@ -277,3 +280,52 @@ def test_copy_code_for_an_abstract_tree():
     assert_same_tree(run_code(code, tree), applied.tree)
     # Text rules and a mesh give the same source as the applied result.
     assert rules_code("w = model\ncount = ", fallback_mesh=mesh) == code
+
+
+def test_slash_paths_as_flax_and_orbax_write_them(tree, mesh):
+    """``*/w = ...`` matches the leaves ``*.w`` does: the same paths joined by slashes."""
+    dotted = apply_rules(tree, "layers.*.w = None, model")
+    slashed = apply_rules(tree, "layers/*/w = None, model")
+    star = apply_rules(tree, "*/w = None, model")
+    assert dotted.matched == slashed.matched == star.matched == (("layers.0.w", "layers.1.w"),)
+    for layer in star.tree["layers"]:
+        assert layer["w"].sharding.is_equivalent_to(NamedSharding(mesh, P(None, "model")), 2)
+    # The copy code matches the same way.
+    code = rules_code(star, tree_name="params")
+    namespace = {"params": tree}
+    exec(compile(code, "<rules code>", "exec"), namespace)  # test-only: our own generated source
+    assert namespace["resharded"]["layers"][0]["w"].sharding == star.tree["layers"][0]["w"].sharding
+    # A pattern of either form that matches nothing says what the paths look like.
+    with pytest.raises(
+        ShardingError, match=r"^line 1: \*/w1 matches no array leaf; paths read like 'layers.0.b', or 'layers/0/b' in a"
+    ):
+        apply_rules(tree, "*/w1 = None, model")
+
+
+def test_the_notice_counts_only_leaves_whose_sharding_changed(tree):
+    from shardviz.tree.rules import rules_notice
+
+    # embed is already P('data'); the layers' w are replicated and become P(None, 'model').
+    applied = apply_rules(tree, "embed = data\nlayers.*.w = None, model")
+    assert applied.changed == ("layers.0.w", "layers.1.w")
+    assert sum(len(m) for m in applied.matched) == 3
+    assert rules_notice(applied) == "2 leaves re-sharded by 2 rules (1 already laid out so)."
+    assert rules_notice(apply_rules(tree, "embed = data")) == "0 leaves re-sharded by 1 rule (1 already laid out so)."
+
+
+def test_copy_code_gives_the_pytree_of_shardings(tree, mesh):
+    """``shardings`` from the copy code is ready for jax.device_put and jax.jit; the arrays it
+    places equal what the view shows (JAX's own addressable_shards)."""
+    applied = apply_rules(tree, "layers.*.w = None, model\nhead = data, model")
+    namespace = {"params": tree}
+    exec(compile(rules_code(applied, tree_name="params"), "<rules code>", "exec"), namespace)
+    shardings = namespace["shardings"]
+    arrays = {k: v for k, v in tree.items() if k in ("embed", "layers", "head")}
+    wanted = {k: shardings[k] for k in arrays}
+    placed = jax.device_put(arrays, wanted)
+    for got, shown in zip(jax.tree.leaves(placed), jax.tree.leaves({k: applied.tree[k] for k in arrays})):
+        assert got.sharding.is_equivalent_to(shown.sharding, got.ndim)
+        assert [s.index for s in got.addressable_shards] == [s.index for s in shown.addressable_shards]
+    # and jax.jit takes it as in/out shardings
+    out = jax.jit(lambda t: t, in_shardings=(wanted,), out_shardings=wanted)(placed)
+    assert out["head"].sharding.is_equivalent_to(NamedSharding(mesh, P("data", "model")), 2)

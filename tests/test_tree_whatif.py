@@ -109,8 +109,7 @@ def test_what_if_audit_names_the_replicated_embedding():
     tl = shardviz.describe_tree(tree)
     first = tl.audit.replicated[0]
     assert first.message == (
-        "`embed` is replicated over `model`; dim 1 (4096) is divisible by `model`=4: "
-        "sharding it saves 48 MiB per device"
+        "embed is replicated over model; dim 1 (4096) is divisible by model=4: sharding it saves 48 MiB per device"
     )
     assert (first.path, first.axis, first.dim, first.saving) == ("embed", "model", 1, 48 * 2**20)
     # JAX agrees that splitting dim 1 over model frees that much per device.
@@ -136,7 +135,7 @@ def test_audit_prefers_a_dimension_not_yet_split_and_says_when_it_is():
     )
     (finding,) = tl.audit.replicated
     assert (finding.dim, finding.dim_size, finding.shard_extent) == (0, 64, 16)
-    assert "dim 0 (64, 16 per shard) is divisible by `model`=2" in finding.message
+    assert "dim 0 (64, 16 per shard) is divisible by model=2" in finding.message
     assert NamedSharding(mesh, P(("data", "model"), None)).shard_shape((64, 5)) == (8, 5)
     assert finding.saving == 16 * 5 * 4 - 8 * 5 * 4
 

@@ -118,7 +118,7 @@ def _finding(
 ) -> ReplicatedLeaf:
     where = f"dim {dim} ({dim_size})" if extent == dim_size else f"dim {dim} ({dim_size}, {extent} per shard)"
     message = (
-        f"`{leaf_name(path)}` is replicated over `{axis}`; {where} is divisible by `{axis}`={size}: "
+        f"{leaf_name(path)} is replicated over {axis}; {where} is divisible by {axis}={size}: "
         f"sharding it saves {format_bytes(saving)} per device"
     )
     return ReplicatedLeaf(leaf, path, axis, size, dim, dim_size, extent, per_device, saving, message)
@@ -145,7 +145,7 @@ def imbalance(data: TreeData, limit: int = AUDIT_ROWS) -> Imbalance | None:
     )
     if leaves:
         shown = ", ".join(
-            f"`{leaf_name(data.paths[i])}` on {len(data.groups[int(data.leaf_group[i])].positions)} of "
+            f"{leaf_name(data.paths[i])} on {len(data.groups[int(data.leaf_group[i])].positions)} of "
             f"{data.device_count}"
             for i in leaves[:3]
         )

@@ -1,9 +1,12 @@
 """Python source that applies tree rules ("copy code"), equal in effect to :func:`apply_rules`.
 
-The source stands alone: it names the leaves with the same dotted paths,
-matches them with ``fnmatch.fnmatchcase`` (the same patterns), keeps each
-leaf's mesh and memory kind, and builds the fallback mesh only when some
-matched leaf had none. ``tree`` stands for the user's pytree.
+The source stands alone: it names the leaves with the same dotted paths
+(slashed for a pattern with a ``/``), matches them with
+``fnmatch.fnmatchcase`` (the same patterns), keeps each leaf's mesh and
+memory kind, and builds the fallback mesh only when some matched leaf had
+none. It binds ``shardings`` (the pytree of each array leaf's sharding, for
+``jax.jit(in_shardings=..., out_shardings=...)`` and ``jax.device_put``)
+and ``resharded`` (the tree on them). ``tree`` stands for the user's pytree.
 """
 
 from __future__ import annotations
@@ -51,35 +54,49 @@ def rules_code(
     body = f'''
 
 
-def leaf_path(key_path):
-    """layers.0.w: dict keys, sequence indices and attribute names joined by dots."""
+def leaf_path(key_path, sep="."):
+    """layers.0.w (or layers/0/w): dict keys, sequence indices and attribute names joined."""
     parts = []
     for key in key_path:
         attribute = next((a for a in {KEY_ATTRIBUTES!r} if hasattr(key, a)), None)
         parts.append(str(key) if attribute is None else str(getattr(key, attribute)))
-    return ".".join(parts)
+    return sep.join(parts)
+
+
+def leaf_sharding(key_path, x):
+    """The sharding the first matching rule gives an array leaf, else its own; None for other leaves."""
+    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+        return None
+    for pattern, spec in sharding_rules:
+        if fnmatch.fnmatchcase(leaf_path(key_path, "/" if "/" in pattern else "."), pattern):
+            old = x.sharding
+            leaf_mesh = {leaf_mesh}
+            return NamedSharding(leaf_mesh, spec, memory_kind=getattr(old, "memory_kind", None))
+    return x.sharding
 
 
 def reshard_leaf(key_path, x):
-    """The first rule whose pattern matches the leaf's path sets its spec; other leaves stay."""
-    if not isinstance(x, (jax.Array, jax.ShapeDtypeStruct)):
+    """The leaf on its sharding: moved with device_put, or a new ShapeDtypeStruct."""
+    sharding = leaf_sharding(key_path, x)
+    if sharding is None or sharding is getattr(x, "sharding", None):
         return x
-    path = leaf_path(key_path)
-    for pattern, spec in sharding_rules:
-        if fnmatch.fnmatchcase(path, pattern):
-            old = x.sharding
-            leaf_mesh = {leaf_mesh}
-            sharding = NamedSharding(leaf_mesh, spec, memory_kind=getattr(old, "memory_kind", None))
-            if isinstance(x, jax.ShapeDtypeStruct):
-                return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
-            return jax.device_put(x, sharding)
-    return x
+    if isinstance(x, jax.ShapeDtypeStruct):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
+    return jax.device_put(x, sharding)
 
 
+# For jax.jit(f, in_shardings=shardings, out_shardings=shardings) and jax.device_put(tree, shardings).
+shardings = jax.tree_util.tree_map_with_path(leaf_sharding, {source})
 resharded = jax.tree_util.tree_map_with_path(reshard_leaf, {source})
 '''
-    made = "sharding_rules, leaf_path, reshard_leaf" + (", rules_mesh" if fallback_mesh is not None else "")
-    defines = f"# Defines {made} and resharded: {source} with the rules applied ({source} is left as it is)."
+    made = "sharding_rules, leaf_path, leaf_sharding, reshard_leaf, shardings" + (
+        ", rules_mesh" if fallback_mesh is not None else ""
+    )
+    defines = (
+        f"# Defines {made} and resharded: {source} with the rules applied ({source} is left as it is);\n"
+        "# shardings is the pytree of its NamedShardings, for jax.jit(in_shardings=..., out_shardings=...) "
+        "and jax.device_put."
+    )
     if source == "TREE":
         defines += "\n# TREE stands for your tree: put its name there."
     parts = [defines, "\n".join(imports), ""]

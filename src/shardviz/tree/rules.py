@@ -1,7 +1,9 @@
 """Sharding rules for a whole tree: ``GLOB = SPEC``, one per line, first match wins.
 
 ``GLOB`` is an ``fnmatch`` pattern matched (case-sensitively) against a
-leaf's dotted path (``layers.*.w``; ``*`` crosses dots too). ``SPEC`` is in
+leaf's dotted path (``layers.*.w``; ``*`` crosses dots too), or, when it
+holds a ``/``, against the same path joined by slashes as Flax and Orbax
+write it (``params/layers_0/kernel``, ``*/w1``). ``SPEC`` is in
 the array widget's grammar (``None, model``, ``P('data', None)``,
 ``(data, model)``). Blank lines and lines starting with ``#`` are skipped;
 leaves that no rule matches keep their sharding.
@@ -31,6 +33,7 @@ from ..errors import ShardingError
 from .paths import path_segments
 
 MAX_RULES_TEXT = 50 * MAX_TEXT
+SLASH = "/"  # a glob with a slash matches paths written the Flax and Orbax way: params/layers_0/kernel
 
 
 @dataclass(frozen=True)
@@ -57,14 +60,17 @@ class RulesApplied:
     """The tree after the rules, and what each rule did.
 
     ``tree`` has the structure of the input with matched leaves replaced;
-    ``matched[k]`` lists the dotted paths rule ``k`` set; ``fallback_mesh``
-    is the mesh given to leaves that had none (None when no leaf needed it).
+    ``matched[k]`` lists the dotted paths rule ``k`` set; ``changed`` the
+    dotted paths whose sharding the rules really changed (a rule may set what
+    a leaf already had); ``fallback_mesh`` is the mesh given to leaves that
+    had none (None when no leaf needed it).
     """
 
     tree: Any
     rules: tuple[Rule, ...]
     matched: tuple[tuple[str, ...], ...]
     fallback_mesh: Mesh | AbstractMesh | None
+    changed: tuple[str, ...] = ()
 
 
 def parse_rules(text: str) -> tuple[Rule, ...]:
@@ -134,8 +140,15 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
     except Exception as err:  # a custom node's flatten, or unsortable dict keys
         raise ShardingError(f"cannot flatten the tree: {err}") from None
     patterns = [re.compile(fnmatch.translate(r.glob)) for r in parsed]
+    slashed = [SLASH in r.glob for r in parsed]
     is_array = [isinstance(x, (jax.Array, jax.ShapeDtypeStruct)) for _, x in flat]
-    paths = [".".join(s) for s in path_segments([p for (p, _), a in zip(flat, is_array) if a])]
+    segments = path_segments([p for (p, _), a in zip(flat, is_array) if a])
+    paths = [".".join(s) for s in segments]
+    slash_paths = [SLASH.join(s) for s in segments]
+
+    def hits(k: int, n: int) -> bool:
+        return bool(patterns[k].match(slash_paths[n] if slashed[k] else paths[n]))
+
     array_index = [i for i, a in enumerate(is_array) if a]
     matched: list[list[str]] = [[] for _ in parsed]
     tree_mesh = mesh if mesh is not None else _first_mesh(flat)
@@ -145,8 +158,9 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
     made: dict[tuple[Any, ...], NamedSharding] = {}  # (mesh, rule, memory kind) -> its sharding
     fits: set[tuple[Any, ...]] = set()  # (mesh, rule, shape) already checked
     new_leaves = [x for _, x in flat]
-    for i, path in zip(array_index, paths):
-        k = next((k for k, p in enumerate(patterns) if p.match(path)), None)
+    changed: list[str] = []
+    for n, (i, path) in enumerate(zip(array_index, paths)):
+        k = next((k for k in range(len(parsed)) if hits(k, n)), None)
         if k is None:
             continue
         x = new_leaves[i]
@@ -157,7 +171,7 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         leaf_mesh = old.mesh if isinstance(old, NamedSharding) else tree_mesh
         if leaf_mesh is None:
             raise ShardingError(
-                f"line {rule.line}: `{rule.glob}` matches leaf {path!r}, which has no mesh, and the tree has none "
+                f"line {rule.line}: {rule.glob} matches leaf {path!r}, which has no mesh, and the tree has none "
                 "to give it; pass mesh="
             )
         used_fallback |= not isinstance(old, NamedSharding)
@@ -166,7 +180,7 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
             try:
                 check_spec(leaf_mesh, rule.partition_spec, shape)
             except ShardingError as err:
-                raise ShardingError(f"line {rule.line}: `{rule.glob}` matches leaf {path!r}: {err}") from None
+                raise ShardingError(f"line {rule.line}: {rule.glob} matches leaf {path!r}: {err}") from None
             fits.add((leaf_mesh, k, shape))
         memory_kind = getattr(old, "memory_kind", None)
         sharding = made.get((leaf_mesh, k, memory_kind))
@@ -176,6 +190,8 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
             except Exception as err:  # JAX's own refusal, in its words
                 raise ShardingError(f"line {rule.line}: JAX refuses the sharding for leaf {path!r}: {err}") from None
             made[(leaf_mesh, k, memory_kind)] = sharding
+        if not (isinstance(old, NamedSharding) and old.is_equivalent_to(sharding, len(shape))):
+            changed.append(path)
         if isinstance(x, jax.ShapeDtypeStruct):
             new_leaves[i] = jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
         else:
@@ -184,15 +200,15 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
             moves.append((i, sharding))
     for k, rule in enumerate(parsed):
         if not matched[k]:
-            hits = [i for i, path in zip(array_index, paths) if patterns[k].match(path)]
-            taken = sorted({parsed[winner[i]].line for i in hits if i in winner})
+            leaves = [i for n, i in enumerate(array_index) if hits(k, n)]
+            taken = sorted({parsed[winner[i]].line for i in leaves if i in winner})
             if taken:
                 lines = ", ".join(map(str, taken))
                 raise ShardingError(
-                    f"line {rule.line}: every leaf `{rule.glob}` matches is taken first by line {lines}, "
+                    f"line {rule.line}: every leaf {rule.glob} matches is taken first by line {lines}, "
                     "so this rule sets nothing"
                 )
-            raise ShardingError(f"line {rule.line}: `{rule.glob}` matches no array leaf")
+            raise ShardingError(f"line {rule.line}: {rule.glob} matches no array leaf{_path_hint(rule.glob, paths)}")
     if moves:
         # One device_put for every array: JAX batches the transfers.
         arrays = [new_leaves[i] for i, _ in moves]
@@ -207,7 +223,27 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         rules=parsed,
         matched=tuple(tuple(m) for m in matched),
         fallback_mesh=tree_mesh if used_fallback else None,
+        changed=tuple(changed),
     )
+
+
+def rules_notice(applied: RulesApplied) -> str:
+    """``3 leaves re-sharded by 2 rules (1 already so)``: only leaves whose sharding changed count."""
+    changed = len(applied.changed)
+    matched = sum(len(m) for m in applied.matched)
+    rules = len(applied.rules)
+    text = f"{changed} {'leaf' if changed == 1 else 'leaves'} re-sharded by {rules} {'rule' if rules == 1 else 'rules'}"
+    if matched > changed:
+        text += f" ({matched - changed} already laid out so)"
+    return text + "."
+
+
+def _path_hint(glob: str, paths: Sequence[str]) -> str:
+    """What the paths look like, in both forms, so a pattern written for another form can be fixed."""
+    if not paths:
+        return " (the tree has no array leaves)"
+    shown = next((p for p in paths if "." in p), paths[0])
+    return f"; paths read like {shown!r}, or {shown.replace('.', SLASH)!r} in a pattern with a slash"
 
 
 def _first_mesh(flat: Sequence[tuple[Any, Any]]) -> Mesh | AbstractMesh | None:

@@ -21,7 +21,7 @@ from ..engine.edits import EditError
 from ..errors import ShardingError
 from ..tree.code import rules_code
 from ..tree.describe import describe_tree
-from ..tree.rules import RulesApplied, apply_rules
+from ..tree.rules import RulesApplied, apply_rules, rules_notice
 from ..tree.tree import TreeLayout
 from .base import ViewWidget
 from .naming import caller_name
@@ -60,8 +60,7 @@ class TreeState:
             layout = describe_tree(applied.tree)
         except ShardingError as err:
             raise EditError(str(err), SOURCE) from None
-        set_count = sum(len(m) for m in applied.matched)
-        notice = f"{set_count} {'leaf' if set_count == 1 else 'leaves'} re-sharded by {len(applied.rules)} rules."
+        notice = rules_notice(applied)
         return replace(self, rules_text=text, applied=applied, tree_layout=layout), notice
 
 
