@@ -30,11 +30,6 @@ def key_text(key: Any) -> str:
     return str(getattr(key, attribute))
 
 
-def dotted_path(key_path: Sequence[Any]) -> str:
-    """``['layers'][0]['w']`` (as ``jax.tree_util.keystr`` writes it) -> ``layers.0.w``."""
-    return ".".join(key_text(k) for k in key_path)
-
-
 def path_segments(key_paths: Sequence[Sequence[Any]]) -> list[tuple[str, ...]]:
     """Segments of many key paths at once; each distinct key is written once."""
     texts: dict[Any, str] = {}

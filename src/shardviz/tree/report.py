@@ -9,12 +9,17 @@ formatting in :mod:`shardviz.ranges`; this module lays out lines.
 from __future__ import annotations
 
 import shutil
-import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..text.ansi import color_enabled, mark_axis, truecolor
+from ..text.ansi import color_enabled, truecolor
+from ..text.lines import Line
+from ..text.lines import emit_axes as _emit
+from ..text.lines import fit as _fit
+from ..text.lines import pad as _pad
+from ..text.lines import text_width as _width
+from ..text.lines import wrap_words as _wrap
 from ..text.ranges import abbreviate_ids, format_bytes
 from .model import TreeData, leaf_name
 
@@ -23,11 +28,6 @@ MIN_WIDTH = 40
 MIN_COLUMN = 16  # a path column narrower than this puts a leaf's numbers on a line of their own
 TYPE_INDENT = "    "
 GAP = "  "
-ELLIPSIS = "…"
-UNITS = ("B", "KiB", "MiB", "GiB", "TiB")  # as format_bytes writes them
-
-Segment = tuple[str, "int | None"]  # text, and the mesh axis whose colour marks it
-Line = list[Segment]
 
 
 def render_tree(
@@ -239,78 +239,6 @@ def _audit(data: TreeData, width: int) -> list[Line]:
 # text helpers
 
 
-def _width(text: str) -> int:
-    """Terminal columns ``text`` takes: wide East Asian characters count twice, combining marks not at all."""
-    if text.isascii():
-        return len(text)
-    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - _width(text))
-
-
-def _fit(text: str, width: int) -> str:
-    """``text`` cut in the middle (``…``) to at most ``width`` columns."""
-    if _width(text) <= width:
-        return text
-    if width <= 1:
-        return ELLIPSIS[:width]
-    keep = width - 1
-    head, tail = "", ""
-    for c in text:
-        if _width(head + c) > (keep + 1) // 2:
-            break
-        head += c
-    for c in reversed(text):
-        if _width(head) + _width(c + tail) > keep:
-            break
-        tail = c + tail
-    return head + ELLIPSIS + tail
-
-
-def _wrap(text: str, width: int, *, indent: str = "") -> list[str]:
-    """``text`` in lines of at most ``width`` columns, broken at spaces; a word too long is cut.
-
-    The text's own leading spaces stay; continuation lines start with ``indent``.
-    """
-    lead = text[: len(text) - len(text.lstrip(" "))]
-    lines: list[str] = []
-    current = lead
-    for word in _words(text[len(lead) :]):
-        candidate = current + word if current == lead or current == indent else f"{current} {word}"
-        if current.strip() and _width(candidate) > width:
-            lines.append(current)
-            candidate = indent + word
-        while _width(candidate) > width:
-            cut = _prefix_within(candidate, width)
-            lines.append(candidate[:cut])
-            candidate = indent + candidate[cut:]
-        current = candidate
-    lines.append(current)
-    return lines
-
-
-def _words(text: str) -> list[str]:
-    """Words between single spaces, a byte count and its unit kept together (``48 MiB``)."""
-    words: list[str] = []
-    for word in text.split(" "):
-        if words and word.rstrip(",;:)") in UNITS and words[-1].replace(".", "").replace(",", "").isdigit():
-            words[-1] += " " + word
-        else:
-            words.append(word)
-    return words
-
-
-def _prefix_within(text: str, width: int) -> int:
-    used = 0
-    for k, c in enumerate(text):
-        used += _width(c)
-        if used > width:
-            return max(1, k)
-    return len(text)
-
-
 def _marked(text: str, axis_names: Sequence[str]) -> Line:
     """Split a type string so each ``@axis`` (or each name in ``@(a,b)``) carries its axis index."""
     if "@" not in text or not axis_names:
@@ -347,11 +275,3 @@ def _marked(text: str, axis_names: Sequence[str]) -> Line:
     if plain:
         out.append((plain, None))
     return out
-
-
-def _emit(line: Line, use_color: bool, true_color: bool) -> str:
-    if line and line[-1][1] is None:
-        line = [*line[:-1], (line[-1][0].rstrip(), None)]
-    if not use_color:
-        return "".join(text for text, _ in line)
-    return "".join(text if axis is None else mark_axis(text, axis, true_color=true_color) for text, axis in line)
