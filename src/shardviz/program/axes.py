@@ -52,17 +52,8 @@ def group_axes(
     one device each give ``()``. Size-1 axes never count.
     """
     sizes = tuple(int(s) for s in axis_sizes)
-    n = math.prod(sizes)
-    if not groups or len({len(g) for g in groups}) != 1:
-        return None  # slices of one axis set are all the same size
-    members = np.asarray(groups, dtype=np.int64)  # (groups, group size)
-    if members.size != n or members.min() < 0 or members.max() >= n:
-        return None
-    if to_mesh is not None:
-        if len(to_mesh) != n:
-            return None
-        members = to_mesh[members]
-    if len(np.unique(members)) != n:
+    members = _partition(groups, math.prod(sizes), to_mesh)
+    if members is None:
         return None
     coords = mesh_coordinates(sizes)[members]  # (groups, group size, axes)
     varying = (coords != coords[:, :1, :]).any(axis=(0, 1))
@@ -90,16 +81,8 @@ def group_pieces(
     """
     sizes = tuple(int(s) for s in axis_sizes)
     n = math.prod(sizes)
-    if not groups or len({len(g) for g in groups}) != 1:
-        return None
-    members = np.asarray(groups, dtype=np.int64)
-    if members.size != n or members.min() < 0 or members.max() >= n:
-        return None
-    if to_mesh is not None:
-        if len(to_mesh) != n:
-            return None
-        members = to_mesh[members]
-    if len(np.unique(members)) != n:
+    members = _partition(groups, n, to_mesh)
+    if members is None:
         return None
     coords = mesh_coordinates(sizes)
     first = coords[members[0]]  # the first group's coordinates, (group size, axes)
@@ -131,6 +114,21 @@ def group_pieces(
     if len(seen) != len(members):
         return None
     return tuple((str(axis_names[a]), m, stride, sizes[a]) for a, m, stride in pieces)
+
+
+def _partition(groups: Sequence[Sequence[int]], n: int, to_mesh: np.ndarray | None) -> np.ndarray | None:
+    """The groups as mesh positions, ``(groups, group size)``, when they split all ``n`` devices
+    into equal groups with no device twice; None otherwise."""
+    if not groups or len({len(g) for g in groups}) != 1:
+        return None  # slices of one axis set are all the same size
+    members = np.asarray(groups, dtype=np.int64)
+    if members.size != n or members.min() < 0 or members.max() >= n:
+        return None
+    if to_mesh is not None:
+        if len(to_mesh) != n:
+            return None
+        members = to_mesh[members]
+    return members if len(np.unique(members)) == n else None
 
 
 def pair_axes(
