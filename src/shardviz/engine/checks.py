@@ -34,6 +34,13 @@ def entry_axes(entry: Any) -> tuple[Any, ...]:
     return (entry,)
 
 
+def spec_from_entries(entries: Sequence[Sequence[str] | None]) -> PartitionSpec:
+    """Spec entries as the grammar parses them or a Layout stores them (None, ``()`` or axis
+    names per dimension) as the PartitionSpec JAX would print: one axis bare, several as a
+    tuple, none as None."""
+    return PartitionSpec(*(None if not e else e[0] if len(e) == 1 else tuple(e) for e in entries))
+
+
 def spec_repr(spec: Sequence[Any]) -> str:
     return "P(" + ", ".join(repr(e) for e in spec) + ")"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
+from ..engine.checks import spec_from_entries, spec_repr
 from ..engine.layout import Layout
 from ..text import ansi
 from ..text.lines import clip as _fit
@@ -68,17 +69,7 @@ def spec_text(spec: tuple[tuple[str, ...], ...]) -> str:
     entries = list(spec)
     while entries and not entries[-1]:
         entries.pop()
-    if not entries:
-        return "replicated"
-    parts = []
-    for axes in entries:
-        if not axes:
-            parts.append("None")
-        elif len(axes) == 1:
-            parts.append(repr(axes[0]))
-        else:
-            parts.append("(" + ", ".join(map(repr, axes)) + ")")
-    return "P(" + ", ".join(parts) + ")"
+    return spec_repr(tuple(spec_from_entries(entries))) if entries else "replicated"
 
 
 def _arrays(title: str, paths: tuple[str, ...], layouts: tuple[Layout, ...], width: int, mode: str) -> list[str]:

@@ -26,7 +26,7 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.checks import check_spec
+from ..engine.checks import check_spec, spec_from_entries
 from ..engine.describe import describe
 from ..engine.devices import mesh_columns
 from ..engine.grammar import parse_spec
@@ -151,7 +151,7 @@ def _placed(leaf: Any, spec: Any, mesh: Mesh | None, path: str) -> jax.ShapeDtyp
             raise ShardingError(f"{path}: the program has no mesh to lay a spec out on")
         if isinstance(spec, str):
             entries = parse_spec(spec)
-            spec = PartitionSpec(*(e if e is None or len(e) != 1 else e[0] for e in entries))
+            spec = spec_from_entries(entries)
         if not isinstance(spec, PartitionSpec):
             raise ShardingError(f"{path}: expected a PartitionSpec, spec text or Sharding, got {type(spec).__name__}")
         try:

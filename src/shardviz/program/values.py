@@ -21,6 +21,7 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
+from ..engine.checks import spec_from_entries
 from ..engine.describe import describe
 from ..engine.layout import Layout
 from . import axes as _axes
@@ -212,8 +213,7 @@ class ValueReader:
         key = ("named", shape, dtype, spec, kind)
         if key not in self._cache:
             assert self.mesh is not None
-            partition = PartitionSpec(*(e[0] if len(e) == 1 else (e or None) for e in spec))
-            sharding = NamedSharding(self.mesh, partition, memory_kind=kind)
+            sharding = NamedSharding(self.mesh, spec_from_entries(spec), memory_kind=kind)
             self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
         return self._cache[key]
 

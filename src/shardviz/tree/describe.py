@@ -21,7 +21,7 @@ import jax
 import numpy as np
 from jax.sharding import AbstractMesh, NamedSharding, Sharding, SingleDeviceSharding
 
-from ..engine.checks import check_spec
+from ..engine.checks import check_spec, entry_axes
 from ..engine.devices import columns_of, device_columns, memory_kinds, mesh_columns
 from ..engine.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
@@ -308,7 +308,7 @@ def _plan_devices(
             k = mesh_index[sharding.mesh]
             mesh_info = tree_meshes[k].info
             size_of = dict(zip(mesh_info.axis_names, mesh_info.axis_sizes))
-            spec = tuple(tuple(str(a) for a in _entry_axes(e)) for e in sharding.spec)
+            spec = tuple(tuple(str(a) for a in entry_axes(e)) for e in sharding.spec)
             used = {a for axes in spec for a in axes}
             sharding_info[sharding] = _ShardingInfo(
                 spec=spec,
@@ -345,12 +345,6 @@ def _check_named(sharding: NamedSharding, path: str, shape: tuple[int, ...]) -> 
 
 def _mesh_text(mesh: Any) -> str:
     return ", ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
-
-
-def _entry_axes(entry: Any) -> tuple[Any, ...]:
-    if entry is None:
-        return ()
-    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
 
 
 def _devices_of(sharding: Sharding, shape: tuple[int, ...]) -> list[Any]:

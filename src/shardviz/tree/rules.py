@@ -27,7 +27,7 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.checks import check_spec
+from ..engine.checks import check_spec, spec_from_entries
 from ..engine.grammar import MAX_TEXT, format_spec, parse_spec
 from ..errors import ShardingError
 from .paths import path_segments
@@ -46,7 +46,7 @@ class Rule:
 
     @property
     def partition_spec(self) -> PartitionSpec:
-        return PartitionSpec(*(e if e is None or len(e) != 1 else e[0] for e in self.spec))
+        return spec_from_entries(self.spec)
 
     @property
     def text(self) -> str:

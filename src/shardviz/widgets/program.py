@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import traitlets
-from jax.sharding import PartitionSpec
 
-from ..engine.checks import check_spec
+from ..engine.checks import check_spec, spec_from_entries
 from ..engine.edits import EditError
 from ..engine.grammar import format_spec, parse_spec
 from ..errors import ShardingError
@@ -69,7 +68,7 @@ class ProgramState:
                 if format_spec([e or () for e in entries]) == current[k]:
                     specs.append(None)  # the same spec written another way: nothing to trace again
                     continue
-                spec = PartitionSpec(*(e if e is None or len(e) != 1 else e[0] for e in entries))
+                spec = spec_from_entries(entries)
                 if mesh is None:
                     raise ShardingError("the program has no mesh to lay a spec out on")
                 check_spec(mesh, spec, layout.shape)
