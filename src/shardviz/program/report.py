@@ -158,7 +158,7 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
             )
             out.append(_fit(row, width))
             if part is not None:
-                k = c.parts.index(part) + 1
+                k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
                 out += _flow("      ", [f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
             if c.note:
                 out += _flow("      ", [c.note], width)
