@@ -323,6 +323,15 @@ def test_with_sharding_constraint_resharding_is_on_the_constraints_line():
     assert gather.note and "with_sharding_constraint" in gather.note
     assert reduce.source.line == line_of(f, "h = a @ b") and not reduce.note
     assert line_of(f, "h = a @ b") in [s.line for s in gather.stack]  # what XLA said is kept
+    # the note's wrapped lines stay under the gather's row, not back at the line heads' margin
+    report = render_program(prog, width=60, color=False).splitlines()
+    row = next(k for k, ln in enumerate(report) if ln.lstrip().startswith("all-gather"))
+    note = []
+    for ln in report[row + 1 :]:
+        if not ln.startswith("      "):
+            break
+        note.append(ln)
+    assert len(note) > 1 and "with_sharding_constraint" in " ".join(note)
 
 
 # --------------------------------------------------------------------------
