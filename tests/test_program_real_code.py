@@ -152,6 +152,35 @@ def test_every_gradient_of_a_combined_all_reduce_is_on_its_own_line(data_mesh):
     assert f"of {combined[0].name}: they travel together" in report
 
 
+def shared_sum_step(w_ref, x):
+    w_ref[...] += x.sum()
+    return {"loss": x.mean()}
+
+
+def test_one_value_merged_twice_into_a_combined_all_reduce_keeps_both_lines(data_mesh):
+    """XLA merges ``x.sum()`` and ``x.mean()`` into one reduce, then combines their
+    two all-reduces into one whose operands are that same value twice. The
+    producer cannot tell them apart; the get-tuple-element reading each result
+    keeps the replaced all-reduce's metadata, so each operand stays on its line,
+    and the report numbers the operands 1 and 2, not 1 and 1."""
+    x = jax.device_put(jnp.ones((16, 6)), NamedSharding(data_mesh, P("data")))
+    w_ref = jax.ref.new_ref(jax.device_put(jnp.zeros((4,)), NamedSharding(data_mesh, P())))
+    text = jax.jit(shared_sum_step).trace(w_ref, x).lower().compile().as_text()
+    prog = shardviz.trace(jax.jit(shared_sum_step), w_ref, x)
+    combined = [c for c in prog.collectives if c.combined]
+    assert combined, "XLA combined no all-reduce here: the case this test needs is gone"
+    c = combined[0]
+    operands = re.search(re.escape(c.name) + r" = .*? all-reduce\(([^)]*)\)", text)
+    assert operands is not None
+    names = [o.strip().lstrip("%") for o in re.sub(r"/\*[^*]*\*/", "", operands.group(1)).split(",")]
+    assert len(set(names)) == 1 < len(names), "the operands are no longer one value merged twice"
+    lines = sorted(p.source.line for p in c.parts if p.source is not None)
+    assert lines == sorted([line_of(shared_sum_step, "x.sum()"), line_of(shared_sum_step, "x.mean()")])
+    report = render_program(prog, width=100, color=False)
+    assert f"operand 1 of 2 of {c.name}" in report
+    assert f"operand 2 of 2 of {c.name}" in report
+
+
 def mlp_loss(params, x):
     h = jax.nn.relu(x @ params["w1"])
     out = h @ params["w2"]
@@ -294,6 +323,15 @@ def test_with_sharding_constraint_resharding_is_on_the_constraints_line():
     assert gather.note and "with_sharding_constraint" in gather.note
     assert reduce.source.line == line_of(f, "h = a @ b") and not reduce.note
     assert line_of(f, "h = a @ b") in [s.line for s in gather.stack]  # what XLA said is kept
+    # the note's wrapped lines stay under the gather's row, not back at the line heads' margin
+    report = render_program(prog, width=60, color=False).splitlines()
+    row = next(k for k, ln in enumerate(report) if ln.lstrip().startswith("all-gather"))
+    note = []
+    for ln in report[row + 1 :]:
+        if not ln.startswith("      "):
+            break
+        note.append(ln)
+    assert len(note) > 1 and "with_sharding_constraint" in " ".join(note)
 
 
 # --------------------------------------------------------------------------

@@ -149,15 +149,20 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
             )
             out.append(_fit(row, width))
             if part is not None:
-                k = c.parts.index(part) + 1
-                out += _flow("      ", [f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
+                k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
+                out += _under_row([f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
             if c.note:
-                out += _flow("      ", [c.note], width)
+                out += _under_row([c.note], width)
     if any(not c.count_exact for c in program.collectives):
         out += _flow("  ", ["x3+: at least that many (a loop with no known trip count, or a branch)"], width)
     if any(c.axes is None and c.pieces is None for c in program.collectives):
         out += _flow("  ", ["?: the groups span no set of mesh axes or pieces of them (see .groups)"], width)
     return out
+
+
+def _under_row(parts: list[str], width: int, indent: str = "      ") -> list[str]:
+    """A note under a collective's row, every wrapped line kept under the row (not back at the line head)."""
+    return [indent + line for line in _flow("", parts, max(20, width - len(indent)))]
 
 
 def _line_head(source: SourceLocation | None, members: list[Charge], width: int) -> list[str]:

@@ -668,9 +668,13 @@ def _parts(
     if op.operand_count < 2 or op.kind == "all-to-all" or len(leaves) != op.operand_count:
         return ()
     computation = module.by_name.get(op.computation)
+    operands = op.inst.operands
     out = []
-    for operand, shape in zip(op.inst.operands, leaves):
-        stack = _producer_stack(module, computation, operand) or own_stack
+    for index, (operand, shape) in enumerate(zip(operands, leaves)):
+        stack: tuple[SourceLocation, ...] = ()
+        if operands.count(operand) > 1:  # one value merged twice: only the reader of each result can tell them apart
+            stack = _tuple_reader_stack(module, computation, op.inst.name, index)
+        stack = stack or _producer_stack(module, computation, operand) or own_stack
         mine = user_frame(stack)
         size = shape.byte_size
         out.append(
@@ -684,6 +688,26 @@ def _parts(
             )
         )
     return tuple(out)
+
+
+def _tuple_reader_stack(
+    module: hlo.Module, computation: hlo.Computation | None, tuple_name: str, index: int
+) -> tuple[SourceLocation, ...]:
+    """The stack of the ``get-tuple-element`` that reads result ``index`` of a combined collective.
+
+    XLA's combiner gives each of those readers the metadata of the collective
+    it replaced, so when one producer feeds several operands (common
+    subexpressions merged: ``x.sum()`` and ``x.mean()``), the reader still
+    names each original's line.
+    """
+    if computation is None:
+        return ()
+    for inst in computation.instructions:
+        if inst.opcode == "get-tuple-element" and inst.operands == (tuple_name,) and inst.attr("index") == str(index):
+            stack = _stack(module, inst)
+            if stack:
+                return stack
+    return ()
 
 
 def _producer_stack(
