@@ -505,3 +505,26 @@ def test_notebook_cells_are_named_as_the_user_knows_them():
         assert not any(label.endswith(".py") and label[:-3].isdigit() for label in payload["file_labels"])
     finally:
         InteractiveShell.clear_instance()
+
+
+def test_a_constraint_after_an_activation_takes_its_resharding_too():
+    """``h = relu(x @ w)`` then a constraint: XLA names the activation's op on the line before;
+    the gathers the constraint asks for go to the constraint's line all the same."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+
+    def constrained(w1, w2, x):
+        h = jax.nn.relu(x @ w1)
+        h = jax.lax.with_sharding_constraint(h, NamedSharding(mesh, P()))
+        return h @ w2
+
+    w1 = jax.device_put(jnp.ones((64, 256)), NamedSharding(mesh, P(None, "model")))
+    w2 = jax.device_put(jnp.ones((256, 64)), NamedSharding(mesh, P("model", None)))
+    x = jax.device_put(jnp.ones((32, 64)), NamedSharding(mesh, P("data", None)))
+    prog = shardviz.trace(constrained, w1, w2, x)
+    text = compiled_text(constrained, w1, w2, x)
+    relu_line, wsc_line = line_of(constrained, "jax.nn.relu"), line_of(constrained, "with_sharding_constraint")
+    # XLA's own metadata: the gathers of h carry the activation's line.
+    gathers_of_h = [c for c in prog.collectives if c.kind == "all-gather" and relu_line in [f.line for f in c.stack]]
+    assert gathers_of_h and len([ln for ln in collective_lines(text) if "all-gather" in ln]) >= len(gathers_of_h)
+    for c in gathers_of_h:
+        assert c.source.line == wsc_line and f"line {relu_line}" in c.note

@@ -188,16 +188,17 @@ def _with_callers(inner: tuple[SourceLocation, ...], callers: tuple[SourceLocati
 
 # Collectives that only move data to another layout (a reduction is the math's own).
 RESHARDING_KINDS = ("all-gather", "all-to-all", "collective-permute")
-Redirects = dict[tuple[str, int, str], tuple[SourceLocation, ...]]
+Redirects = dict[tuple[str, int], tuple[SourceLocation, ...]]
 
 
 def constraint_redirects(jaxpr: Any) -> Redirects:
     """Where a ``with_sharding_constraint`` re-lays out the result of an equation on another line.
 
     XLA's metadata gives the collectives a constraint causes the name and
-    line of the equation that made the constrained value (the line before
-    the constraint, typically). Keyed by that equation's user line and
-    primitive, the value is the constraint's own frames, innermost first.
+    line of an operation that made the constrained value (the line before
+    the constraint, typically; not always the same operation of that line,
+    e.g. the matmul inside ``relu(x @ w)``). Keyed by that line, the value is
+    the constraint's own frames, innermost first.
     """
     out: Redirects = {}
     for eqns in _eqn_lists(jaxpr):
@@ -214,7 +215,7 @@ def constraint_redirects(jaxpr: Any) -> Redirects:
             mine = user_frame(here)
             if where is None or mine is None or (where.file, where.line) == (mine.file, mine.line):
                 continue
-            out.setdefault((where.file, where.line, made_by.primitive.name), here[here.index(mine) :])
+            out.setdefault((where.file, where.line), here[here.index(mine) :])
     return out
 
 

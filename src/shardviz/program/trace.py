@@ -597,11 +597,11 @@ def _collective(
         stack = (SourceLocation(meta.source_file, meta.source_line),)
     mine = user_frame(stack)
     note = ""
-    moved = redirects.get((mine.file, mine.line, _primitive_of(meta.op_name))) if mine is not None else None
-    if moved is not None and op.kind in RESHARDING_KINDS:
+    moved = redirects.get((mine.file, mine.line)) if mine is not None else None
+    if mine is not None and moved is not None and op.kind in RESHARDING_KINDS:
         note = (
-            f"XLA's metadata names line {mine.line} (the {_primitive_of(meta.op_name)} whose result "  # type: ignore[union-attr]
-            f"with_sharding_constraint re-lays out); shown on the constraint's line {moved[0].line}"
+            f"XLA's metadata names line {mine.line} ({_primitive_of(meta.op_name)}), whose result the "
+            f"with_sharding_constraint on line {moved[0].line} re-lays out: shown on the constraint's line"
         )
         stack = moved + stack
         mine = moved[0]
