@@ -186,6 +186,13 @@ def test_selecting_a_collective_colours_the_groups_jax_gives(session: Session) -
         drawn.append([kind, canonical(list(groups.values()))])
     theirs = [[c["kind"], canonical(c["groups"])] for c in state["jax"]]
     assert sorted(drawn) == sorted(theirs)
+    # Lines of a function defined in a cell are named as the notebook numbers the cell, with their text.
+    prompt = session.nb.cell(SETUP).locator(".jp-InputPrompt").inner_text().strip()  # "[1]:"
+    cell = "In " + prompt.rstrip(":").replace("[", "[", 1)
+    lines = rows.evaluate_all("rows => rows.map((r) => r.children[7].textContent)")
+    assert lines and all(line.startswith(f"{cell}:") for line in lines), (cell, lines)
+    expect(widget.locator('[data-role="call-chain"]')).to_contain_text(f"{cell}:")
+    expect(widget.locator('[data-role="call-chain"] code').first).not_to_be_empty()
     take_screenshot(session, "program-view.png")
     session.nb.assert_healthy()
 
