@@ -21,6 +21,7 @@ from .engine.layout import Layout
 from .engine.model import DeviceInfo, MeshInfo, Tile
 from .errors import ShardingError
 from .kinds import KINDS
+from .plan.whatif import WhatIf
 from .program.program import Program
 from .program.trace import trace
 from .tree.describe import describe_tree
@@ -42,6 +43,7 @@ __all__ = [
     "Tile",
     "TreeLayout",
     "TreeWidget",
+    "WhatIf",
     "adapt_spec",
     "apply_rules",
     "describe",
