@@ -76,6 +76,7 @@ TARGETS = {
     "lab_512_ms": 100.0,
     "heap_growth_bytes": 64 * KiB,  # after 100 edits; DOM nodes and listeners must not grow at all
     "trace_over_compile": 1.25,  # shardviz.trace over a bare jax.jit(f).lower(*args).compile()
+    "whatif_over_bare_256": 3.0,  # what-if trace on 256 devices over a bare compile in a 256-device child
     "program_payload_bytes": 200_000,  # under 200 KB
     "program_first_draw_ms": 100.0,  # under
     "program_select_ms": FRAME_MS,
@@ -97,6 +98,7 @@ PARTS: dict[str, tuple[str, str, int]] = {
     "tree": ("tree_side.py", "Model view: Python side (`tree_side.py`)", 600),
     "tree-browser": ("tree_browser.py", "Model view in Chromium (`tree_browser.py`, `tree_harness.html`)", 600),
     "local": ("local_engine.py", "Layout engine in the browser (`local_engine.py`)", 900),
+    "plan": ("plan_side.py", "Planning a pod: what-if trace against a bare compile in a child (`plan_side.py`)", 600),
 }
 BROWSER_PARTS = {"array-browser", "program-browser", "tree-browser", "local"}
 
@@ -281,6 +283,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         ("tree", tree_targets),
         ("tree_browser", tree_browser_targets),
         ("local", local_targets),
+        ("plan", plan_targets),
     ):
         if key in results:
             rows += targets(results[key])
@@ -289,6 +292,25 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
 
 def target_row(target: str, figure: str, limit: str, ok: bool | None) -> dict[str, Any]:
     return {"target": target, "figure": figure, "limit": limit, "ok": ok}
+
+
+def plan_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    ratio = r["whatif_over_bare_256"]
+    big = r["whatif_4096"]
+    return [
+        target_row(
+            "what-if trace, 24-layer scanned model, 256 devices, over a bare compile in a 256-device child",
+            f"{ratio:.2f}x",
+            f"<= {TARGETS['whatif_over_bare_256']}x",
+            ratio <= TARGETS["whatif_over_bare_256"],
+        ),
+        target_row(
+            "what-if trace at 4096 devices finishes and reports its cost",
+            big.get("error", f"{big['seconds']:.1f} s, peak RSS {big.get('peak_rss_bytes', 0) / 2**20:.0f} MiB")[:200],
+            "finishes",
+            "error" not in big,
+        ),
+    ]
 
 
 def program_targets(r: dict[str, Any]) -> list[dict[str, Any]]:

@@ -21,6 +21,9 @@ from .engine.layout import Layout
 from .engine.model import DeviceInfo, MeshInfo, Tile
 from .errors import ShardingError
 from .kinds import KINDS
+from .plan.estimate import Estimate, estimate
+from .plan.hardware import HARDWARE, Hardware
+from .plan.whatif import WhatIf
 from .program.program import Program
 from .program.trace import trace
 from .tree.describe import describe_tree
@@ -30,8 +33,11 @@ from .tree.tree import TreeLayout
 __version__ = "0.1.0"
 
 __all__ = [
+    "HARDWARE",
     "AdaptedSpec",
     "DeviceInfo",
+    "Estimate",
+    "Hardware",
     "Layout",
     "MeshInfo",
     "Program",
@@ -42,10 +48,12 @@ __all__ = [
     "Tile",
     "TreeLayout",
     "TreeWidget",
+    "WhatIf",
     "adapt_spec",
     "apply_rules",
     "describe",
     "describe_tree",
+    "estimate",
     "parse_mesh",
     "parse_spec",
     "render_text",

@@ -309,6 +309,7 @@ class ProgramData:
     totals: Totals
     origin: TraceOrigin | None = field(default=None, repr=False)
     layout_changes: tuple[LayoutChange, ...] = ()
+    whatif: Any = None  # shardviz.plan.whatif.WhatIf when traced on a what-if mesh (virtual devices)
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..text.ranges import format_bytes
 from .model import ProgramData
 from .payload import program_payload
 from .report import plural, render_program
+
+# shardviz.plan registers its estimate here when imported (shardviz imports it): plan imports
+# program, never the other way round.
+_ESTIMATORS: list[Callable[[Any, Any], Any]] = []
+
+
+def register_estimator(estimator: Callable[[Any, Any], Any]) -> None:
+    """Set the function behind ``Program.estimate`` (shardviz.plan.estimate.estimate)."""
+    _ESTIMATORS[:] = [estimator]
 
 
 class Program(ProgramData):
@@ -22,6 +32,13 @@ class Program(ProgramData):
     def to_json(self) -> dict[str, Any]:
         """The compact payload (docs/program-payload.md)."""
         return program_payload(self)
+
+    def estimate(self, hardware: Any) -> Any:
+        """Time one step on ``hardware`` (a name or a ``shardviz.Hardware``): a
+        ``shardviz.Estimate`` (docs/planning.md)."""
+        if not _ESTIMATORS:
+            raise RuntimeError("import shardviz (it registers shardviz.plan's estimate) before Program.estimate")
+        return _ESTIMATORS[0](self, hardware)
 
     def render(self, *, width: int | None = None, color: bool | None = None) -> str:
         """The terminal report at ``width`` columns; ``color`` as in ``render_text``."""

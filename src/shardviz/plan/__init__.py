@@ -1,0 +1,1 @@
+"""Planning a pod: trace on a mesh larger than this machine (what-if)."""

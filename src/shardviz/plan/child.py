@@ -1,0 +1,114 @@
+"""The child process of a what-if trace.
+
+Run as ``python -m shardviz.plan.child``: it reads one pickled request on
+stdin, starts JAX with as many simulated CPU devices as the mesh needs (the
+parent set ``XLA_FLAGS`` before this process started), builds a concrete
+mesh with the request's axis names, sizes and types, traces the function
+there and writes the pickled Program (without its origin, which holds
+objects tied to this process's devices) on stdout. It leaves with
+``os._exit`` because tearing down thousands of CPU devices takes seconds.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import dataclasses
+import os
+import pickle
+import resource
+import signal
+import sys
+import time
+from typing import Any
+
+import jax
+from jax.sharding import AxisType, NamedSharding
+
+from ..errors import ShardingError
+from ..program.trace import trace
+
+
+def _rebuild_leaf(leaf: Any, mesh: jax.sharding.Mesh) -> Any:
+    if isinstance(leaf, tuple) and leaf and leaf[0] == "array":
+        _, shape, dtype, spec = leaf
+        sharding = None if spec is None else NamedSharding(mesh, spec)
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+    return leaf[1]
+
+
+def portable(obj: Any) -> Any:
+    """``obj`` with every concrete NamedSharding put on its AbstractMesh.
+
+    Concrete shardings hold this process's devices, which cannot be pickled;
+    the mesh's axis names, sizes and types and the spec are what the parent
+    needs (its devices are virtual anyway).
+    """
+    if isinstance(obj, NamedSharding):
+        if isinstance(obj.mesh, jax.sharding.Mesh):
+            return NamedSharding(obj.mesh.abstract_mesh, obj.spec, memory_kind=obj.memory_kind)
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {}
+        for f in dataclasses.fields(obj):
+            value = getattr(obj, f.name)
+            new = portable(value)
+            if new is not value:
+                changes[f.name] = new
+        return dataclasses.replace(obj, **changes) if changes else obj
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        items = tuple(portable(v) for v in obj)
+        return items if any(a is not b for a, b in zip(items, obj)) else obj
+    if isinstance(obj, dict):
+        return {k: portable(v) for k, v in obj.items()}
+    return obj
+
+
+def run(request: dict[str, Any]) -> dict[str, Any]:
+    started = time.perf_counter()
+    names, sizes, types = request["axis_names"], request["axis_sizes"], request["axis_types"]
+    mesh = jax.make_mesh(tuple(sizes), tuple(names), axis_types=tuple(getattr(AxisType, t) for t in types))
+    devices_started = time.perf_counter() - started
+    leaves = [_rebuild_leaf(leaf, mesh) for leaf in request["leaves"]]
+    args, kwargs = jax.tree_util.tree_unflatten(request["tree"], leaves)
+    program = trace(pickle.loads(request["fun_bytes"]), *args, **kwargs)
+    program = portable(dataclasses.replace(program, origin=None))
+    return {
+        "program": program,
+        "device_count": jax.device_count(),
+        "devices_seconds": devices_started,
+        "trace_seconds": time.perf_counter() - started - devices_started,
+        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+    }
+
+
+def die_with_parent() -> None:
+    """Get SIGKILL when the parent dies (Linux); leave at once if it already has."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != int(os.environ.get("SHARDVIZ_WHATIF_PARENT", os.getppid())):
+        os._exit(1)
+
+
+def main() -> None:
+    die_with_parent()
+    out = sys.stdout.buffer
+    try:
+        request = pickle.load(sys.stdin.buffer)
+        reply: dict[str, Any] = {"ok": run(request)}
+    except ShardingError as err:
+        reply = {"error": str(err)}
+    except BaseException as err:
+        reply = {"error": f"{type(err).__name__}: {err}"}
+    try:
+        data = pickle.dumps(reply)
+    except Exception as err:
+        data = pickle.dumps({"error": f"the result could not be sent back: {type(err).__name__}: {err}"})
+    out.write(data)
+    out.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

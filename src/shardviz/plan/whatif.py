@@ -1,0 +1,207 @@
+"""What-if tracing: compile a program for a mesh larger than this machine.
+
+The parent describes the mesh and the abstract arguments, starts a child
+Python (``shardviz.plan.child``) whose JAX has one simulated CPU device per
+mesh device, and reads back the Program. The child is bounded in time
+(``timeout``), is killed on timeout, on KeyboardInterrupt or any error in
+the parent, and dies with the parent (Linux ``PR_SET_PDEATHSIG``).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
+
+from ..errors import ShardingError
+
+MAX_DEVICES = 8192
+# jax 0.10.2's CPU client refuses to compile for more than this many devices.
+CPU_COMPILE_LIMIT = 2048
+# Resident memory per simulated CPU device in a child and the base of one (docs/planning.md).
+BYTES_PER_DEVICE = 256 * 1024  # measured ~120 KiB at 2048 devices (jax 0.10.2), doubled
+BASE_BYTES = 400 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """How a what-if Program was made: its devices are virtual (ids 0..N-1)."""
+
+    devices: int
+    child_seconds: float
+    devices_seconds: float
+    trace_seconds: float
+    peak_rss_bytes: int
+    estimated_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "devices": self.devices,
+            "child_seconds": self.child_seconds,
+            "devices_seconds": self.devices_seconds,
+            "trace_seconds": self.trace_seconds,
+            "peak_rss_bytes": self.peak_rss_bytes,
+            "estimated_bytes": self.estimated_bytes,
+        }
+
+
+def estimated_child_bytes(devices: int) -> int:
+    """Memory a child with ``devices`` simulated CPU devices is expected to need."""
+    return BASE_BYTES + BYTES_PER_DEVICE * devices
+
+
+def _available_bytes() -> int:
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 62
+
+
+def _check_mesh(mesh: Any) -> AbstractMesh:
+    if isinstance(mesh, jax.sharding.Mesh):
+        mesh = mesh.abstract_mesh
+    if not isinstance(mesh, AbstractMesh):
+        raise ShardingError(f"trace's mesh= takes a jax.sharding.AbstractMesh, got a {type(mesh).__name__}")
+    if mesh.size > MAX_DEVICES:
+        raise ShardingError(f"a what-if mesh may have at most {MAX_DEVICES} devices; this one has {mesh.size}")
+    return mesh
+
+
+def _describe_leaf(leaf: Any, mesh: AbstractMesh, index: int) -> tuple[Any, ...]:
+    if isinstance(leaf, jax.ShapeDtypeStruct):
+        sharding = leaf.sharding
+        spec: PartitionSpec | None
+        if sharding is None:
+            spec = None
+        elif isinstance(sharding, NamedSharding):
+            other = sharding.mesh
+            if tuple(other.axis_names) != tuple(mesh.axis_names) or tuple(other.axis_sizes) != tuple(mesh.axis_sizes):
+                raise ShardingError(
+                    f"argument {index} is sharded on a mesh with axes "
+                    f"{dict(zip(other.axis_names, other.axis_sizes))}, not trace's mesh= "
+                    f"{dict(zip(mesh.axis_names, mesh.axis_sizes))}"
+                )
+            spec = sharding.spec
+        elif isinstance(sharding, PartitionSpec):
+            spec = sharding
+        else:
+            raise ShardingError(
+                f"argument {index} has a {type(sharding).__name__}; a what-if trace takes NamedShardings on "
+                "trace's mesh= or PartitionSpecs"
+            )
+        return ("array", tuple(leaf.shape), str(leaf.dtype), spec)
+    if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and not isinstance(leaf, (int, float, complex, bool)):
+        raise ShardingError(
+            f"argument {index} is a {type(leaf).__name__}; a what-if trace takes jax.ShapeDtypeStructs "
+            "(arrays live on this machine's devices, not the what-if mesh)"
+        )
+    return ("other", leaf)
+
+
+def _pickle_function(fun: Any) -> bytes:
+    try:
+        data = pickle.dumps(fun)
+        pickle.loads(data)
+        return data
+    except Exception as by_reference:
+        try:
+            import cloudpickle
+        except ImportError:
+            raise ShardingError(
+                f"a what-if trace runs the function in a child process and could not send it there "
+                f"({type(by_reference).__name__}: {by_reference}); define it at the top level of a module "
+                "(not in a notebook cell or as a lambda), or install cloudpickle"
+            ) from by_reference
+        return cloudpickle.dumps(fun)
+
+
+def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: Any, timeout: float) -> Any:
+    """Trace ``fun(*args, **kwargs)`` on ``mesh`` in a child with ``mesh.size`` CPU devices."""
+    mesh = _check_mesh(mesh)
+    leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
+    described = [_describe_leaf(leaf, mesh, i) for i, leaf in enumerate(leaves)]
+    needed = estimated_child_bytes(mesh.size)
+    available = _available_bytes()
+    if needed > available:
+        raise ShardingError(
+            f"a what-if trace on {mesh.size} devices needs about {needed / 2**30:.1f} GiB "
+            f"(simulated CPU devices); this machine has {available / 2**30:.1f} GiB available"
+        )
+    function_bytes = _pickle_function(fun)
+    request = pickle.dumps(
+        {
+            "fun_bytes": function_bytes,
+            "tree": tree,
+            "leaves": described,
+            "axis_names": tuple(mesh.axis_names),
+            "axis_sizes": tuple(mesh.axis_sizes),
+            "axis_types": tuple(t.name for t in mesh.axis_types),
+        }
+    )
+    env = dict(os.environ)
+    flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
+    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={mesh.size}"])
+    env["JAX_PLATFORMS"] = "cpu"
+    env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
+    env["SHARDVIZ_WHATIF_PARENT"] = str(os.getpid())
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [sys.executable, "-m", "shardviz.plan.child"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        out, err = child.communicate(request, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        raise ShardingError(
+            f"the what-if trace on {mesh.size} devices took longer than timeout={timeout:g} s and was stopped"
+        ) from None
+    except BaseException:
+        child.kill()
+        child.wait()
+        raise
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    seconds = time.perf_counter() - started
+    try:
+        reply = pickle.loads(out)
+    except Exception:
+        tail = err.decode(errors="replace")[-2000:]
+        raise ShardingError(
+            f"the what-if child on {mesh.size} devices ended without a result (exit {child.returncode}): {tail}"
+        ) from None
+    if "error" in reply:
+        hint = ""
+        if "Multiprocess computations aren't implemented" in reply["error"]:
+            hint = (
+                f" (this jax's CPU backend compiles for at most {CPU_COMPILE_LIMIT} simulated devices: above that "
+                "it takes the program for a multi-process one; measured with jax 0.10.2)"
+            )
+        raise ShardingError(f"what-if trace on {mesh.size} devices: {reply['error']}{hint}")
+    ok = reply["ok"]
+    info = WhatIf(
+        devices=mesh.size,
+        child_seconds=seconds,
+        devices_seconds=ok["devices_seconds"],
+        trace_seconds=ok["trace_seconds"],
+        peak_rss_bytes=ok["peak_rss_bytes"],
+        estimated_bytes=needed,
+    )
+    return ok["program"], info

@@ -1,0 +1,155 @@
+"""What-if traces: a program compiled in a child with as many CPU devices as the mesh."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import shardviz
+from shardviz import ShardingError
+
+sys.path.insert(0, str(Path(__file__).parent))
+from plan_functions import matmul_sum, scanned_model, slow
+
+
+def _collectives(prog):
+    return [(c.kind, c.groups, c.axes, c.result_bytes, c.wire_bytes) for c in prog.collectives]
+
+
+def _args(mesh):
+    x = jax.ShapeDtypeStruct((64, 128), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+    w = jax.ShapeDtypeStruct((128, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, "model")))
+    return x, w
+
+
+@pytest.mark.skipif(jax.device_count() < 8, reason="needs 8 devices for the in-process comparison")
+def test_child_compiles_the_same_collectives_as_an_in_process_compile():
+    real = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    here = shardviz.trace(matmul_sum, *_args(real))
+    there = shardviz.trace(matmul_sum, *_args(real.abstract_mesh), mesh=real.abstract_mesh)
+    assert there.whatif is not None and there.whatif.devices == 8
+    assert here.whatif is None
+    assert _collectives(there) == _collectives(here)
+    assert there.totals.wire_bytes == here.totals.wire_bytes
+    assert [lay.shape for lay in there.outputs] == [lay.shape for lay in here.outputs]
+    assert there.flops == here.flops
+
+
+def test_256_device_what_if_reduces_over_the_data_axis():
+    mesh = AbstractMesh((16, 16), ("data", "model"))
+    prog = shardviz.trace(matmul_sum, *_args(mesh), mesh=mesh)
+    assert prog.whatif.devices == 256 and prog.num_partitions == 256
+    ids = np.arange(256).reshape(16, 16)  # the child's mesh: CPU devices 0..255 in order
+    reduces = [c for c in prog.collectives if c.kind == "all-reduce"]
+    assert reduces, prog.collectives
+    expected = {tuple(int(i) for i in ids[:, j]) for j in range(16)}  # same model index, every data index
+    for c in reduces:
+        assert set(prog.device_groups(c)) == expected
+        assert c.axes == ("data",)
+    # The sum over rows of a (64/16, 256/16) float32 block, reduced over data: 16 floats per device.
+    assert reduces[0].result_bytes == 16 * 4
+
+
+def test_scanned_model_on_256_devices_reports_its_cost():
+    mesh = AbstractMesh((16, 16), ("data", "model"))
+    params = jax.ShapeDtypeStruct((24, 512, 512), jnp.float32, sharding=NamedSharding(mesh, P(None, None, "model")))
+    x = jax.ShapeDtypeStruct((256, 512), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+    prog = shardviz.trace(scanned_model, params, x, mesh=mesh)
+    info = prog.whatif
+    assert info.devices == 256 and info.peak_rss_bytes > 0 and info.child_seconds > 0
+    assert str(prog)
+
+
+def test_refusals():
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+    with pytest.raises(ShardingError, match="AbstractMesh"):
+        shardviz.trace(matmul_sum, *_args(mesh), mesh="2x4")
+    with pytest.raises(ShardingError, match="at most 8192"):
+        shardviz.trace(matmul_sum, *_args(mesh), mesh=AbstractMesh((2, 8192), ("a", "b")))
+    other = AbstractMesh((4, 2), ("data", "model"))
+    with pytest.raises(ShardingError, match="not trace's mesh"):
+        shardviz.trace(matmul_sum, *_args(other), mesh=mesh)
+    with pytest.raises(ShardingError, match="ShapeDtypeStruct"):
+        shardviz.trace(matmul_sum, np.ones((64, 128), np.float32), _args(mesh)[1], mesh=mesh)
+
+
+def test_a_lambda_is_refused_without_cloudpickle_or_sent_with_it():
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+    try:
+        import cloudpickle  # noqa: F401
+    except ImportError:
+        with pytest.raises(ShardingError, match="top level of a module"):
+            shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh)
+    else:
+        assert shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh).whatif.devices == 8
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_a_child_past_its_timeout_is_killed():
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+    x = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=NamedSharding(mesh, P("data")))
+    started = time.perf_counter()
+    with pytest.raises(ShardingError, match="timeout"):
+        shardviz.trace(slow, x, mesh=mesh, whatif_timeout=5)
+    assert time.perf_counter() - started < 60
+    assert not [p for p in _children_of(os.getpid()) if _alive(p)]
+
+
+def test_the_child_dies_with_its_parent():
+    script = (
+        "import sys, jax, jax.numpy as jnp\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P\n"
+        "import shardviz\nfrom plan_functions import slow\n"
+        "m = AbstractMesh((2, 4), ('data', 'model'))\n"
+        "shardviz.trace(slow, jax.ShapeDtypeStruct((8,), jnp.float32, sharding=NamedSharding(m, P('data'))), mesh=m)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 60
+        children: list[int] = []
+        while not children and time.monotonic() < deadline:
+            time.sleep(0.2)
+            children = _children_of(parent.pid)
+        assert children, "the what-if child never started"
+        time.sleep(1)  # let the child get into its compile
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 20
+        while any(_alive(c) for c in children) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(_alive(c) for c in children)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
