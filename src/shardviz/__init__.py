@@ -23,9 +23,8 @@ from .errors import ShardingError
 from .kinds import KINDS
 from .plan.estimate import Estimate, estimate
 from .plan.hardware import HARDWARE, Hardware
-from .plan.whatif import WhatIf
+from .plan.whatif import WhatIf, trace
 from .program.program import Program
-from .program.trace import trace
 from .tree.describe import describe_tree
 from .tree.rules import RulesApplied, apply_rules
 from .tree.tree import TreeLayout

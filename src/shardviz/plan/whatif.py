@@ -14,13 +14,15 @@ import pickle
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..program.program import Program
+from ..program.trace import trace as trace_here
 
 MAX_DEVICES = 8192
 # jax 0.10.2's CPU client refuses to compile for more than this many devices.
@@ -205,3 +207,22 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
         estimated_bytes=needed,
     )
     return ok["program"], info
+
+
+def trace(fun: Any, *args: Any, mesh: Any = None, whatif_timeout: float = 600.0, **kwargs: Any) -> Program:
+    """``shardviz.trace``: trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
+
+    Without ``mesh=`` the program is compiled here, on this machine's devices
+    (:func:`shardviz.program.trace`). ``mesh=`` (reserved: pass ``fun``'s own
+    ``mesh`` with functools.partial) takes a ``jax.sharding.AbstractMesh`` of
+    up to 8,192 devices: the program is compiled in a child process with that
+    many simulated CPU devices (at most ``whatif_timeout`` seconds) and read
+    back; its devices are virtual and ``program.whatif`` says how it was made
+    (docs/planning.md).
+    """
+    if mesh is None:
+        return trace_here(fun, *args, **kwargs)
+    if not callable(fun):
+        raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
+    program, info = whatif_trace(fun, args, kwargs, mesh, whatif_timeout)
+    return replace(program, whatif=info)

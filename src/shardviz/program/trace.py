@@ -33,7 +33,6 @@ from ..engine.grammar import parse_spec
 from ..engine.layout import Layout
 from ..engine.model import MeshInfo
 from ..errors import ShardingError
-from ..plan.whatif import whatif_trace
 from . import axes as _axes
 from . import hlo
 from .frames import user_frame
@@ -58,9 +57,7 @@ _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
 _BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
 
 
-def trace(
-    fun: Callable[..., Any], *args: Any, mesh: Any = None, whatif_timeout: float = 600.0, **kwargs: Any
-) -> Program:
+def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
     """Trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
 
     ``fun`` is any callable or a ``jax.jit``-wrapped one (its own static
@@ -69,18 +66,11 @@ def trace(
     Python scalars or NumPy arrays, in any pytree. Raises
     :class:`ShardingError` naming the argument or the failing step, with
     JAX's own message attached.
-
-    ``mesh=`` (reserved: pass ``fun``'s own ``mesh`` with functools.partial)
-    takes a ``jax.sharding.AbstractMesh`` of up to 8,192 devices: the
-    program is compiled in a child process with that many simulated CPU
-    devices (at most ``whatif_timeout`` seconds) and read back; its devices
-    are virtual and ``program.whatif`` says how it was made (docs/planning.md).
+    This is the in-process trace; ``shardviz.trace`` adds ``mesh=`` for
+    meshes larger than the machine (:func:`shardviz.plan.whatif.trace`).
     """
     if not callable(fun):
         raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
-    if mesh is not None:
-        program, info = whatif_trace(fun, args, kwargs, mesh, whatif_timeout)
-        return replace(program, whatif=info)
     path_leaves, tree = jax.tree_util.tree_flatten_with_path((args, kwargs))
     paths = _argument_paths(fun, [p for p, _ in path_leaves])
     leaves = [leaf for _, leaf in path_leaves]
