@@ -20,7 +20,7 @@ import shardviz
 from shardviz import ShardingError
 
 sys.path.insert(0, str(Path(__file__).parent))
-from plan_functions import matmul_sum, scanned_model, slow
+from plan_functions import gather_rows, matmul_sum, scanned_model, slow
 
 
 def _collectives(prog):
@@ -153,3 +153,15 @@ def test_the_child_dies_with_its_parent():
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_explicit_axes_code_runs_under_the_what_if_mesh():
+    """Code for Explicit axes names specs alone (``reshard(a, P(None, 'Y'))``) and runs under
+    ``jax.set_mesh``, which takes no AbstractMesh here: the child sets its concrete mesh. The
+    gather over X of a [1024@X, 4096@Y] array on 4x4x4 runs in groups of 4 along X."""
+    mesh = AbstractMesh((4, 4, 4), ("X", "Y", "Z"), axis_types=(AxisType.Explicit,) * 3)
+    a = jax.ShapeDtypeStruct((1024, 4096), jnp.bfloat16, sharding=NamedSharding(mesh, P("X", "Y")))
+    prog = shardviz.trace(gather_rows, a, mesh=mesh)
+    (gather,) = prog.collectives
+    assert (gather.kind, gather.axes, gather.group_size) == ("all-gather", ("X",), 4)
+    assert prog.outputs[0].spec == ((), ("Y",))

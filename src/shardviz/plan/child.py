@@ -70,7 +70,10 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     devices_started = time.perf_counter() - started
     leaves = [_rebuild_leaf(leaf, mesh) for leaf in request["leaves"]]
     args, kwargs = jax.tree_util.tree_unflatten(request["tree"], leaves)
-    program = trace(pickle.loads(request["fun_bytes"]), *args, **kwargs)
+    # Code written for Explicit axes runs under jax.set_mesh, which takes no AbstractMesh in the
+    # parent: the child sets its concrete twin, as the user would on the real machine.
+    with jax.set_mesh(mesh):
+        program = trace(pickle.loads(request["fun_bytes"]), *args, **kwargs)
     program = portable(dataclasses.replace(program, origin=None))
     return {
         "program": program,
