@@ -3,16 +3,11 @@
  * choices. Python parses the result; the front end never parses these texts.
  */
 
+import { formatSpec, nameText } from "../engine/grammar";
 import type { AxisType, MeshInfo } from "../payload/array";
 
-const BARE_NAME = /^[^\s(),=:'"]+$/;
-const RESERVED = new Set(["None", "P", "PartitionSpec"]);
-
-/** An axis name as the grammars read it: bare when it can be, quoted otherwise. */
-export function quoteName(name: string): string {
-  if (BARE_NAME.test(name) && !RESERVED.has(name)) return name;
-  return name.includes("'") ? `"${name}"` : `'${name}'`;
-}
+/** An axis name as the grammars read it: bare when it can be, quoted otherwise (the grammar's own). */
+export const quoteName = nameText;
 
 export interface MeshAxis {
   name: string;
@@ -37,18 +32,8 @@ export function explicitMeshText(mesh: MeshInfo): string {
   return composeMeshText(meshAxes(mesh).map((axis) => ({ ...axis, type: "Explicit" })));
 }
 
-/** `x, None` / `(b, c), None`; trailing unpartitioned dimensions are dropped. */
-export function composeSpecText(spec: readonly (readonly string[])[]): string {
-  const entries = spec.slice();
-  while (entries.length > 0 && entries[entries.length - 1].length === 0) entries.pop();
-  return entries
-    .map((axes) => {
-      if (axes.length === 0) return "None";
-      if (axes.length === 1) return quoteName(axes[0]);
-      return `(${axes.map(quoteName).join(", ")})`;
-    })
-    .join(", ");
-}
+/** `x, None` / `(b, c), None`; trailing unpartitioned dimensions are dropped (the grammar's own). */
+export const composeSpecText = formatSpec;
 
 /**
  * A spec text as an editor box shows it: a fully replicated spec (Python

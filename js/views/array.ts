@@ -28,6 +28,7 @@ import type { Highlight, PictureEvents, PictureView, Target } from "../component
 import { sameTarget } from "../components/interaction";
 import { type CellLabel, renderMeshGrid } from "../components/meshGrid";
 import { renderMove } from "../components/moveLine";
+import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { reconcileSlice, type SliceChoice, visibleTiles } from "../components/slicing";
 import { renderTypeLine } from "../components/typeLine";
 import { decodePayload, isPayload, type Layout, type PreviewReply, ravel, tileIntervals } from "../payload/array";
@@ -162,21 +163,12 @@ export class ShardvizView {
     this.payloadKey = key;
     if (!isPayload(value)) {
       this.layout = null;
-      replaceChildren(this.statusSlot, [h("p", { class: "sv-muted" }, ["Nothing to show yet."])]);
+      sayNothingYet(this.statusSlot);
       return;
     }
-    let layout: Layout;
-    try {
-      layout = decodePayload(value);
-    } catch (error) {
-      // Keep the last good picture; say why the new one is not drawn.
-      replaceChildren(this.statusSlot, [
-        h("div", { class: "sv-error", role: "alert", "data-source": "payload" }, [
-          `Cannot draw this layout: ${error instanceof Error ? error.message : String(error)}`,
-        ]),
-      ]);
-      return;
-    }
+    // Keep the last good picture; say why the new one is not drawn.
+    const layout = decodedOrSaid(this.statusSlot, "layout", () => decodePayload(value));
+    if (layout === null) return;
     const previous = this.layout;
     this.layout = layout;
     this.slice = reconcileSlice(sameGrid(previous, layout) ? this.slice : null, value, layout.tileCounts);
@@ -187,7 +179,6 @@ export class ShardvizView {
     this.preview = null; // values of an older layout
     this.colour = reconcileColourMode(this.chosenColour, layout);
     if (this.cellLabel === "physical" && !layout.physical.coords) this.cellLabel = "id";
-    replaceChildren(this.statusSlot, []);
     measured(() => {
       replaceChildren(this.typeSlot, [
         renderTypeLine(value, {

@@ -13,6 +13,7 @@ import { axisMark, renderAxisText } from "../components/axisText";
 import { CollectiveTable } from "../components/collectiveTable";
 import { GroupGrid } from "../components/groupGrid";
 import { InputSpecs } from "../components/inputSpecs";
+import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
 import { SourceListing } from "../components/sourceListing";
@@ -24,6 +25,7 @@ import { decodePayload, type Layout, type Payload } from "../payload/array";
 import {
   decodeProgram,
   isProgramPayload,
+  type LayoutChange,
   lineLabel,
   lineText,
   type Program,
@@ -207,22 +209,12 @@ export class ProgramView {
     if (value === this.payloadRef) return;
     this.payloadRef = value;
     if (!isProgramPayload(value)) {
-      replaceChildren(this.statusSlot, [h("p", { class: "sv-muted" }, ["Nothing to show yet."])]);
+      sayNothingYet(this.statusSlot);
       return;
     }
-    let program: Program;
-    try {
-      program = decodeProgram(value);
-    } catch (error) {
-      // Keep the last good picture; say why the new one is not drawn.
-      replaceChildren(this.statusSlot, [
-        h("div", { class: "sv-error", role: "alert", "data-source": "payload" }, [
-          `Cannot draw this program: ${error instanceof Error ? error.message : String(error)}`,
-        ]),
-      ]);
-      return;
-    }
-    replaceChildren(this.statusSlot, []);
+    // Keep the last good picture; say why the new one is not drawn.
+    const program = decodedOrSaid(this.statusSlot, "program", () => decodeProgram(value));
+    if (program === null) return;
     measured(() => this.draw(program));
   }
 
@@ -429,14 +421,7 @@ export class ProgramView {
 }
 
 /** An output laid out unlike its input: the next call moves it back. */
-function layoutChangeText(c: {
-  output: string;
-  input: string;
-  before: string[][];
-  after: string[][];
-  before_memory_kind: string | null;
-  after_memory_kind: string | null;
-}): string {
+function layoutChangeText(c: LayoutChange): string {
   const memory = c.before_memory_kind !== c.after_memory_kind;
   const after = specText(c.after) + (memory ? ` in ${c.after_memory_kind}` : "");
   const before = specText(c.before) + (memory ? ` in ${c.before_memory_kind}` : "");

@@ -13,6 +13,7 @@ import { CodeBlock } from "../components/codeBlock";
 import { renderDevicePanel } from "../components/devicePanel";
 import { MemoryHeatMap } from "../components/heatMap";
 import { LeafTable } from "../components/leafTable";
+import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { RulesEditor } from "../components/rulesEditor";
 import { renderAudit } from "../components/treeAudit";
 import { renderTreeSummary } from "../components/treeSummary";
@@ -175,22 +176,12 @@ export class TreeView {
     if (value === this.payloadRef) return; // the same object: nothing new to draw
     this.payloadRef = value;
     if (!isTreePayload(value)) {
-      replaceChildren(this.statusSlot, [h("p", { class: "sv-muted" }, ["Nothing to show yet."])]);
+      sayNothingYet(this.statusSlot);
       return;
     }
-    let tree: Tree;
-    try {
-      tree = decodeTreePayload(value, this.tree);
-    } catch (error) {
-      // Keep the last good picture; say why the new one is not drawn.
-      replaceChildren(this.statusSlot, [
-        h("div", { class: "sv-error", role: "alert", "data-source": "payload" }, [
-          `Cannot draw this tree: ${error instanceof Error ? error.message : String(error)}`,
-        ]),
-      ]);
-      return;
-    }
-    replaceChildren(this.statusSlot, []);
+    // Keep the last good picture; say why the new one is not drawn.
+    const tree = decodedOrSaid(this.statusSlot, "tree", () => decodeTreePayload(value, this.tree));
+    if (tree === null) return;
     measured(() => this.draw(tree));
   }
 

@@ -49,6 +49,20 @@ class SourceListing:
         return None
 
 
+class Located:
+    """``source_file`` and ``source_line`` of anything with a ``source`` (a value, a collective)."""
+
+    source: SourceLocation | None
+
+    @property
+    def source_file(self) -> str | None:
+        return None if self.source is None else self.source.file
+
+    @property
+    def source_line(self) -> int | None:
+        return None if self.source is None else self.source.line
+
+
 @dataclass(frozen=True)
 class Body:
     """A body that values sit in: a loop (``scan``, ``while``) or a ``cond`` branch."""
@@ -59,7 +73,7 @@ class Body:
 
 
 @dataclass(frozen=True)
-class Value:
+class Value(Located):
     """One array the program computes (or takes in).
 
     ``layout`` is its layout over the program's mesh where the sharding is
@@ -91,14 +105,6 @@ class Value:
     @property
     def spec(self) -> tuple[tuple[str, ...], ...] | None:
         return None if self.layout is None else self.layout.spec
-
-    @property
-    def source_file(self) -> str | None:
-        return None if self.source is None else self.source.file
-
-    @property
-    def source_line(self) -> int | None:
-        return None if self.source is None else self.source.line
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ class CollectivePart:
 
 
 @dataclass(frozen=True)
-class Collective:
+class Collective(Located):
     """One collective of the compiled program (an async pair counts once).
 
     ``groups`` hold partition positions (indices into the program's device
@@ -202,14 +208,6 @@ class Collective:
     def combined(self) -> bool:
         """Several collectives XLA merged into this one (see ``parts``)."""
         return len(self.parts) > 1
-
-    @property
-    def source_file(self) -> str | None:
-        return None if self.source is None else self.source.file
-
-    @property
-    def source_line(self) -> int | None:
-        return None if self.source is None else self.source.line
 
 
 @dataclass(frozen=True)
