@@ -73,3 +73,28 @@ def test_edits_from_two_threads_leave_one_consistent_state():
     assert w.spec_text == w.payload["spec_text"] and w.spec_text in SPECS
     assert w.layout.type_str == SPECS[w.spec_text] == str(jax.typeof(w.array))
     assert w.edit_answered == 60
+
+
+def test_a_numbered_edit_that_changes_nothing_withdraws_a_refusal():
+    """Every view sends Python's own text back after a refusal as it is: the trait does not
+    change, so only the edit's number arrives. The refusal ends; nothing else changes."""
+    import jax
+    import jax.numpy as jnp
+
+    import shardviz
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+    x = jax.device_put(jnp.ones((8, 8)), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x")))
+    program = shardviz.trace(lambda a: a.sum(axis=0), x)
+    tree = {"w": x}
+    for widget, edit in (
+        (shardviz.ShardingWidget(x), {"spec_text": "zz"}),
+        (shardviz.ProgramWidget(program), {"input_specs": ["q"]}),
+        (shardviz.TreeWidget(tree), {"rules_text": "w = nope"}),
+    ):
+        payload = widget.payload
+        widget.set_state({**edit, "edit_seq": 1})
+        assert widget.error and widget.edit_answered == 1
+        widget.set_state({"edit_seq": 2})
+        assert (widget.error, widget.error_source, widget.edit_answered) == ("", "", 2)
+        assert widget.payload == payload  # the picture as it was

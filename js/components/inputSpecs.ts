@@ -252,9 +252,9 @@ export class InputSpecs {
       return;
     }
     const specs = this.program.payload.inputs.map((_, j) => this.python(j));
-    // Python's own spec again after a refusal: sent with a trailing space (the grammar ignores it) so that the
-    // trait changes and Python answers, clearing the error, without tracing again.
-    specs[k] = same && (text === python || text === shownSpecText(python)) ? `${python} ` : text;
+    // Python's own spec again after a refusal: sent as it is; the edit's number alone asks Python to
+    // answer, which clears the error without tracing again.
+    specs[k] = same && (text === python || text === shownSpecText(python)) ? python : text;
     editor.sent = same ? null : text;
     editor.dismissed = false;
     this.pending = k;

@@ -133,10 +133,9 @@ export class TextEditor {
     if (!isPython) {
       this.options.send(text);
     } else if (this.answer.error) {
-      // Python's own text again, after a refused edit: send it so that Python clears the error.
-      // Setting a trait to the value it holds sends nothing, so the text goes with a trailing
-      // space, which both grammars ignore (Python answers with its canonical text).
-      this.options.send(`${current} `);
+      // Python's own text again, after a refused edit: send it so that Python clears the error
+      // (the trait is unchanged; the edit's number alone asks Python to answer).
+      this.options.send(current);
     }
   }
 

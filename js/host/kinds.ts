@@ -15,7 +15,7 @@ import { payloadTraits, TRAIT_NAMES, type ViewHost } from "../traits/array";
 import { EDIT_ANSWERED } from "../traits/edits";
 import { PROGRAM_TRAIT_NAMES, type ProgramHost } from "../traits/program";
 import { readOnlyHost } from "../traits/readOnly";
-import { TREE_TRAIT_NAMES, type TreeHost, type TreeTraits } from "../traits/tree";
+import { TREE_TRAIT_NAMES, type TreeHost } from "../traits/tree";
 import { ShardvizView } from "../views/array";
 import type { ViewKind as KindName, MountedView } from "../views/index";
 import { ProgramView } from "../views/program";
@@ -23,7 +23,7 @@ import { TreeView } from "../views/tree";
 import { LiveHost, type LiveModel } from "./liveHost";
 import { PageHost } from "./pageHost";
 import { modelProgramHost, type ProgramModel, staticProgramHost } from "./programHost";
-import { modelTreeHost, staticTreeHost } from "./treeHost";
+import { modelTreeHost, staticTreeHost, type TreeModel } from "./treeHost";
 
 export interface ViewKind<H> {
   /** Whether a saved page's payload is this kind's (and well-formed). */
@@ -75,7 +75,7 @@ const TREE: ViewKind<TreeHost> = {
   isPayload: isTreePayload,
   View: TreeView,
   traitNames: TREE_TRAIT_NAMES,
-  liveHost: (model) => modelTreeHost(model as unknown as AnyModel<TreeTraits>),
+  liveHost: (model) => modelTreeHost(model as unknown as TreeModel),
   staticHost: (payload) => staticTreeHost(payload as TreePayload),
 };
 

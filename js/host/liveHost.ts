@@ -17,7 +17,7 @@ import type { AnyModel } from "@anywidget/types";
 import { applyEdit } from "../engine/edits";
 import { isPayload, PAYLOAD_VERSION } from "../payload/array";
 import type { EditableTrait, PreviewRequest, SyncedTraits, ViewHost } from "../traits/array";
-import { EDIT_ANSWERED, EDIT_SEQ } from "../traits/edits";
+import { EDIT_ANSWERED, EDIT_SEQ, nextEditSeq, sendEdit } from "../traits/edits";
 import { ANSWERED_KEYS, type AnsweredTraits, answeredTraits, editOf } from "./localEdits";
 
 export { EDIT_ANSWERED, EDIT_SEQ };
@@ -62,14 +62,11 @@ export class LiveHost implements ViewHost {
   edit(key: EditableTrait, value: string): void {
     // Numbered on the model, shared by every view of it, and above the last answer (a reloaded page
     // starts again from the kernel's count), so each answer changes the trait.
-    const seq = Math.max(this.model.get(EDIT_SEQ) ?? 0, this.model.get(EDIT_ANSWERED) ?? 0) + 1;
+    const seq = nextEditSeq(this.model);
     const local = this.localAnswer(key, value);
     this.pending.push({ seq, key, value, local });
     if (local) this.show(local);
-    // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
-    this.model.set(key, value);
-    this.model.set(EDIT_SEQ, seq);
-    this.model.save_changes();
+    sendEdit(this.model, key, value, seq);
   }
 
   /** Sends a custom message (an arrow: the view calls it detached). */

@@ -6,7 +6,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
-import { EDIT_ANSWERED, EDIT_SEQ } from "../traits/edits";
+import { type EditNumbers, sendEdit } from "../traits/edits";
 import type { ProgramHost, ProgramTraits } from "../traits/program";
 import { readOnlyHost } from "../traits/readOnly";
 
@@ -15,20 +15,13 @@ import { readOnlyHost } from "../traits/readOnly";
  * `edit_answered` to that number once its traits hold the answer: an answer that changes
  * no other trait (the same error again) still changes that one.
  */
-export type ProgramModel = AnyModel<ProgramTraits & { [EDIT_SEQ]: number; [EDIT_ANSWERED]: number }>;
+export type ProgramModel = AnyModel<ProgramTraits & EditNumbers>;
 
 export function modelProgramHost(model: ProgramModel): ProgramHost {
   return {
     readOnly: false,
     get: (key) => model.get(key),
-    edit: (key, value) => {
-      // Above the last answer (a reloaded page starts again from the kernel's count), so each answer changes the trait.
-      const seq = Math.max(model.get(EDIT_SEQ) ?? 0, model.get(EDIT_ANSWERED) ?? 0) + 1;
-      // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
-      model.set(key, value);
-      model.set(EDIT_SEQ, seq);
-      model.save_changes();
-    },
+    edit: (key, value) => sendEdit(model, key, value),
   };
 }
 

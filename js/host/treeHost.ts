@@ -6,24 +6,18 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { TreePayload } from "../payload/tree";
+import { type EditNumbers, sendEdit } from "../traits/edits";
 import { readOnlyHost } from "../traits/readOnly";
-import type { ApplyRulesRequest, LeafLayoutRequest, TreeHost, TreeTraits } from "../traits/tree";
+import type { LeafLayoutRequest, TreeHost, TreeTraits } from "../traits/tree";
 
-export function modelTreeHost(model: AnyModel<TreeTraits>): TreeHost {
+/** A tree widget's model: its traits and the edit numbers every view's edits carry. */
+export type TreeModel = AnyModel<TreeTraits & EditNumbers>;
+
+export function modelTreeHost(model: TreeModel): TreeHost {
   return {
     readOnly: false,
     get: (key) => model.get(key),
-    edit: (key, value) => {
-      if (model.get(key) === value) {
-        // Unchanged, the trait would not be sent: ask Python to apply the text again.
-        const again: ApplyRulesRequest = { kind: "apply_rules", rules_text: value };
-        model.send(again);
-        return;
-      }
-      // Only user events reach here (never a change: handler), so saving cannot echo back into a loop.
-      model.set(key, value);
-      model.save_changes();
-    },
+    edit: (key, value) => sendEdit(model, key, value),
     send: (message: LeafLayoutRequest) => model.send(message),
   };
 }

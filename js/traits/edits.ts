@@ -5,7 +5,37 @@
  * other trait (the same error again) still changes that one.
  */
 
+import type { AnyModel } from "@anywidget/types";
+
 /** The number sent with every user edit; not a trait Python declares, it only travels with the edit. */
 export const EDIT_SEQ = "edit_seq";
 /** The trait Python sets to the number of the last edit it answered. */
 export const EDIT_ANSWERED = "edit_answered";
+
+/** The traits every numbered model carries besides its view's own. */
+export interface EditNumbers {
+  [EDIT_SEQ]: number;
+  [EDIT_ANSWERED]: number;
+}
+
+/** The number of the next edit: above the last sent and the last answered (a reloaded page starts from the kernel's). */
+export function nextEditSeq<T extends EditNumbers>(model: AnyModel<T>): number {
+  return Math.max(Number(model.get(EDIT_SEQ) ?? 0), Number(model.get(EDIT_ANSWERED) ?? 0)) + 1;
+}
+
+/**
+ * Sends a user edit, numbered: every view's one way to reach the kernel. The same text
+ * again (Python's own, put back after a refusal) changes no trait but the number, and
+ * Python answers it all the same (clearing the refusal), so no text needs disguising.
+ * Called only from user events, never from a change handler, so saving cannot echo.
+ */
+export function sendEdit<T extends EditNumbers, K extends keyof T>(
+  model: AnyModel<T>,
+  key: K,
+  value: T[K],
+  seq: number = nextEditSeq(model),
+): void {
+  model.set(key, value);
+  model.set(EDIT_SEQ, seq as T[typeof EDIT_SEQ]);
+  model.save_changes();
+}

@@ -34,15 +34,6 @@ export interface LeafLayoutRequest {
   leaf: number;
 }
 
-/**
- * Applies rules the trait cannot carry: the text the model already holds (a
- * model sends only changed traits), sent again to clear a refused edit's error.
- */
-export interface ApplyRulesRequest {
-  kind: "apply_rules";
-  rules_text: string;
-}
-
 export type LeafLayoutReply =
   | { kind: "leaf_layout"; leaf: number; payload: Payload }
   | { kind: "leaf_layout"; leaf: number; error: string };
@@ -53,9 +44,8 @@ export interface TreeHost {
   readonly note?: string;
   get<K extends keyof TreeTraits>(key: K): TreeTraits[K];
   /**
-   * Records a rules edit (set + save_changes, or an `apply_rules` message for
-   * the text the model already holds). Called only from user events, never
-   * from a change handler.
+   * Records a rules edit, numbered like every view's (the same text again is
+   * answered too). Called only from user events, never from a change handler.
    */
   edit(key: "rules_text", value: string): void;
   /** Sends a custom message to the kernel; absent where there is none. */

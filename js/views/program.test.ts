@@ -344,7 +344,9 @@ describe("the program view", () => {
     w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
     expect(w1.value).toBe(answers.start[1]);
     w1.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-    expect(view.saved()[1].input_specs?.[1]).toBe(`${answers.start[1]} `);
+    // Python's own text, sent as it is: the edit's number alone asks Python to answer.
+    expect(view.saved()[1].input_specs?.[1]).toBe(answers.start[1]);
+    expect(view.model.editSeqs).toEqual([1, 2]);
     answer(view, { error: "", error_source: "" });
     expect(view.el.querySelector('[role="alert"]')).toBeNull();
     // A program that fails under new shardings: the general alert, the editor keeps the text it sent.

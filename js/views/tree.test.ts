@@ -307,10 +307,11 @@ describe("editing rules", () => {
     expect(input.getAttribute("aria-invalid")).toBe("true");
     expect(input.value).toBe(error.rules_text);
     expect(el.querySelector('[data-role="audit"]')?.textContent).toBe(before);
-    // Back to the rules in force: the trait holds them already, so they go as a message.
+    // Back to the rules in force: the trait holds them already; the edit goes numbered, as every edit does.
     input.value = error.kept;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
-    expect(model.sent).toEqual([{ kind: "apply_rules", rules_text: error.kept }]);
+    expect(model.sent).toEqual([]);
+    expect(model.editSeqs.length).toBeGreaterThan(0);
     // The user fixes it; Python applies it.
     input.value = error.kept;
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));

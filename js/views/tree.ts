@@ -20,6 +20,7 @@ import { renderTreeSummary } from "../components/treeSummary";
 import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
+import { EDIT_ANSWERED } from "../traits/edits";
 import { isLeafLayoutReply, type TreeHost } from "../traits/tree";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS } from "../util/measure";
@@ -144,7 +145,8 @@ export class TreeView {
     const errorChanged = keys.has("error") || keys.has("error_source");
     if (errorChanged) this.rules.showError(this.host.get("error"), this.host.get("error_source"));
     if (keys.has("notice")) this.rules.showNotice(this.host.get("notice"));
-    const answered = errorChanged || keys.has("payload") || keys.has("notice");
+    // An edit that changed nothing (the rules in force again) is answered by its number alone.
+    const answered = errorChanged || keys.has("payload") || keys.has("notice") || keys.has(EDIT_ANSWERED);
     if (answered || keys.has("rules_text"))
       this.rules.sync(this.host.get("rules_text"), this.host.get("error"), answered);
   }

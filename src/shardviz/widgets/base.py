@@ -118,6 +118,13 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
             self._publish()
         return applied
 
+    def _withdraw(self) -> None:
+        """The front end went back to Python's own texts: clear a refusal, keep the state."""
+        with self._lock:
+            if self._controller.error:
+                self._controller.withdraw()
+                self._publish()
+
     def _assign(self, step: Step[S]) -> None:
         """A change made from Python: raise ShardingError, change nothing."""
         with self._lock:
@@ -176,13 +183,18 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
                     self._controller.error_source = "general"
                     self._publish()
                     edits = {}
+        numbered = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
         if edits:
             self.apply_edit(**edits)
-        if isinstance(seq, int) and not isinstance(seq, bool):
+        elif numbered is not None and not rest:
+            # A numbered edit that changes no trait: the user put Python's own text back after a
+            # refusal (a model sends only changed traits). Nothing to redo; the refusal is over.
+            self._withdraw()
+        if numbered is not None:
             # After the traits above: the front end, which drew its own answer meanwhile,
             # now holds the kernel's, which stays (it compares the two).
             with self._quietly():
-                self.edit_answered = seq
+                self.edit_answered = numbered
 
     def _on_editor_trait(self, change: dict[str, Any]) -> None:
         if not self._quiet:

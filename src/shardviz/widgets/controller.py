@@ -61,6 +61,10 @@ class EditController(Generic[S]):
         new, notice = step(self.state)
         self._accept(new, notice)
 
+    def withdraw(self) -> None:
+        """The edit that was refused is taken back: no error, the state as it was."""
+        self.error = self.error_source = ""
+
     def _accept(self, state: S, notice: str) -> None:
         self.state = state
         self.error = self.error_source = ""
