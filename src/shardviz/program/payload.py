@@ -42,32 +42,95 @@ class _Table:
 
 
 def program_payload(program: ProgramData) -> dict[str, Any]:
-    files = _Table()
-    types = _Table()
-    primitives = _Table()
-    origins = _Table()
-    notes = _Table()
-    bodies = _Table()
-    group_sets = _Table()
-    stacks = _Table()
-    texts: dict[tuple[int, int], str] = {}
+    """The payload of ``program`` (docs/program-payload.md)."""
+    return _Writer(program).payload()
 
-    def file_index(file: str | None) -> int | None:
-        return None if file is None else files(file)
 
-    def remember_text(file: str | None, line: int | None) -> None:
+def _located(source: SourceLocation | None) -> tuple[str | None, int | None]:
+    return (None, None) if source is None else (source.file, source.line)
+
+
+class _Writer:
+    """Writes one program's payload: shared tables, value columns, lines, collectives."""
+
+    def __init__(self, program: ProgramData) -> None:
+        self.program = program
+        self.files = _Table()
+        self.types = _Table()
+        self.primitives = _Table()
+        self.origins = _Table()
+        self.notes = _Table()
+        self.bodies = _Table()
+        self.group_sets = _Table()
+        self.stacks = _Table()
+        self.texts: dict[tuple[int, int], str] = {}
+        self.line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
+        self.line_numbers: dict[tuple[int | None, int | None], int] = {}
+
+    def payload(self) -> dict[str, Any]:
+        program = self.program
+        # Values first, then collectives: line groups are numbered in that order.
+        values = self.value_columns()
+        collectives = [self.collective(i, c) for i, c in enumerate(program.collectives)]
+        totals = program.totals
+        return {
+            "kind": "program",
+            "version": PROGRAM_PAYLOAD_VERSION,
+            "name": program.name,
+            "hlo_module": program.hlo_module,
+            "sharding_mode": program.sharding_mode,
+            "num_partitions": program.num_partitions,
+            "process_index": program.process_index,
+            "process_count": program.process_count,
+            **self.mesh_and_devices(),
+            "source": self.source(),
+            **self.inputs_and_outputs(),
+            "values": values,
+            "lines": list(self.line_groups.values()),
+            "collectives": collectives,
+            "group_sets": self.group_sets.rows,
+            "totals": {
+                "wire_bytes": totals.wire_bytes,
+                "runs": totals.runs,
+                "by_axis": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_axis],
+                "by_kind": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_kind],
+                "by_line": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_line],
+            },
+            "memory": None if program.memory is None else dict(vars(program.memory)),
+            "flops": program.flops,
+            "bytes_accessed": program.bytes_accessed,
+            "files": self.files.rows,
+            # how a user knows each file: a notebook cell as In [3], a module by its name
+            "file_labels": [file_label(f) for f in self.files.rows],
+            "stacks": self.stacks.rows,
+            "line_texts": [[f, line, text] for (f, line), text in self.texts.items() if text],
+            "types": self.types.rows,
+            "primitives": self.primitives.rows,
+            "origins": self.origins.rows,
+            "notes": self.notes.rows,
+            "bodies": self.bodies.rows,
+            "roles": list(ROLES),
+            "wire_formulas": dict(FORMULAS),
+        }
+
+    # ------------------------------------------------------------------
+    # the shared tables
+
+    def file_index(self, file: str | None) -> int | None:
+        return None if file is None else self.files(file)
+
+    def remember_text(self, file: str | None, line: int | None) -> None:
         if file is not None and line is not None:
-            key = (files(file), line)
-            if key not in texts:
-                texts[key] = line_text(file, line)
+            key = (self.files(file), line)
+            if key not in self.texts:
+                self.texts[key] = line_text(file, line)
 
-    listing = program.source
-
-    def stack_index(stack: tuple[SourceLocation, ...]) -> int:
+    def stack_index(self, stack: tuple[SourceLocation, ...]) -> int:
         """The user's own frames of a call chain, innermost first: ``[file, line, function]`` each.
 
         The chain ends at the traced function's own line: what lies beyond is where ``trace`` was called.
         """
+        listing = self.program.source
         chain = []
         for f in stack:
             if is_user_file(f.file):
@@ -75,10 +138,11 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
                 if listing is not None and listing.contains(f.file, f.line):
                     break
         for f in chain:
-            remember_text(f.file, f.line)
-        return stacks([[files(f.file), f.line, f.function.rsplit(".", 1)[-1]] for f in chain]) if chain else -1
+            self.remember_text(f.file, f.line)
+        rows = [[self.files(f.file), f.line, f.function.rsplit(".", 1)[-1]] for f in chain]
+        return self.stacks(rows) if chain else -1
 
-    def type_index(layout: Any, shape: tuple[int, ...], dtype: str, type_str: str) -> int:
+    def type_index(self, layout: Any, shape: tuple[int, ...], dtype: str, type_str: str) -> int:
         row: dict[str, Any]
         if layout is None:
             row = {"shape": list(shape), "dtype": dtype, "spec": None, "memory_kind": None, "type_str": type_str}
@@ -93,37 +157,29 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
             }
             if layout.mesh is None:  # one device (or another mesh-less sharding): name its devices
                 row["devices"] = encode_runs(layout.columns.ids)
-        return types(row)
+        return self.types(row)
 
-    def body_index(value: Value) -> int:
+    def body_index(self, value: Value) -> int:
         parent = -1
         for body in value.bodies:
-            src = body.source
+            file, line = _located(body.source)
             row = {
                 "primitive": body.primitive,
                 "trip_count": body.trip_count,
-                "file": file_index(src.file if src else None),
-                "line": src.line if src else None,
+                "file": self.file_index(file),
+                "line": line,
                 "parent": parent,
             }
-            parent = bodies(row)
+            parent = self.bodies(row)
         return parent
 
-    # Values, as columns; lines group them by the user's line.
-    columns: dict[str, list[Any]] = {
-        k: [] for k in ("name", "label", "role", "primitive", "type", "from", "note", "body", "stack")
-    }
-    columns["line"] = []
-    columns["listing_line"] = []
-    line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
-    line_numbers: dict[tuple[int | None, int | None], int] = {}
-
-    def line_group(file: str | None, line: int | None, listing_line: int | None) -> tuple[int, dict[str, Any]]:
-        key = (file_index(file), line)
-        if key not in line_groups:
-            remember_text(file, line)
-            line_numbers[key] = len(line_groups)
-            line_groups[key] = {
+    def line_group(self, source: SourceLocation | None, listing_line: int | None) -> tuple[int, dict[str, Any]]:
+        file, line = _located(source)
+        key = (self.file_index(file), line)
+        if key not in self.line_groups:
+            self.remember_text(file, line)
+            self.line_numbers[key] = len(self.line_groups)
+            self.line_groups[key] = {
                 "file": key[0],
                 "line": line,
                 "listing_line": listing_line,
@@ -132,133 +188,117 @@ def program_payload(program: ProgramData) -> dict[str, Any]:
                 "parts": [],
                 "wire_bytes": 0,
             }
-        return line_numbers[key], line_groups[key]
+        return self.line_numbers[key], self.line_groups[key]
 
-    for i, v in enumerate(program.values):
-        columns["name"].append(v.name)
-        columns["label"].append(v.label or v.name)
-        columns["stack"].append(stack_index(v.stack))
-        columns["role"].append(ROLES.index(v.role))
-        columns["primitive"].append(-1 if v.primitive is None else primitives(v.primitive))
-        columns["type"].append(type_index(v.layout, v.shape, v.dtype, v.type_str))
-        columns["from"].append(origins(v.sharding_from))
-        columns["note"].append(notes(v.note))
-        columns["body"].append(body_index(v))
-        columns["listing_line"].append(v.listing_line)
-        number, group = line_group(
-            v.source.file if v.source else None, v.source.line if v.source else None, v.listing_line
-        )
-        columns["line"].append(number)
-        group["values"].append(i)
+    # ------------------------------------------------------------------
+    # the parts of the payload
 
-    collectives = []
-    for i, c in enumerate(program.collectives):
-        _, group = line_group(c.source.file if c.source else None, c.source.line if c.source else None, c.listing_line)
+    def value_columns(self) -> dict[str, list[Any]]:
+        """Values, as columns; lines group them by the user's line."""
+        names = ("name", "label", "role", "primitive", "type", "from", "note", "body", "stack", "line", "listing_line")
+        columns: dict[str, list[Any]] = {k: [] for k in names}
+        for i, v in enumerate(self.program.values):
+            # Tables fill in this order (the payload's indices follow it).
+            row = {
+                "name": v.name,
+                "label": v.label or v.name,
+                "stack": self.stack_index(v.stack),
+                "role": ROLES.index(v.role),
+                "primitive": -1 if v.primitive is None else self.primitives(v.primitive),
+                "type": self.type_index(v.layout, v.shape, v.dtype, v.type_str),
+                "from": self.origins(v.sharding_from),
+                "note": self.notes(v.note),
+                "body": self.body_index(v),
+                "listing_line": v.listing_line,
+            }
+            row["line"], group = self.line_group(v.source, v.listing_line)
+            group["values"].append(i)
+            for key in names:
+                columns[key].append(row[key])
+        return columns
+
+    def collective(self, i: int, c: Collective) -> dict[str, Any]:
+        """Collective ``i``'s row, placed on its line; a combined one's bytes on its operands' lines."""
+        _, group = self.line_group(c.source, c.listing_line)
         group["collectives"].append(i)
-        row = _collective_row(c, file_index, group_sets)
-        row["stack"] = stack_index(c.stack)
-        if c.parts:
-            # A combined collective: each operand's bytes on the line that made the operand.
-            for k, part in enumerate(c.parts):
-                src = part.source
-                _, home = line_group(src.file if src else None, src.line if src else None, part.listing_line)
-                home["parts"].append([i, k])
-                home["wire_bytes"] += part.wire_bytes * c.count
-                row["parts"][k]["stack"] = stack_index(part.stack)
-        else:
+        row = _collective_row(c, self.file_index, self.group_sets)
+        row["stack"] = self.stack_index(c.stack)
+        if not c.parts:
             group["wire_bytes"] += c.total_wire_bytes
-        collectives.append(row)
+        for k, part in enumerate(c.parts):
+            _, home = self.line_group(part.source, part.listing_line)
+            home["parts"].append([i, k])
+            home["wire_bytes"] += part.wire_bytes * c.count
+            row["parts"][k]["stack"] = self.stack_index(part.stack)
+        return row
 
-    mesh = program.mesh
-    devices = program.devices
-    totals = program.totals
-    return {
-        "kind": "program",
-        "version": PROGRAM_PAYLOAD_VERSION,
-        "name": program.name,
-        "hlo_module": program.hlo_module,
-        "sharding_mode": program.sharding_mode,
-        "num_partitions": program.num_partitions,
-        "process_index": program.process_index,
-        "process_count": program.process_count,
-        "mesh": None
-        if mesh is None
-        else {
-            "names": list(mesh.axis_names),
-            "sizes": list(mesh.axis_sizes),
-            "types": list(mesh.axis_types),
-            "abstract": mesh.abstract,
-        },
-        "machine_devices": program.machine_devices,
-        # The same device columns as the array payload's (docs/payload.md), so
-        # the front end lays any value out with the array view's engine.
-        "devices": None
-        if devices is None
-        else {"count": len(devices.ids), "id": encode_runs(devices.ids), **device_columns_payload(devices)},
-        "kinds": [] if devices is None else kinds_payload(devices),
-        "memory_kinds": [] if devices is None else list(memory_kinds(devices)),
-        "assignment": None if program.assignment is None else encode_runs(np.asarray(program.assignment)),
-        "source": None
-        if program.source is None
-        else {
-            "name": program.source.name,
-            "file": files(program.source.file),
-            "first_line": program.source.first_line,
-            "lines": list(program.source.lines),
-        },
-        "inputs": [
-            {
-                "path": path,
-                "type": type_index(layout, layout.shape, layout.dtype, layout.type_str),
-                # what an input's spec editor starts from, in the array widget's grammar
-                "spec_text": format_spec(layout.spec),
-                # a real array was passed (not a ShapeDtypeStruct): its layout is where the data is
-                "real": layout.has_array,
-            }
-            for path, layout in zip(program.input_paths, program.inputs)
-        ],
-        "layout_changes": [
-            {
-                "output": c.output,
-                "input": c.input,
-                "before": [list(axes) for axes in c.before],
-                "after": [list(axes) for axes in c.after],
-                "before_memory_kind": c.before_memory_kind,
-                "after_memory_kind": c.after_memory_kind,
-            }
-            for c in program.layout_changes
-        ],
-        "outputs": [
-            {"path": path, "type": type_index(layout, layout.shape, layout.dtype, layout.type_str)}
-            for path, layout in zip(program.output_paths, program.outputs)
-        ],
-        "values": columns,
-        "lines": list(line_groups.values()),
-        "collectives": collectives,
-        "group_sets": group_sets.rows,
-        "totals": {
-            "wire_bytes": totals.wire_bytes,
-            "runs": totals.runs,
-            "by_axis": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_axis],
-            "by_kind": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_kind],
-            "by_line": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_line],
-        },
-        "memory": None if program.memory is None else dict(vars(program.memory)),
-        "flops": program.flops,
-        "bytes_accessed": program.bytes_accessed,
-        "files": files.rows,
-        # how a user knows each file: a notebook cell as In [3], a module by its name
-        "file_labels": [file_label(f) for f in files.rows],
-        "stacks": stacks.rows,
-        "line_texts": [[f, line, text] for (f, line), text in texts.items() if text],
-        "types": types.rows,
-        "primitives": primitives.rows,
-        "origins": origins.rows,
-        "notes": notes.rows,
-        "bodies": bodies.rows,
-        "roles": list(ROLES),
-        "wire_formulas": dict(FORMULAS),
-    }
+    def mesh_and_devices(self) -> dict[str, Any]:
+        program = self.program
+        mesh, devices = program.mesh, program.devices
+        return {
+            "mesh": None
+            if mesh is None
+            else {
+                "names": list(mesh.axis_names),
+                "sizes": list(mesh.axis_sizes),
+                "types": list(mesh.axis_types),
+                "abstract": mesh.abstract,
+            },
+            "machine_devices": program.machine_devices,
+            # The same device columns as the array payload's (docs/payload.md), so
+            # the front end lays any value out with the array view's engine.
+            "devices": None
+            if devices is None
+            else {"count": len(devices.ids), "id": encode_runs(devices.ids), **device_columns_payload(devices)},
+            "kinds": [] if devices is None else kinds_payload(devices),
+            "memory_kinds": [] if devices is None else list(memory_kinds(devices)),
+            "assignment": None if program.assignment is None else encode_runs(np.asarray(program.assignment)),
+        }
+
+    def source(self) -> dict[str, Any] | None:
+        listing = self.program.source
+        if listing is None:
+            return None
+        return {
+            "name": listing.name,
+            "file": self.files(listing.file),
+            "first_line": listing.first_line,
+            "lines": list(listing.lines),
+        }
+
+    def inputs_and_outputs(self) -> dict[str, Any]:
+        program = self.program
+
+        def type_of(layout: Any) -> int:
+            return self.type_index(layout, layout.shape, layout.dtype, layout.type_str)
+
+        return {
+            "inputs": [
+                {
+                    "path": path,
+                    "type": type_of(layout),
+                    # what an input's spec editor starts from, in the array widget's grammar
+                    "spec_text": format_spec(layout.spec),
+                    # a real array was passed (not a ShapeDtypeStruct): its layout is where the data is
+                    "real": layout.has_array,
+                }
+                for path, layout in zip(program.input_paths, program.inputs)
+            ],
+            "layout_changes": [
+                {
+                    "output": c.output,
+                    "input": c.input,
+                    "before": [list(axes) for axes in c.before],
+                    "after": [list(axes) for axes in c.after],
+                    "before_memory_kind": c.before_memory_kind,
+                    "after_memory_kind": c.after_memory_kind,
+                }
+                for c in program.layout_changes
+            ],
+            "outputs": [
+                {"path": path, "type": type_of(layout)} for path, layout in zip(program.output_paths, program.outputs)
+            ],
+        }
 
 
 def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[str, Any]:
