@@ -139,32 +139,21 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         flat, treedef = jax.tree_util.tree_flatten_with_path(tree)
     except Exception as err:  # a custom node's flatten, or unsortable dict keys
         raise ShardingError(f"cannot flatten the tree: {err}") from None
-    patterns = [re.compile(fnmatch.translate(r.glob)) for r in parsed]
-    slashed = [SLASH in r.glob for r in parsed]
-    is_array = [isinstance(x, (jax.Array, jax.ShapeDtypeStruct)) for _, x in flat]
-    segments = path_segments([p for (p, _), a in zip(flat, is_array) if a])
-    paths = [".".join(s) for s in segments]
-    slash_paths = [SLASH.join(s) for s in segments]
-
-    def hits(k: int, n: int) -> bool:
-        return bool(patterns[k].match(slash_paths[n] if slashed[k] else paths[n]))
-
-    array_index = [i for i, a in enumerate(is_array) if a]
-    matched: list[list[str]] = [[] for _ in parsed]
+    array_index = [i for i, (_, x) in enumerate(flat) if isinstance(x, (jax.Array, jax.ShapeDtypeStruct))]
+    matcher = _Matcher(parsed, path_segments([flat[i][0] for i in array_index]))
     tree_mesh = mesh if mesh is not None else _first_mesh(flat)
-    used_fallback = False
-    moves: list[tuple[int, Any]] = []  # (leaf index, new sharding) for arrays
+    shardings = _Shardings()
+    matched: list[list[str]] = [[] for _ in parsed]
     winner: dict[int, int] = {}  # leaf index -> the rule that set it
-    made: dict[tuple[Any, ...], NamedSharding] = {}  # (mesh, rule, memory kind) -> its sharding
-    fits: set[tuple[Any, ...]] = set()  # (mesh, rule, shape) already checked
+    moves: list[tuple[int, Any]] = []  # (leaf index, new sharding) for arrays
     new_leaves = [x for _, x in flat]
     changed: list[str] = []
-    for n, (i, path) in enumerate(zip(array_index, paths)):
-        k = next((k for k in range(len(parsed)) if hits(k, n)), None)
+    used_fallback = False
+    for n, (i, path) in enumerate(zip(array_index, matcher.paths)):
+        k = matcher.first_rule(n)
         if k is None:
             continue
-        x = new_leaves[i]
-        rule = parsed[k]
+        x, rule = new_leaves[i], parsed[k]
         matched[k].append(path)
         winner[i] = k
         old = x.sharding
@@ -175,49 +164,17 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
                 "to give it; pass mesh="
             )
         used_fallback |= not isinstance(old, NamedSharding)
-        shape = tuple(x.shape)
-        if (leaf_mesh, k, shape) not in fits:
-            try:
-                check_spec(leaf_mesh, rule.partition_spec, shape)
-            except ShardingError as err:
-                raise ShardingError(f"line {rule.line}: {rule.glob} matches leaf {path!r}: {err}") from None
-            fits.add((leaf_mesh, k, shape))
-        memory_kind = getattr(old, "memory_kind", None)
-        sharding = made.get((leaf_mesh, k, memory_kind))
-        if sharding is None:
-            try:
-                sharding = NamedSharding(leaf_mesh, rule.partition_spec, memory_kind=memory_kind)
-            except Exception as err:  # JAX's own refusal, in its words
-                raise ShardingError(f"line {rule.line}: JAX refuses the sharding for leaf {path!r}: {err}") from None
-            made[(leaf_mesh, k, memory_kind)] = sharding
-        if not (isinstance(old, NamedSharding) and old.is_equivalent_to(sharding, len(shape))):
+        sharding = shardings.of(rule, k, leaf_mesh, tuple(x.shape), getattr(old, "memory_kind", None), path)
+        if not (isinstance(old, NamedSharding) and old.is_equivalent_to(sharding, len(x.shape))):
             changed.append(path)
         if isinstance(x, jax.ShapeDtypeStruct):
             new_leaves[i] = jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
+        elif x.is_deleted():
+            raise ShardingError(f"line {rule.line}: leaf {path!r} is a deleted array; it cannot be moved")
         else:
-            if x.is_deleted():
-                raise ShardingError(f"line {rule.line}: leaf {path!r} is a deleted array; it cannot be moved")
             moves.append((i, sharding))
-    for k, rule in enumerate(parsed):
-        if not matched[k]:
-            leaves = [i for n, i in enumerate(array_index) if hits(k, n)]
-            taken = sorted({parsed[winner[i]].line for i in leaves if i in winner})
-            if taken:
-                lines = ", ".join(map(str, taken))
-                raise ShardingError(
-                    f"line {rule.line}: every leaf {rule.glob} matches is taken first by line {lines}, "
-                    "so this rule sets nothing"
-                )
-            raise ShardingError(f"line {rule.line}: {rule.glob} matches no array leaf{_path_hint(rule.glob, paths)}")
-    if moves:
-        # One device_put for every array: JAX batches the transfers.
-        arrays = [new_leaves[i] for i, _ in moves]
-        try:
-            moved = jax.device_put(arrays, [s for _, s in moves])
-        except Exception as err:  # JAX's own refusal, in its words
-            raise ShardingError(f"jax.device_put refused the new shardings: {err}") from None
-        for (i, _), y in zip(moves, moved):
-            new_leaves[i] = y
+    _check_every_rule_sets_something(parsed, matched, matcher, array_index, winner)
+    _move(new_leaves, moves)
     return RulesApplied(
         tree=jax.tree_util.tree_unflatten(treedef, new_leaves),
         rules=parsed,
@@ -225,6 +182,82 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         fallback_mesh=tree_mesh if used_fallback else None,
         changed=tuple(changed),
     )
+
+
+class _Matcher:
+    """Which rule a leaf's path matches first: dotted paths, or slashed for a glob with a slash."""
+
+    def __init__(self, rules: Sequence[Rule], segments: Sequence[tuple[str, ...]]) -> None:
+        self.patterns = [re.compile(fnmatch.translate(r.glob)) for r in rules]
+        self.slashed = [SLASH in r.glob for r in rules]
+        self.paths = [".".join(s) for s in segments]
+        self.slash_paths = [SLASH.join(s) for s in segments]
+
+    def hits(self, k: int, n: int) -> bool:
+        return bool(self.patterns[k].match(self.slash_paths[n] if self.slashed[k] else self.paths[n]))
+
+    def first_rule(self, n: int) -> int | None:
+        return next((k for k in range(len(self.patterns)) if self.hits(k, n)), None)
+
+
+class _Shardings:
+    """The sharding a rule gives a leaf, checked against the leaf's shape, made once per mesh, rule and memory."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple[Any, ...], NamedSharding] = {}  # (mesh, rule, memory kind) -> its sharding
+        self.fits: set[tuple[Any, ...]] = set()  # (mesh, rule, shape) already checked
+
+    def of(self, rule: Rule, k: int, mesh: Any, shape: tuple[int, ...], memory_kind: str | None, path: str) -> Any:
+        if (mesh, k, shape) not in self.fits:
+            try:
+                check_spec(mesh, rule.partition_spec, shape)
+            except ShardingError as err:
+                raise ShardingError(f"line {rule.line}: {rule.glob} matches leaf {path!r}: {err}") from None
+            self.fits.add((mesh, k, shape))
+        sharding = self.made.get((mesh, k, memory_kind))
+        if sharding is None:
+            try:
+                sharding = NamedSharding(mesh, rule.partition_spec, memory_kind=memory_kind)
+            except Exception as err:  # JAX's own refusal, in its words
+                raise ShardingError(f"line {rule.line}: JAX refuses the sharding for leaf {path!r}: {err}") from None
+            self.made[(mesh, k, memory_kind)] = sharding
+        return sharding
+
+
+def _check_every_rule_sets_something(
+    rules: Sequence[Rule],
+    matched: Sequence[Sequence[str]],
+    matcher: _Matcher,
+    array_index: Sequence[int],
+    winner: dict[int, int],
+) -> None:
+    """A rule that sets no leaf is a mistake: say whether an earlier line took its leaves or it matches none."""
+    for k, rule in enumerate(rules):
+        if matched[k]:
+            continue
+        leaves = [i for n, i in enumerate(array_index) if matcher.hits(k, n)]
+        taken = sorted({rules[winner[i]].line for i in leaves if i in winner})
+        if taken:
+            lines = ", ".join(map(str, taken))
+            raise ShardingError(
+                f"line {rule.line}: every leaf {rule.glob} matches is taken first by line {lines}, "
+                "so this rule sets nothing"
+            )
+        raise ShardingError(
+            f"line {rule.line}: {rule.glob} matches no array leaf{_path_hint(rule.glob, matcher.paths)}"
+        )
+
+
+def _move(leaves: list[Any], moves: Sequence[tuple[int, Any]]) -> None:
+    """Puts the arrays on their new shardings: one device_put for all, so JAX batches the transfers."""
+    if not moves:
+        return
+    try:
+        moved = jax.device_put([leaves[i] for i, _ in moves], [s for _, s in moves])
+    except Exception as err:  # JAX's own refusal, in its words
+        raise ShardingError(f"jax.device_put refused the new shardings: {err}") from None
+    for (i, _), y in zip(moves, moved):
+        leaves[i] = y
 
 
 def rules_notice(applied: RulesApplied) -> str:
