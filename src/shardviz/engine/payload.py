@@ -8,10 +8,20 @@ import numpy as np
 
 from .codegen import sharding_code
 from .grammar import format_mesh, format_spec
-from .model import DeviceColumns, LayoutData, PhysicalColumns
+from .model import DeviceColumns, LayoutData, MeshInfo, PhysicalColumns
 from .runs import encode_runs
 
 PAYLOAD_VERSION = 3
+
+
+def mesh_payload(mesh: MeshInfo) -> dict[str, Any]:
+    """A mesh as every payload writes it: ``{names, sizes, types, abstract}`` (docs/payload.md)."""
+    return {
+        "names": list(mesh.axis_names),
+        "sizes": list(mesh.axis_sizes),
+        "types": list(mesh.axis_types),
+        "abstract": mesh.abstract,
+    }
 
 
 def layout_payload(layout: LayoutData, *, array_name: str | None = None) -> dict[str, Any]:
@@ -29,14 +39,7 @@ def layout_payload(layout: LayoutData, *, array_name: str | None = None) -> dict
         "shard_bytes": layout.shard_bytes,
         "memory_kind": layout.memory_kind,
         "memory_kinds": list(layout.memory_kinds),
-        "mesh": None
-        if mesh is None
-        else {
-            "names": list(mesh.axis_names),
-            "sizes": list(mesh.axis_sizes),
-            "types": list(mesh.axis_types),
-            "abstract": mesh.abstract,
-        },
+        "mesh": None if mesh is None else mesh_payload(mesh),
         # Cut points are even steps, so one run per dimension: the payload
         # stays the same size however large the array is.
         "tiles": {"bounds": [encode_runs(np.asarray(b, dtype=np.int64)) for b in layout.blocks.bounds]},

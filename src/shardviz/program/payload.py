@@ -15,7 +15,7 @@ import numpy as np
 
 from ..engine.devices import memory_kinds
 from ..engine.grammar import format_spec
-from ..engine.payload import device_columns_payload, kinds_payload
+from ..engine.payload import device_columns_payload, kinds_payload, mesh_payload
 from ..engine.runs import encode_runs
 from .frames import is_user_file
 from .model import ROLES, Collective, ProgramData, SourceLocation, Value
@@ -236,14 +236,7 @@ class _Writer:
         program = self.program
         mesh, devices = program.mesh, program.devices
         return {
-            "mesh": None
-            if mesh is None
-            else {
-                "names": list(mesh.axis_names),
-                "sizes": list(mesh.axis_sizes),
-                "types": list(mesh.axis_types),
-                "abstract": mesh.abstract,
-            },
+            "mesh": None if mesh is None else mesh_payload(mesh),
             "machine_devices": program.machine_devices,
             # The same device columns as the array payload's (docs/payload.md), so
             # the front end lays any value out with the array view's engine.

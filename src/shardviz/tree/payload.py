@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.payload import physical_payload
+from ..engine.payload import mesh_payload, physical_payload
 from ..engine.runs import encode_runs
 from .model import Imbalance, LeafGroup, ReplicatedLeaf, TreeData, TreeMesh
 
@@ -77,12 +77,8 @@ def shared_prefix_paths(segments: tuple[tuple[str, ...], ...]) -> list[list[Any]
 
 
 def _mesh(mesh: TreeMesh) -> dict[str, Any]:
-    info = mesh.info
     return {
-        "names": list(info.axis_names),
-        "sizes": list(info.axis_sizes),
-        "types": list(info.axis_types),
-        "abstract": info.abstract,
+        **mesh_payload(mesh.info),
         "devices": encode_runs(mesh.positions),
         "memory_kinds": list(mesh.memory_kinds),
         "machine_order": mesh.machine_order,
