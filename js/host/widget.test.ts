@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadFixture } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
-import { query, renderWidget } from "../test/render";
+import { expectCleansUp, query, renderWidget } from "../test/render";
 import { RENDER_MEASURE } from "../views/array";
 
 const renders = () => performance.getEntriesByName(RENDER_MEASURE).length;
@@ -63,11 +63,7 @@ describe("widget entry", () => {
   });
 
   it("cleans up every listener it added", () => {
-    const { model, cleanup, el } = renderWidget(loadFixture("mesh2x4_xy"));
-    expect(model.listenerCount()).toBeGreaterThan(0);
-    cleanup();
-    expect(model.listenerCount()).toBe(0);
-    expect(el.querySelector(".shardviz")).toBeNull();
+    expectCleansUp(renderWidget(loadFixture("mesh2x4_xy")));
   });
 
   describe("editing", () => {

@@ -1,6 +1,7 @@
 /** Renders the widget through its real entry module with a fake model. */
 
 import type { AnyModel } from "@anywidget/types";
+import { expect } from "vitest";
 import type { SyncedTraits } from "../host/traits";
 import type { Payload } from "../payload/array";
 import widget from "../widget";
@@ -27,4 +28,20 @@ export function query<T extends Element = HTMLElement>(root: ParentNode, selecto
   const found = root.querySelector<T>(selector);
   if (!found) throw new Error(`nothing matches ${selector}`);
   return found;
+}
+
+/** A view's cleanup removes every listener it added to the model and its own DOM. */
+export function expectCleansUp({
+  model,
+  cleanup,
+  el,
+}: {
+  model: FakeModel;
+  cleanup: () => void;
+  el: HTMLElement;
+}): void {
+  expect(model.listenerCount()).toBeGreaterThan(0);
+  cleanup();
+  expect(model.listenerCount()).toBe(0);
+  expect(el.querySelector(".shardviz")).toBeNull();
 }
