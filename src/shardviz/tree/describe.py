@@ -51,55 +51,8 @@ def describe_tree(tree: Any) -> TreeLayout:
 
     segments = path_segments([key_path for key_path, _ in flat])
     paths = [".".join(seg) for seg in segments]
-    shapes: list[tuple[int, ...]] = []
-    sources: list[Any] = []
-    leaf_group: list[int] = []
-    other_types: dict[int, str] = {}
-    group_of_key: dict[tuple[Any, ...], int] = {}
-    members: list[list[int]] = []
-    keys: list[tuple[Any, ...]] = []
-    array_type = jax.Array
-    sds_type = jax.ShapeDtypeStruct
-    tracer_type = jax.core.Tracer
-
-    for i, (_, x) in enumerate(flat):
-        path = paths[i]
-        sources.append(x)
-        if isinstance(x, array_type):
-            if isinstance(x, tracer_type):
-                raise ShardingError(
-                    f"leaf {leaf_name(path)!r} is a tracer ({jax.typeof(x)}) inside a traced function; "
-                    "describe the tree outside jit, or use jax.typeof inside it"
-                )
-            if x.is_deleted():
-                raise ShardingError(
-                    f"leaf {leaf_name(path)!r} is a deleted array (by .delete() or by donation to a jitted function)"
-                )
-            shape = x.shape
-            key = (x.sharding, x.dtype, getattr(x, "weak_type", False), len(shape), True)
-        elif isinstance(x, sds_type):
-            sharding = x.sharding
-            if not isinstance(sharding, Sharding):
-                what = "no sharding" if sharding is None else f"a {type(sharding).__name__}, not a jax Sharding"
-                raise ShardingError(
-                    f"leaf {leaf_name(path)!r} ({jax.typeof(x)}) has {what}; give it one, e.g. "
-                    "jax.eval_shape(jax.jit(init, out_shardings=...), ...) or a rule"
-                )
-            shape = x.shape
-            key = (sharding, x.dtype, x.weak_type, len(shape), False)
-        else:
-            shapes.append(_host_shape(x))
-            other_types[i] = _python_type(x)
-            leaf_group.append(-1)
-            continue
-        shapes.append(shape)
-        g = group_of_key.get(key)
-        if g is None:
-            g = group_of_key[key] = len(keys)
-            keys.append(key)
-            members.append([])
-        members[g].append(i)
-        leaf_group.append(g)
+    leaves = _group_leaves([x for _, x in flat], paths)
+    sources, shapes, keys, members = leaves.sources, leaves.shapes, leaves.keys, leaves.members
 
     plan = _plan_devices(keys, members, paths, shapes)
     groups: list[LeafGroup] = []
@@ -107,55 +60,20 @@ def describe_tree(tree: Any) -> TreeLayout:
     leaf_bytes = np.zeros(len(paths), dtype=np.int64)
     bytes_by_kind: dict[str, np.ndarray] = {}
     total = 0
-    for g, (sharding, dtype, _, ndim, has_array) in enumerate(keys):
+    for g, key in enumerate(keys):
         idx = members[g]
-        first = idx[0]
-        info = plan.sharding_info[sharding]
-        itemsize = int(dtype.itemsize)
-        if info.divisors is None:  # a sharding we only know through JAX's index maps
-            shard_shapes = [_jax_shard_shape(sharding, shapes[i], paths[i]) for i in idx]
-            # Block counts per dimension belong to the sharding; read them off a leaf without empty dims.
-            sample = next((k for k, s in enumerate(shard_shapes) if all(s)), 0)
-            divisors = tuple(n // s if s else 1 for n, s in zip(shapes[idx[sample]], shard_shapes[sample]))
-            elements = np.array([math.prod(s) for s in shard_shapes], dtype=np.int64)
-        else:
-            divisors = _rank_divisors(info.divisors, ndim)
-            elements = _shard_elements(idx, shapes, ndim, divisors, sharding, paths)
-        per_leaf = elements * itemsize
+        group, per_leaf = _leaf_group(key, idx, plan.sharding_info[key[0]], shapes, paths, sources, type_overrides)
+        groups.append(group)
         leaf_bytes[idx] = per_leaf
-        total += int(sum(math.prod(shapes[i]) for i in idx)) * itemsize
-        kind = info.memory_kind
-        if kind not in bytes_by_kind:
-            bytes_by_kind[kind] = np.zeros(len(plan.columns.ids), dtype=np.int64)
-        bytes_by_kind[kind][info.positions] += int(per_leaf.sum())
-
-        pieces = _type_pieces(sources[first], shapes[first], divisors, has_array, kind, paths[first])
-        if pieces is None:  # JAX's string did not split cleanly: ask JAX for every leaf
-            for i in idx:
-                type_overrides[i] = _typeof_text(sources[i], has_array, kind, paths[i])
-            pieces = ()
-        groups.append(
-            LeafGroup(
-                dtype=str(dtype),
-                itemsize=itemsize,
-                ndim=ndim,
-                spec=_rank_spec(info.spec, ndim),
-                divisors=divisors,
-                memory_kind=kind,
-                sharding_name=type(sharding).__name__,
-                mesh=info.mesh,
-                positions=info.positions,
-                replicated_axes=info.replicated_axes,
-                replication=info.replication,
-                type_pieces=pieces,
-                has_array=has_array,
-            )
-        )
+        total += int(sum(math.prod(shapes[i]) for i in idx)) * group.itemsize
+        if group.memory_kind not in bytes_by_kind:
+            bytes_by_kind[group.memory_kind] = np.zeros(len(plan.columns.ids), dtype=np.int64)
+        bytes_by_kind[group.memory_kind][group.positions] += int(per_leaf.sum())
 
     for values in bytes_by_kind.values():
         values.flags.writeable = False
     leaf_bytes.flags.writeable = False
-    group_column = np.asarray(leaf_group, dtype=np.int64)
+    group_column = np.asarray(leaves.leaf_group, dtype=np.int64)
     group_column.flags.writeable = False
     data = TreeLayout(
         paths=tuple(paths),
@@ -163,7 +81,7 @@ def describe_tree(tree: Any) -> TreeLayout:
         leaf_group=group_column,
         shapes=tuple(shapes),
         leaf_bytes=leaf_bytes,
-        other_types=MappingProxyType(other_types),
+        other_types=MappingProxyType(leaves.other_types),
         type_overrides=MappingProxyType(type_overrides),
         groups=tuple(groups),
         meshes=plan.meshes,
@@ -178,6 +96,112 @@ def describe_tree(tree: Any) -> TreeLayout:
         treedef=treedef,
     )
     return dataclasses.replace(data, audit=audit_tree(data))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Leaves:
+    """The tree's leaves, the array ones grouped by what lays them out alike."""
+
+    sources: list[Any]
+    shapes: list[tuple[int, ...]]
+    leaf_group: list[int]  # -1 for a leaf that is no array
+    other_types: dict[int, str]  # what each leaf that is no array is
+    keys: list[tuple[Any, ...]]  # per group: (sharding, dtype, weak type, rank, has an array)
+    members: list[list[int]]  # per group: its leaves
+
+
+def _group_leaves(flat: Sequence[Any], paths: Sequence[str]) -> _Leaves:
+    """Group the array leaves by sharding, dtype and rank; refuse a leaf JAX could not lay out."""
+    leaves = _Leaves([], [], [], {}, [], [])
+    group_of_key: dict[tuple[Any, ...], int] = {}
+    for i, x in enumerate(flat):
+        leaves.sources.append(x)
+        key = _group_key(x, paths[i])
+        if key is None:
+            leaves.shapes.append(_host_shape(x))
+            leaves.other_types[i] = _python_type(x)
+            leaves.leaf_group.append(-1)
+            continue
+        leaves.shapes.append(x.shape)
+        g = group_of_key.get(key)
+        if g is None:
+            g = group_of_key[key] = len(leaves.keys)
+            leaves.keys.append(key)
+            leaves.members.append([])
+        leaves.members[g].append(i)
+        leaves.leaf_group.append(g)
+    return leaves
+
+
+def _group_key(x: Any, path: str) -> tuple[Any, ...] | None:
+    """What lays an array leaf out (None for a leaf that is no array), or why it cannot be."""
+    if isinstance(x, jax.Array):
+        if isinstance(x, jax.core.Tracer):
+            raise ShardingError(
+                f"leaf {leaf_name(path)!r} is a tracer ({jax.typeof(x)}) inside a traced function; "
+                "describe the tree outside jit, or use jax.typeof inside it"
+            )
+        if x.is_deleted():
+            raise ShardingError(
+                f"leaf {leaf_name(path)!r} is a deleted array (by .delete() or by donation to a jitted function)"
+            )
+        return (x.sharding, x.dtype, getattr(x, "weak_type", False), len(x.shape), True)
+    if isinstance(x, jax.ShapeDtypeStruct):
+        sharding = x.sharding
+        if not isinstance(sharding, Sharding):
+            what = "no sharding" if sharding is None else f"a {type(sharding).__name__}, not a jax Sharding"
+            raise ShardingError(
+                f"leaf {leaf_name(path)!r} ({jax.typeof(x)}) has {what}; give it one, e.g. "
+                "jax.eval_shape(jax.jit(init, out_shardings=...), ...) or a rule"
+            )
+        return (sharding, x.dtype, x.weak_type, len(x.shape), False)
+    return None
+
+
+def _leaf_group(
+    key: tuple[Any, ...],
+    idx: Sequence[int],
+    info: _ShardingInfo,
+    shapes: Sequence[tuple[int, ...]],
+    paths: Sequence[str],
+    sources: Sequence[Any],
+    type_overrides: dict[int, str],
+) -> tuple[LeafGroup, np.ndarray]:
+    """One group's LeafGroup and its leaves' bytes per device (JAX's type strings where they do not split)."""
+    sharding, dtype, _, ndim, has_array = key
+    first = idx[0]
+    itemsize = int(dtype.itemsize)
+    if info.divisors is None:  # a sharding we only know through JAX's index maps
+        shard_shapes = [_jax_shard_shape(sharding, shapes[i], paths[i]) for i in idx]
+        # Block counts per dimension belong to the sharding; read them off a leaf without empty dims.
+        sample = next((k for k, s in enumerate(shard_shapes) if all(s)), 0)
+        divisors = tuple(n // s if s else 1 for n, s in zip(shapes[idx[sample]], shard_shapes[sample]))
+        elements = np.array([math.prod(s) for s in shard_shapes], dtype=np.int64)
+    else:
+        divisors = _rank_divisors(info.divisors, ndim)
+        elements = _shard_elements(idx, shapes, ndim, divisors, sharding, paths)
+    kind = info.memory_kind
+    pieces = _type_pieces(sources[first], shapes[first], divisors, has_array, kind, paths[first])
+    if pieces is None:  # JAX's string did not split cleanly: ask JAX for every leaf
+        for i in idx:
+            type_overrides[i] = _typeof_text(sources[i], has_array, kind, paths[i])
+        pieces = ()
+    group = LeafGroup(
+        dtype=str(dtype),
+        itemsize=itemsize,
+        ndim=ndim,
+        spec=_rank_spec(info.spec, ndim),
+        divisors=divisors,
+        memory_kind=kind,
+        sharding_name=type(sharding).__name__,
+        mesh=info.mesh,
+        positions=info.positions,
+        replicated_axes=info.replicated_axes,
+        replication=info.replication,
+        type_pieces=pieces,
+        has_array=has_array,
+    )
+    return group, elements * itemsize
 
 
 def _is_none(x: Any) -> bool:
@@ -244,50 +268,77 @@ def _plan_devices(
             _check_named(sharding, paths[i], shapes[i])
     meshes = list(mesh_leaf)
     abstract = bool(meshes) and isinstance(meshes[0], AbstractMesh)
-    if meshes:
-        size0 = math.prod(meshes[0].axis_sizes)
-        for mesh in meshes[1:]:
-            if math.prod(mesh.axis_sizes) != size0:
-                raise ShardingError(
-                    f"leaf {leaf_name(paths[mesh_leaf[mesh]])!r} is on a mesh of {math.prod(mesh.axis_sizes)} devices "
-                    f"({_mesh_text(mesh)}) but leaf {leaf_name(paths[mesh_leaf[meshes[0]]])!r} is on one of {size0} "
-                    f"({_mesh_text(meshes[0])}); a tree's meshes must all have the same number of devices"
-                )
-            if isinstance(mesh, AbstractMesh) != abstract:
-                what, real = (mesh, meshes[0]) if abstract is False else (meshes[0], mesh)
-                raise ShardingError(
-                    f"leaf {leaf_name(paths[mesh_leaf[what]])!r} is on an AbstractMesh (a what-if layout) but "
-                    f"leaf {leaf_name(paths[mesh_leaf[real]])!r} is on real devices; "
-                    "describe what-if and real trees separately"
-                )
+    _check_meshes_agree(meshes, mesh_leaf, first_leaf, paths, abstract)
+    columns, position = _tree_columns(meshes, first_leaf, shapes, abstract)
+    tree_meshes = _tree_meshes(meshes, position, abstract)
+    mesh_index = {mesh: k for k, mesh in enumerate(meshes)}
+    sharding_info = {
+        sharding: _sharding_info(sharding, shapes[i], tree_meshes, mesh_index, position)
+        for sharding, i in first_leaf.items()
+    }
+    return _DevicePlan(columns, tuple(tree_meshes), sharding_info)
+
+
+def _check_meshes_agree(
+    meshes: Sequence[Any],
+    mesh_leaf: dict[Any, int],
+    first_leaf: dict[Sharding, int],
+    paths: Sequence[str],
+    abstract: bool,
+) -> None:
+    """A tree's meshes have one size, and are all what-if (abstract) or all real; names the leaves that differ."""
+    if not meshes:
+        return
+    size0 = math.prod(meshes[0].axis_sizes)
+    first = leaf_name(paths[mesh_leaf[meshes[0]]])
+    for mesh in meshes[1:]:
+        if math.prod(mesh.axis_sizes) != size0:
+            raise ShardingError(
+                f"leaf {leaf_name(paths[mesh_leaf[mesh]])!r} is on a mesh of {math.prod(mesh.axis_sizes)} devices "
+                f"({_mesh_text(mesh)}) but leaf {first!r} is on one of {size0} "
+                f"({_mesh_text(meshes[0])}); a tree's meshes must all have the same number of devices"
+            )
+        if isinstance(mesh, AbstractMesh) != abstract:
+            what, real = (mesh, meshes[0]) if abstract is False else (meshes[0], mesh)
+            raise ShardingError(
+                f"leaf {leaf_name(paths[mesh_leaf[what]])!r} is on an AbstractMesh (a what-if layout) but "
+                f"leaf {leaf_name(paths[mesh_leaf[real]])!r} is on real devices; "
+                "describe what-if and real trees separately"
+            )
     if abstract:
         for sharding, i in first_leaf.items():
             if not isinstance(sharding, NamedSharding):
                 raise ShardingError(
                     f"leaf {leaf_name(paths[i])!r} is on real devices ({type(sharding).__name__}) but "
-                    f"leaf {leaf_name(paths[mesh_leaf[meshes[0]]])!r} is on an AbstractMesh (a what-if layout); "
+                    f"leaf {first!r} is on an AbstractMesh (a what-if layout); "
                     "put it on the abstract mesh too, e.g. NamedSharding(mesh, P())"
                 )
 
-    # Device columns: the first mesh in mesh order, then every other device by id.
-    if abstract:
-        columns = columns_of(meshes[0])
-        position: dict[int, int] = {}
-    else:
-        columns = mesh_columns(meshes[0]) if meshes else device_columns(())
-        position = {int(d): k for k, d in enumerate(columns.ids.tolist())}
-        extra: dict[int, Any] = {}
-        holders = [m.devices.flat for m in meshes[1:]]
-        holders += [_devices_of(s, shapes[i]) for s, i in first_leaf.items() if not isinstance(s, NamedSharding)]
-        for devices in holders:
-            for device in devices:
-                if device.id not in position:
-                    extra[device.id] = device
-        if extra:
-            columns = _concat(columns, device_columns(tuple(extra[k] for k in sorted(extra))))
-            position = {int(d): k for k, d in enumerate(columns.ids.tolist())}
 
-    tree_meshes: list[TreeMesh] = []
+def _tree_columns(
+    meshes: Sequence[Any], first_leaf: dict[Sharding, int], shapes: Sequence[tuple[int, ...]], abstract: bool
+) -> tuple[DeviceColumns, dict[int, int]]:
+    """The tree's device columns (the first mesh in mesh order, then every other device by id) and each
+    real device's position in them (none for a what-if tree: its ids are virtual)."""
+    if abstract:
+        return columns_of(meshes[0]), {}
+    columns = mesh_columns(meshes[0]) if meshes else device_columns(())
+    position = {int(d): k for k, d in enumerate(columns.ids.tolist())}
+    extra: dict[int, Any] = {}
+    holders = [m.devices.flat for m in meshes[1:]]
+    holders += [_devices_of(s, shapes[i]) for s, i in first_leaf.items() if not isinstance(s, NamedSharding)]
+    for devices in holders:
+        for device in devices:
+            if device.id not in position:
+                extra[device.id] = device
+    if extra:
+        columns = _concat(columns, device_columns(tuple(extra[k] for k in sorted(extra))))
+        position = {int(d): k for k, d in enumerate(columns.ids.tolist())}
+    return columns, position
+
+
+def _tree_meshes(meshes: Sequence[Any], position: dict[int, int], abstract: bool) -> list[TreeMesh]:
+    out: list[TreeMesh] = []
     for k, mesh in enumerate(meshes):
         if abstract or k == 0:  # virtual ids follow each mesh's order; the columns follow the first mesh
             positions = np.arange(math.prod(mesh.axis_sizes), dtype=np.int64)
@@ -298,42 +349,48 @@ def _plan_devices(
         sizes = tuple(int(s) for s in mesh.axis_sizes)
         info = MeshInfo(names, sizes, tuple(t.name for t in mesh.axis_types), abstract)
         own = columns_of(mesh)  # what describe() of a leaf on this mesh reads (cached per mesh)
-        tree_meshes.append(TreeMesh(info, positions, memory_kinds(own), own.machine_order, own.physical))
-    mesh_index = {mesh: k for k, mesh in enumerate(meshes)}
+        out.append(TreeMesh(info, positions, memory_kinds(own), own.machine_order, own.physical))
+    return out
 
-    sharding_info: dict[Sharding, _ShardingInfo] = {}
-    for sharding, i in first_leaf.items():
-        memory_kind = sharding.memory_kind or "device"
-        if isinstance(sharding, NamedSharding):
-            k = mesh_index[sharding.mesh]
-            mesh_info = tree_meshes[k].info
-            size_of = dict(zip(mesh_info.axis_names, mesh_info.axis_sizes))
-            spec = tuple(tuple(str(a) for a in entry_axes(e)) for e in sharding.spec)
-            used = {a for axes in spec for a in axes}
-            sharding_info[sharding] = _ShardingInfo(
-                spec=spec,
-                divisors=tuple(math.prod(size_of[a] for a in axes) for axes in spec),
-                memory_kind=memory_kind,
-                mesh=k,
-                positions=tree_meshes[k].positions,
-                replicated_axes=tuple(a for a in mesh_info.axis_names if a not in used and size_of[a] > 1),
-                replication=math.prod(n for a, n in size_of.items() if a not in used),
-            )
-        else:
-            devices = _devices_of(sharding, shapes[i])
-            positions = np.array([position[d.id] for d in devices], dtype=np.int64)
-            positions.flags.writeable = False
-            blocks = 1 if isinstance(sharding, SingleDeviceSharding) else _distinct_blocks(sharding, shapes[i])
-            sharding_info[sharding] = _ShardingInfo(
-                spec=(),
-                divisors=() if isinstance(sharding, SingleDeviceSharding) else None,
-                memory_kind=memory_kind,
-                mesh=None,
-                positions=positions,
-                replicated_axes=(),
-                replication=max(1, len(devices) // blocks),
-            )
-    return _DevicePlan(columns, tuple(tree_meshes), sharding_info)
+
+def _sharding_info(
+    sharding: Sharding,
+    shape: tuple[int, ...],
+    tree_meshes: Sequence[TreeMesh],
+    mesh_index: dict[Any, int],
+    position: dict[int, int],
+) -> _ShardingInfo:
+    """What one sharding says: its spec and block counts on a mesh, or its devices as JAX lists them."""
+    memory_kind = sharding.memory_kind or "device"
+    if isinstance(sharding, NamedSharding):
+        k = mesh_index[sharding.mesh]
+        mesh_info = tree_meshes[k].info
+        size_of = dict(zip(mesh_info.axis_names, mesh_info.axis_sizes))
+        spec = tuple(tuple(str(a) for a in entry_axes(e)) for e in sharding.spec)
+        used = {a for axes in spec for a in axes}
+        return _ShardingInfo(
+            spec=spec,
+            divisors=tuple(math.prod(size_of[a] for a in axes) for axes in spec),
+            memory_kind=memory_kind,
+            mesh=k,
+            positions=tree_meshes[k].positions,
+            replicated_axes=tuple(a for a in mesh_info.axis_names if a not in used and size_of[a] > 1),
+            replication=math.prod(n for a, n in size_of.items() if a not in used),
+        )
+    devices = _devices_of(sharding, shape)
+    positions = np.array([position[d.id] for d in devices], dtype=np.int64)
+    positions.flags.writeable = False
+    single = isinstance(sharding, SingleDeviceSharding)
+    blocks = 1 if single else _distinct_blocks(sharding, shape)
+    return _ShardingInfo(
+        spec=(),
+        divisors=() if single else None,
+        memory_kind=memory_kind,
+        mesh=None,
+        positions=positions,
+        replicated_axes=(),
+        replication=max(1, len(devices) // blocks),
+    )
 
 
 def _check_named(sharding: NamedSharding, path: str, shape: tuple[int, ...]) -> None:
