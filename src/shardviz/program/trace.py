@@ -106,7 +106,11 @@ def _check_compilable_meshes(lowered: Any, name: str) -> None:
     backslash, which the module text carries escaped. A kernel must not die
     of an axis name, so such a program is refused before it is compiled.
     """
-    names = hlo.declared_mesh_axis_names(lowered.as_text())
+    try:
+        text = lowered.as_text()
+    except Exception:  # no text to read: the compile itself says what is wrong, if anything
+        return
+    names = hlo.declared_mesh_axis_names(text)
     odd = [n for n in dict.fromkeys(names) if b"\\" in n or any(c >= 0x80 for c in n)]
     if odd:
         shown = ", ".join(repr(n.decode("utf-8", "backslashreplace")) for n in odd)
@@ -336,8 +340,9 @@ def _assemble(
     compiled: Any,
     before_partitioning: str | None,
 ) -> Program:
-    module = hlo.parse_module(compiled.as_text())
-    in_shardings = _compiled_shardings(compiled, "input_shardings", name)
+    module = hlo.parse_module(_compiled_text(compiled, name))
+    array_leaf = _dynamic_leaves(leaves, traced)
+    in_shardings = _input_shardings(compiled, [leaf for leaf, a in zip(leaves, array_leaf) if a], name)
     out_shardings = _output_shardings(compiled, traced, name)
     mesh = _program_mesh([*in_shardings, *out_shardings], leaves)
     assignment = _device_assignment([*in_shardings, *out_shardings])
@@ -356,7 +361,6 @@ def _assemble(
             to_mesh = np.arange(mesh.size, dtype=np.int64)
     mode = _sharding_mode(mesh_info)
 
-    array_leaf = _dynamic_leaves(leaves, traced)
     inputs = _input_layouts(leaves, array_leaf, in_shardings)
     input_paths = tuple(p for p, a in zip(paths, array_leaf) if a)
     outputs, output_paths = _output_layouts(traced, out_shardings)
@@ -407,13 +411,45 @@ def _assemble(
     )
 
 
-def _compiled_shardings(compiled: Any, attribute: str, name: str) -> list[Any]:
-    """``compiled.input_shardings`` (or another sharding tree) as leaves, or a ShardingError naming the cause."""
+def _compiled_text(compiled: Any, name: str) -> str:
+    """The compiled module's text, where every collective is read; a ShardingError when JAX has none.
+
+    ``Compiled.as_text()`` may raise or return None where a backend cannot
+    print its executable; a program without its module would show no
+    collectives, which would be a lie, so it is refused.
+    """
     try:
-        return jax.tree_util.tree_leaves(getattr(compiled, attribute))
+        text = compiled.as_text()
     except Exception as err:
         raise ShardingError(
-            f"{name} compiled, but JAX could not say its {attribute.replace('_', ' ')}: {type(err).__name__}: {err}"
+            f"{name} compiled, but JAX could not print the compiled module shardviz reads its collectives from: "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    if not text:
+        raise ShardingError(
+            f"{name} compiled, but JAX has no text of the compiled module on this backend "
+            "(Compiled.as_text() returned nothing), and the collectives are read from it"
+        )
+    return str(text)
+
+
+def _input_shardings(compiled: Any, dynamic: Sequence[Any], name: str) -> list[Any]:
+    """One sharding per array input: the compiled program's, or else the arguments' own.
+
+    When JAX cannot say the compiled program's input shardings, arguments
+    that are arrays or placed ``ShapeDtypeStruct``s still carry theirs (a
+    jitted program takes its arrays as they are laid out, or JAX refuses
+    to compile it); a NumPy array or Python scalar has none to fall back on.
+    """
+    try:
+        return jax.tree_util.tree_leaves(compiled.input_shardings)
+    except Exception as err:
+        own = [getattr(leaf, "sharding", None) for leaf in dynamic]
+        if all(isinstance(s, jax.sharding.Sharding) for s in own):
+            return own
+        raise ShardingError(
+            f"{name} compiled, but JAX could not say its input shardings ({type(err).__name__}: {err}), and not "
+            "every argument is an array or ShapeDtypeStruct with its own sharding to read instead"
         ) from err
 
 
@@ -767,7 +803,10 @@ def _cost(compiled: Any, key: str) -> float | None:
         cost = cost[0] if cost else None
     if not isinstance(cost, dict) or key not in cost:
         return None
-    value = float(cost[key])
+    try:
+        value = float(cost[key])
+    except (TypeError, ValueError):  # a backend's odd entry is no figure
+        return None
     return value if math.isfinite(value) else None
 
 
