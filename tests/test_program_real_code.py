@@ -528,3 +528,45 @@ def test_a_constraint_after_an_activation_takes_its_resharding_too():
     assert gathers_of_h and len([ln for ln in collective_lines(text) if "all-gather" in ln]) >= len(gathers_of_h)
     for c in gathers_of_h:
         assert c.source.line == wsc_line and f"line {relu_line}" in c.note
+
+
+def dense(x, kernel):
+    return x @ kernel
+
+
+def block_with_helper(carry, layer):
+    h = jax.nn.relu(dense(carry, layer["wi"]))
+    y = dense(h, layer["wo"])
+    return carry + y, None
+
+
+def scanned_helper_loss(params, x):
+    out, _ = jax.lax.scan(block_with_helper, x, params)
+    return jnp.mean(out**2)
+
+
+def test_a_helper_called_from_two_lines_says_which_call_each_collective_is_for():
+    """A Flax-like layer stack whose layer calls one ``dense`` helper twice: every
+    collective is on the helper's one line (the innermost line of the user's), and the
+    report names the call each comes through, as the module's stack frames say."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    params = {
+        "wi": jax.device_put(jnp.ones((3, 16, 32)), NamedSharding(mesh, P(None, None, "model"))),
+        "wo": jax.device_put(jnp.ones((3, 32, 16)), NamedSharding(mesh, P())),
+    }
+    x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("data", None)))
+    fun = jax.grad(scanned_helper_loss)
+    prog = shardviz.trace(fun, params, x)
+    text = compiled_text(fun, params, x)
+    assert len(prog.collectives) == len(collective_lines(text))
+    helper = line_of(dense, "x @ kernel")
+    first, second = line_of(block_with_helper, 'dense(carry, layer["wi"])'), line_of(block_with_helper, "dense(h, ")
+    charged = [(c, p) for c in prog.collectives for p in (c.parts or (None,))]
+    assert {(p or c).source.line for c, p in charged} == {helper}
+    callers = {(p or c).stack[1].line for c, p in charged}
+    assert callers == {first, second}, "the module's frames no longer name both calls"
+    report = render_program(prog, width=100, color=False)
+    assert report.count(f"via {__file__.rsplit('/', 1)[-1]}:{first}") == sum(
+        (p or c).stack[1].line == first for c, p in charged
+    )
+    assert f'via {__file__.rsplit("/", 1)[-1]}:{second}  y = dense(h, layer["wo"])' in report

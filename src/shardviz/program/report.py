@@ -17,6 +17,7 @@ from ..text import ansi
 from ..text.lines import clip as _fit
 from ..text.lines import flow_after as _flow
 from ..text.ranges import format_bytes
+from .frames import is_user_file
 from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
 from .sources import file_label, line_text
 
@@ -140,6 +141,7 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
     ordered = sorted(by_line.items(), key=lambda kv: -sum(_sent(ch) for ch in kv[1]))
     for key, members in ordered:
         out += _line_head(where.get(key), members, width)
+        callers = {_caller(where.get(key), ch) for ch in members}
         for c, part in sorted(members, key=lambda ch: -_sent(ch)):
             runs = f"x{c.count}" + ("" if c.count_exact else "+")
             sent = c.wire_bytes if part is None else part.wire_bytes
@@ -151,6 +153,10 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
             if part is not None:
                 k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
                 out += _under_row([f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
+            caller = _caller(where.get(key), (c, part))
+            if len(callers) > 1 and caller is not None:
+                via = f"via {file_label(caller.file)}:{caller.line}  {line_text(caller.file, caller.line)}"
+                out += _under_row([via], width)
             if c.note:
                 out += _under_row([c.note], width)
     if any(not c.count_exact for c in program.collectives):
@@ -158,6 +164,19 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
     if any(c.axes is None and c.pieces is None for c in program.collectives):
         out += _flow("  ", ["?: the groups span no set of mesh axes or pieces of them (see .groups)"], width)
     return out
+
+
+def _caller(source: SourceLocation | None, charge: Charge) -> SourceLocation | None:
+    """The user's line that called the function ``source`` is in, on this charge's stack.
+
+    One helper (a ``dense(x, w)`` of your own) called from several lines puts
+    all their collectives on its one line; the caller tells them apart.
+    """
+    c, part = charge
+    stack = c.stack if part is None else part.stack
+    if source is None or source not in stack:
+        return None
+    return next((f for f in stack[stack.index(source) + 1 :] if is_user_file(f.file)), None)
 
 
 def _under_row(parts: list[str], width: int, indent: str = "      ") -> list[str]:
