@@ -393,6 +393,47 @@ def test_dead_values_are_listed_and_say_why():
     assert "sin" not in jax.jit(f).lower(jnp.ones(4)).compile().as_text()  # XLA dropped it indeed
 
 
+def test_a_value_read_only_by_dead_values_is_dead_too():
+    """``s = sin(a)`` read only by an unused ``cos(s)``: the printer names ``s`` (it is
+    read), but XLA computes neither; both are dead, and the names stay the printer's."""
+
+    def f(a):
+        s = jnp.sin(a)
+        c = jnp.cos(s)  # noqa: F841 - nothing reads it
+        return a * 2
+
+    printed = str(jax.jit(f).trace(jnp.ones(4)).jaxpr)
+    compiled = jax.jit(f).lower(jnp.ones(4)).compile().as_text()
+    assert "b:f32[4] = sin a" in printed and "_:f32[4] = cos b" in printed
+    assert "sine" not in compiled and "cosine" not in compiled
+    prog = shardviz.trace(f, jnp.ones(4))
+    by_primitive = {v.primitive: v for v in prog.values}
+    assert by_primitive["sin"].name == "b" and by_primitive["cos"].name == "_"
+    assert by_primitive["sin"].sharding_from == by_primitive["cos"].sharding_from == "dead"
+    assert by_primitive["mul"].layout is not None
+
+
+def test_a_write_to_a_ref_is_not_said_never_to_happen(data_mesh):
+    """A ``w_ref[...] = new`` hands back the old value, which nothing reads: that value is
+    dropped, but the write is in the compiled program (the ref's new value is an output)."""
+
+    def step(w_ref, x):
+        w_ref[...] = w_ref[...] * 0.5 + x.sum(0)
+        return x.mean()
+
+    w = jax.ref.new_ref(jax.device_put(jnp.zeros((6,)), NamedSharding(data_mesh, P())))
+    x = jax.device_put(jnp.ones((16, 6)), NamedSharding(data_mesh, P("data")))
+    printed = str(jax.jit(step).trace(w, x).jaxpr)
+    assert re.search(r"\ba\[\.\.\.\] <- \w+", printed), "the write is no longer a swap of the whole ref"
+    prog = shardviz.trace(step, w, x)
+    (swap,) = [v for v in prog.values if v.primitive == "swap"]
+    assert swap.sharding_from == "dead"
+    assert "never computed" not in swap.note and "the write or call itself still happens" in swap.note
+    # the values the write reads are needed: not dead
+    written = [v for v in prog.values if v.source is not None and v.source.line == line_of(step, "w_ref[...] =")]
+    assert [v.primitive for v in written if v.sharding_from == "dead"] == ["swap"]
+
+
 def test_values_carry_the_users_names():
     mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("x", "y"))  # axis names a jaxpr also uses
 

@@ -39,7 +39,7 @@ const ORIGINS: Record<string, string> = {
   xla: "XLA's partitioner, before SPMD partitioning",
   "single device": "the program's one device",
   manual: "none: inside shard_map each device holds its own block",
-  dead: "none: nothing reads it, so XLA never computes it",
+  dead: "none: nothing needs it, so XLA keeps none of it",
   unknown: "unknown",
 };
 

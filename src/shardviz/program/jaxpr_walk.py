@@ -57,7 +57,8 @@ class JaxprValue:
     bodies: tuple[Body, ...]
     manual: bool  # inside a shard_map body: a per-device block
     twin: Any = field(default=None, compare=False)  # the same array under another name (a call's output inside or out)
-    dead: bool = False  # a top-level result nobody reads: XLA drops it
+    dead: bool = False  # a top-level result nothing needs, even through other unneeded values: XLA drops it
+    effect: bool = False  # made by an equation with an effect (a write to a ref, a callback): that still happens
 
 
 def encode_name(n: int) -> str:
@@ -107,18 +108,32 @@ def walk(closed_jaxpr: Any) -> list[JaxprValue]:
         out.append(JaxprValue(namer(v), "input", None, v.aval, v, (), (), (), False))
     outputs = {id(v) for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
     inputs = {id(v) for v in jaxpr.invars}
-    out.extend(_walk_eqns(jaxpr, namer, None, (), False, outputs - inputs, _unused(jaxpr)))
+    unread, dead = _unused(jaxpr)
+    out.extend(_walk_eqns(jaxpr, namer, None, (), False, outputs - inputs, dead, unread))
     return out
 
 
-def _unused(jaxpr: Any) -> set[int]:
-    """Top-level outputs nobody reads: the printer shows them as ``_`` and XLA drops them."""
-    used = {id(v) for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
-    unused: set[int] = set()
+def _unused(jaxpr: Any) -> tuple[set[int], set[int]]:
+    """Top-level results nobody reads (the printer shows them as ``_``), and those nothing needs.
+
+    The second set also holds results read only by equations whose own
+    results nothing needs (``b = sin(a)`` read by an unused ``cos(b)``): XLA
+    computes none of them. An equation with an effect (a write to a ref, a
+    callback) runs whatever reads its results, so what it reads is needed.
+    """
+    read = {id(v) for v in jaxpr.outvars if isinstance(v, jex_core.Var)}
+    needed = set(read)
+    unread: set[int] = set()
+    dead: set[int] = set()
     for eqn in reversed(jaxpr.eqns):
-        unused.update(id(v) for v in eqn.outvars if id(v) not in used)
-        used.update(id(v) for v in eqn.invars if isinstance(v, jex_core.Var))
-    return unused
+        outs = [id(v) for v in eqn.outvars if not isinstance(v, jex_core.DropVar)]
+        unread.update(k for k in outs if k not in read)
+        dead.update(k for k in outs if k not in needed)
+        ins = [id(v) for v in eqn.invars if isinstance(v, jex_core.Var)]
+        read.update(ins)
+        if eqn.effects or any(k in needed for k in outs):
+            needed.update(ins)
+    return unread, dead
 
 
 def _walk_eqns(
@@ -129,6 +144,7 @@ def _walk_eqns(
     manual: bool,
     outputs: set[int],
     dropped: set[int],
+    unread: set[int],
     caller_frames: tuple[SourceLocation, ...] = (),
 ) -> Iterator[JaxprValue]:
     for eqn in jaxpr.eqns:
@@ -152,7 +168,7 @@ def _walk_eqns(
             twin = call_outputs[k] if call_outputs and isinstance(call_outputs[k], jex_core.Var) else None
             dead = id(v) in dropped
             yield JaxprValue(
-                "_" if dead else namer(v),  # the printer shows an unread result as _ and names it not
+                "_" if id(v) in unread else namer(v),  # the printer shows an unread result as _ and names it not
                 role,
                 name,
                 v.aval,
@@ -163,6 +179,7 @@ def _walk_eqns(
                 manual,
                 twin,
                 dead,
+                bool(eqn.effects),
             )
         inner_bodies = bodies
         if name in BODY_PRIMITIVES:
@@ -173,7 +190,7 @@ def _walk_eqns(
         for sub in subs:
             for v in (*sub.constvars, *sub.invars):
                 namer(v)
-            yield from _walk_eqns(sub, namer, stack, inner_bodies, inner_manual, set(), set(), frames)
+            yield from _walk_eqns(sub, namer, stack, inner_bodies, inner_manual, set(), set(), set(), frames)
 
 
 def _with_callers(inner: tuple[SourceLocation, ...], callers: tuple[SourceLocation, ...]) -> tuple[SourceLocation, ...]:

@@ -160,8 +160,17 @@ class ValueReader:
     # ----------------------------------------------------------------------
 
     def _layout(self, v: JaxprValue, shape: tuple[int, ...], dtype: str) -> Found:
+        if v.dead and v.effect:
+            return (
+                None,
+                "dead",
+                (
+                    f"nothing reads what this {v.primitive} hands back, so XLA keeps no copy of it; "
+                    "the write or call itself still happens"
+                ),
+            )
         if v.dead:
-            return None, "dead", "nothing reads it, so XLA leaves it out: it is never computed"
+            return None, "dead", "nothing needs it, so XLA leaves it out: it is never computed"
         if v.manual:
             return None, "manual", "inside shard_map: each device holds its own block (its type says which axes vary)"
         if self.single is not None:
