@@ -180,7 +180,8 @@ class ValueReader:
         if self.mode == "none":
             return None, "unknown", "the program has no mesh"
         if self.index is None:
-            return None, "unknown", "XLA's module before partitioning could not be read (a cached executable has none)"
+            why = "XLA's layout choices could not be read for this compile (a cached executable keeps none)"
+            return None, "unknown", why
         found, note = find_sharding(v, self.index)
         if found is None:
             return None, "unknown", note
@@ -190,7 +191,7 @@ class ValueReader:
         sharding = getattr(v.aval, "sharding", None)
         mesh = self.mesh
         if not isinstance(sharding, NamedSharding) or mesh is None:
-            return None, "unknown", "its type carries no sharding"
+            return None, "unknown", "its type in the jaxpr names no layout"
         theirs = (tuple(sharding.mesh.axis_names), tuple(sharding.mesh.axis_sizes))
         if theirs != (tuple(mesh.axis_names), tuple(mesh.axis_sizes)):
             return None, "unknown", f"its type is on another mesh {dict(zip(*theirs))}"
@@ -215,7 +216,7 @@ class ValueReader:
                 spec = _axes.tiles_to_spec(tiles, len(shape), names, list(mesh.axis_sizes), self.to_mesh)
                 if spec is not None:
                     return self._named(shape, dtype, spec, None), "xla", ""
-        return None, "unknown", f"XLA chose {found.text}, which is no PartitionSpec over this mesh"
+        return None, "unknown", f"XLA split it in a way no PartitionSpec over this mesh can say ({found.text})"
 
     def _named(self, shape: tuple[int, ...], dtype: str, spec: tuple[tuple[str, ...], ...], kind: str | None) -> Layout:
         """One describe() per distinct (shape, dtype, spec, memory kind): many values share one."""

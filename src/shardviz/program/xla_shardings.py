@@ -80,22 +80,31 @@ def _key(module: Module, inst: Instruction) -> Key | None:
 def find_sharding(value: JaxprValue, index: dict[Key, list[_Candidate]]) -> tuple[HloSharding | None, str]:
     """XLA's sharding of ``value``, or None and why not."""
     if value.primitive is None or not value.frames:
-        return None, "no source line to find it by in XLA's module"
+        return None, "it has no line of yours, and XLA's choices are found by the line that made the value"
     f = value.frames[0]
     primitive = _PRIMITIVE_ALIASES.get(value.primitive, value.primitive)
     dtype = str(getattr(value.aval, "dtype", ""))
     key = (primitive, f.file, f.line, f.column, tuple(int(d) for d in value.aval.shape), dtype)
     candidates = index.get(key)
     if candidates is None:
-        return None, "XLA's module before partitioning has no instruction for it (removed as unused, or merged)"
+        return None, (
+            "XLA merged it into another operation or dropped it before choosing layouts, "
+            "so it never got a layout of its own"
+        )
     if not candidates:
-        return None, "XLA left it without a sharding annotation (scalars often are)"
+        return None, (
+            "XLA chose no layout for it ahead of splitting the program "
+            "(it often leaves small values such as scalars open)"
+        )
     chosen = _agreeing(candidates)
     if chosen is None:
         narrowed = [c for c in candidates if _subsequence(value.name_stack, c.op_components)]
         chosen = _agreeing(narrowed)
     if chosen is None:
-        return None, "instructions of this line disagree about its sharding"
+        return None, (
+            "its line makes several arrays of this shape that XLA laid out differently, and which one this is "
+            "cannot be told"
+        )
     return chosen, ""
 
 
