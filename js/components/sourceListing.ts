@@ -78,7 +78,7 @@ export class SourceListing {
         const summary =
           row.valueCount + row.collectiveCount > 0
             ? h("span", { class: "sv-src-summary sv-muted" }, [
-                lineSummary(row.valueCount, row.collectiveCount, row.wireBytes),
+                lineSummary(row.valueCount, row.collectiveCount, row.operandCount, row.wireBytes),
               ])
             : null;
         code.append(
@@ -255,10 +255,12 @@ export class SourceListing {
   }
 }
 
-function lineSummary(values: number, collectives: number, bytes: number): string {
+/** `22 values · 2 collectives (3 operands of combined ones), 2.3 KiB`: a combined collective counts once. */
+export function lineSummary(values: number, collectives: number, operands: number, bytes: number): string {
   const parts = [];
   if (values > 0) parts.push(plural(values, "value"));
-  if (collectives > 0) parts.push(`${plural(collectives, "collective")}, ${formatBytes(bytes)}`);
+  const carried = operands > 0 ? ` (${plural(operands, "operand")} of combined ones)` : "";
+  if (collectives > 0) parts.push(`${plural(collectives, "collective")}${carried}, ${formatBytes(bytes)}`);
   return parts.join(" \u00b7 ");
 }
 

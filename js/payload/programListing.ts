@@ -29,7 +29,10 @@ export interface ListingRow {
   text: string;
   groups: SourceGroup[];
   valueCount: number;
+  /** Distinct collectives with bytes under this line: a combined one counts once however many operands are here. */
   collectiveCount: number;
+  /** Operands of combined collectives under this line (each on the line that made it). */
+  operandCount: number;
   /** Bytes one device sends per call for the collectives under this line (loops counted). */
   wireBytes: number;
 }
@@ -50,8 +53,17 @@ export function listingPlan(program: Program): ListingPlan {
     groups: [],
     valueCount: 0,
     collectiveCount: 0,
+    operandCount: 0,
     wireBytes: 0,
   }));
+  const counted = rows.map(() => new Set<number>());
+  const count = (row: ListingRow, collective: number): void => {
+    const seen = counted[row.lineNo - (source?.first_line ?? 0)];
+    if (!seen.has(collective)) {
+      seen.add(collective);
+      row.collectiveCount++;
+    }
+  };
   const rowOf = (listingLine: number | null): ListingRow | null => {
     if (listingLine === null || !source) return null;
     return rows[listingLine - source.first_line] ?? null;
@@ -97,7 +109,8 @@ export function listingPlan(program: Program): ListingPlan {
           const row = rowOf(operands[k].listing_line);
           groupIn(row, l).parts.push([i, k]);
           if (row) {
-            row.collectiveCount++;
+            count(row, i);
+            row.operandCount++;
             row.wireBytes += operands[k].total_wire_bytes;
           }
         }
@@ -107,7 +120,7 @@ export function listingPlan(program: Program): ListingPlan {
     const row = rowOf(program.collectiveListingLine[i]);
     groupIn(row, lineOfCollective.get(i) ?? 0).collectives.push(i);
     if (row) {
-      row.collectiveCount++;
+      count(row, i);
       row.wireBytes += c.total_wire_bytes;
     }
   });

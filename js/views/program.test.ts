@@ -146,6 +146,16 @@ describe("the program view", () => {
     expect(query(el, '[data-role="collective-parts"]').textContent).toContain("they travel together");
     // The table keeps one row for the one collective.
     expect(rows(el).filter((r) => r.getAttribute("data-collective") === String(combined))).toHaveLength(1);
+    // A line's summary counts the combined collective once, and says how many of its operands are there.
+    for (const line of all(el, '[data-role="source-line"]')) {
+      const summary = line.querySelector(".sv-src-summary")?.textContent ?? "";
+      const lineChips = all(line, '[data-role="line-collective"]');
+      if (lineChips.length === 0) continue;
+      const distinct = new Set(lineChips.map((c) => c.getAttribute("data-collective"))).size;
+      expect(summary).toContain(`${distinct} collective${distinct === 1 ? "" : "s"}`);
+      const operands = lineChips.filter((c) => c.hasAttribute("data-part")).length;
+      if (operands > 0) expect(summary).toContain(`${operands} operand${operands === 1 ? "" : "s"} of combined ones`);
+    }
   });
 
   it("names values by the user's names, and real inputs as the arrays they are", () => {
