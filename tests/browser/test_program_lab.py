@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-SETUP, PROBE, EXPLICIT = range(3)
+SETUP, PROBE, EXPLICIT, LOSS, STEP = range(5)
 CELLS = [
     # SETUP: records every warning or error logged in the kernel (a comm handler's exception lands there).
     f"""import json, logging, sys
@@ -67,6 +67,17 @@ ex = [jax.device_put(a, NamedSharding(emesh, s)) for a, s in
       zip((x, w1, w2), (P('x', None), P(None, 'y'), P('y', None)))]
 ew = shardviz.ProgramWidget(shardviz.trace(explicit_mlp, *ex))
 ew""",
+    # LOSS: a loss function in a cell of its own, called from the traced step of the next cell
+    """def loss_fn(w1, w2, x):
+    h = jax.nn.relu(x @ w1)
+    return jnp.mean((h @ w2) ** 2)""",
+    # STEP: the traced step, whose collectives are made on the loss cell's lines
+    """def step(w1, w2, x):
+    loss, grads = jax.value_and_grad(loss_fn, argnums=(0, 1))(w1, w2, x)
+    return loss, grads
+sw = shardviz.ProgramWidget(shardviz.trace(step, w1, w2, x))
+print('LOSS CELL', [k for k, v in enumerate(In) if v.startswith('def loss_fn')])
+sw""",
 ]
 
 
@@ -125,7 +136,7 @@ def session(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Session]:
         nb.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         nb.run_all(len(CELLS))
         s = Session(nb)
-        for cell in (SETUP, EXPLICIT):
+        for cell in (SETUP, EXPLICIT, STEP):
             expect(s.widget(cell)).to_have_count(1, timeout=60_000)
         nb.assert_healthy()
         yield s
@@ -252,3 +263,20 @@ def take_screenshot(session: Session, name: str) -> None:
         session.page.set_viewport_size(viewport)
     width, height = png_size(path)
     assert 300 <= width <= 1600 and 200 <= height <= 2400, f"{name} is {width}x{height}"
+
+
+def test_a_called_functions_lines_are_named_as_the_cell_and_shown_with_their_text(session: Session) -> None:
+    """The step's collectives are made in ``loss_fn``, defined in another cell: the
+    listing names that cell ``In [n]`` (never ipykernel's temporary file) and shows the
+    text of its lines (the relu line included), in the listing and the collectives table."""
+    out = session.nb.cell(STEP).locator(".jp-OutputArea-output").first
+    expect(out).to_contain_text("LOSS CELL")
+    number = int(re.search(r"LOSS CELL \[(\d+)\]", out.inner_text()).group(1))
+    widget = session.widget(STEP)
+    chain = widget.locator('[data-role="chain-line"]')
+    expect(chain.filter(has_text=f"In [{number}]:2").first).to_contain_text("h = jax.nn.relu(x @ w1)")
+    expect(chain.filter(has_text=f"In [{number}]:3").first).to_contain_text("return jnp.mean((h @ w2) ** 2)")
+    names = widget.locator('[data-role="collective"]').evaluate_all("rows => rows.map((r) => r.textContent)")
+    assert any(f"In [{number}]" in row for row in names), names
+    assert not re.search(r"\b\d{6,}\.py", widget.inner_text()), "ipykernel's temporary file name is shown"
+    session.nb.assert_healthy()
