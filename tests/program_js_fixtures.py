@@ -116,6 +116,22 @@ def make_relayout(mesh: Mesh) -> Callable[..., Any]:
     return relayout
 
 
+def dense(x, kernel):
+    return x @ kernel
+
+
+def helper_block(carry, layer):
+    # One helper of the user's called from two lines: its line is reached through two calls.
+    h = jax.nn.relu(dense(carry, layer["wi"]))
+    y = dense(h, layer["wo"])
+    return carry + y, None
+
+
+def helper_stack(params, x):
+    out, _ = jax.lax.scan(helper_block, x, params)
+    return jnp.mean(out**2)
+
+
 LAYERS, WIDTH, HIDDEN, BATCH = 24, 64, 128, 16
 
 
@@ -165,6 +181,13 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
         ),
         "sub_axes": (split_sum, (put((8, 4), P("y", None)),)),
         "relayout": (make_relayout(mesh), ({"w1": put((8, 16), P())},)),
+        "helper_twice": (
+            jax.grad(helper_stack),
+            (
+                {"wi": put((3, 16, 32), P(None, None, "model"), dm), "wo": put((3, 32, 16), P(), dm)},
+                put((8, 16), P("data", None), dm),
+            ),
+        ),
     }
 
 

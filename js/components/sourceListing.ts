@@ -8,7 +8,7 @@
  */
 
 import type { Program, ProgramPayload } from "../payload/program";
-import { lineLabel, lineText, plural, stackFrames, valueLabel } from "../payload/program";
+import { lineLabel, lineText, plural, valueLabel } from "../payload/program";
 import { foldLabel, type ListingPlan, type SourceGroup } from "../payload/programListing";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
@@ -179,8 +179,8 @@ export class SourceListing {
           group.values.length > 0 && group.values.every((i) => payload.roles[payload.values.role[i]] === "input");
         if (where) {
           block.append(sourceLine(payload, entry.file, entry.line, "via"));
-          for (const frame of callers(payload, group, entry.file, entry.line)) {
-            block.append(sourceLine(payload, frame[0], frame[1], "called from"));
+          for (const [file, line] of group.callers) {
+            block.append(sourceLine(payload, file, line, "called from"));
           }
         } else {
           const label = inputs ? "the inputs" : "no line of yours (JAX recorded none, or only a library's)";
@@ -271,32 +271,6 @@ function sourceLine(payload: ProgramPayload, file: number | null, line: number |
     `${how} ${lineLabel(payload, file, line)}`,
     text ? h("code", { class: "sv-src-text" }, [text]) : null,
   ]);
-}
-
-/** The lines that called the group's line, outermost last, from the first value or collective's chain. */
-function callers(payload: ProgramPayload, group: SourceGroup, file: number | null, line: number | null) {
-  const first = group.values[0];
-  let stack: number | undefined;
-  if (first !== undefined) stack = payload.values.stack?.[first];
-  else if (group.collectives[0] !== undefined) stack = payload.collectives[group.collectives[0]].stack;
-  else if (group.parts?.[0]) {
-    const [c, k] = group.parts[0];
-    stack = payload.collectives[c].parts?.[k]?.stack;
-  }
-  const frames = stackFrames(payload, stack);
-  const at = frames.findIndex(([f, l]) => f === file && l === line);
-  return at < 0
-    ? []
-    : frames
-        .slice(at + 1)
-        .filter(
-          ([f, l]) =>
-            !(
-              f === payload.source?.file &&
-              l >= (payload.source?.first_line ?? 0) &&
-              l < (payload.source?.first_line ?? 0) + (payload.source?.lines.length ?? 0)
-            ),
-        );
 }
 
 /** A value as a chip: name, what made it, its type (axes coloured) and, where the type hides it, its spec. */

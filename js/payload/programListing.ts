@@ -8,7 +8,7 @@
  * a decoded program.
  */
 
-import type { Program } from "./program";
+import { type Program, type ProgramPayload, stackFrames } from "./program";
 
 /** The values and collectives of one source line (an entry of the payload's `lines`). */
 export interface SourceGroup {
@@ -21,6 +21,12 @@ export interface SourceGroup {
   collectives: number[];
   /** Operands of combined collectives made on this line, `[collective, operand]`: each on its own line. */
   parts: [number, number][];
+  /**
+   * The user's lines that called this one, innermost first, up to (not including) the traced
+   * function's own lines: `[file, line]` each. A line reached through different calls (one
+   * helper called from two lines) is one group per call, so each says which call it is.
+   */
+  callers: [number, number][];
 }
 
 export interface ListingRow {
@@ -68,20 +74,23 @@ export function listingPlan(program: Program): ListingPlan {
     if (listingLine === null || !source) return null;
     return rows[listingLine - source.first_line] ?? null;
   };
-  const elsewhere = new Map<number, SourceGroup>();
-  const groupIn = (row: ListingRow | null, line: number): SourceGroup => {
-    let group = row ? row.groups.find((g) => g.line === line) : elsewhere.get(line);
+  const elsewhere = new Map<string, SourceGroup>();
+  const groupIn = (row: ListingRow | null, line: number, stack: number | undefined): SourceGroup => {
+    const chain = callersOf(payload, line, stack);
+    const key = `${line}|${chain.map(([f, l]) => `${f}:${l}`).join(",")}`;
+    const sameCall = (g: SourceGroup) => g.line === line && g.callers.join(",") === chain.join(",");
+    let group = row ? row.groups.find(sameCall) : elsewhere.get(key);
     if (!group) {
-      group = { line, values: [], folds: [], collectives: [], parts: [] };
+      group = { line, values: [], folds: [], collectives: [], parts: [], callers: chain };
       if (row) row.groups.push(group);
-      else elsewhere.set(line, group);
+      else elsewhere.set(key, group);
     }
     return group;
   };
   const { values } = payload;
   for (let i = 0; i < program.valueCount; i++) {
     const row = rowOf(program.valueListingLine[i]);
-    const group = groupIn(row, values.line[i]);
+    const group = groupIn(row, values.line[i], values.stack?.[i]);
     const body = values.body[i];
     if (body < 0) {
       group.values.push(i);
@@ -107,7 +116,7 @@ export function listingPlan(program: Program): ListingPlan {
         for (const [owner, k] of entry.parts ?? []) {
           if (owner !== i) continue;
           const row = rowOf(operands[k].listing_line);
-          groupIn(row, l).parts.push([i, k]);
+          groupIn(row, l, operands[k].stack).parts.push([i, k]);
           if (row) {
             count(row, i);
             row.operandCount++;
@@ -118,7 +127,7 @@ export function listingPlan(program: Program): ListingPlan {
       return;
     }
     const row = rowOf(program.collectiveListingLine[i]);
-    groupIn(row, lineOfCollective.get(i) ?? 0).collectives.push(i);
+    groupIn(row, lineOfCollective.get(i) ?? 0, c.stack).collectives.push(i);
     if (row) {
       count(row, i);
       row.wireBytes += c.total_wire_bytes;
@@ -129,6 +138,26 @@ export function listingPlan(program: Program): ListingPlan {
     row.groups.sort((a, b) => rank(program, a.line, row.lineNo) - rank(program, b.line, row.lineNo));
   }
   return { rows, elsewhere: Array.from(elsewhere.values()).sort((a, b) => a.line - b.line) };
+}
+
+/**
+ * The lines that called line `line` on call chain `stack`, innermost first, leaving out the traced
+ * function's own lines (the listing row already is one).
+ */
+export function callersOf(payload: ProgramPayload, line: number, stack: number | undefined): [number, number][] {
+  const entry = payload.lines[line];
+  if (!entry) return [];
+  const frames = stackFrames(payload, stack);
+  const at = frames.findIndex(([f, l]) => f === entry.file && l === entry.line);
+  const source = payload.source;
+  const inListing = (f: number, l: number) =>
+    source !== null && f === source.file && l >= source.first_line && l < source.first_line + source.lines.length;
+  return at < 0
+    ? []
+    : frames
+        .slice(at + 1)
+        .filter(([f, l]) => !inListing(f, l))
+        .map(([f, l]): [number, number] => [f, l]);
 }
 
 function rank(program: Program, line: number, lineNo: number): number {

@@ -25,6 +25,7 @@ export const PROGRAM_NAMES = [
   "train_step",
   "sub_axes",
   "relayout",
+  "helper_twice",
 ] as const;
 
 export type ProgramName = (typeof PROGRAM_NAMES)[number];

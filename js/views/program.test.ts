@@ -13,7 +13,7 @@ import { SAVED_PROGRAM_NOTE } from "../host/programHost";
 import type { ProgramTraits } from "../host/programTraits";
 import type { SyncedTraits } from "../host/traits";
 import type { Payload } from "../payload/array";
-import type { ProgramPayload } from "../payload/program";
+import { lineText, type ProgramPayload } from "../payload/program";
 import {
   loadProgram,
   PROGRAM_NAMES,
@@ -155,6 +155,30 @@ describe("the program view", () => {
       expect(summary).toContain(`${distinct} collective${distinct === 1 ? "" : "s"}`);
       const operands = lineChips.filter((c) => c.hasAttribute("data-part")).length;
       if (operands > 0) expect(summary).toContain(`${operands} operand${operands === 1 ? "" : "s"} of combined ones`);
+    }
+  });
+
+  it("shows a helper called from two lines once per call, each block naming its own caller", () => {
+    const payload = loadProgram("helper_twice");
+    const { el } = show("helper_twice");
+    const files = payload.file_labels ?? [];
+    const helper = payload.lines.findIndex((l) => lineText(payload, l.file, l.line) === "return x @ kernel");
+    expect(helper).toBeGreaterThanOrEqual(0);
+    const blocks = all(el, `[data-source-line="${helper}"]`);
+    const called = blocks.map((b) => all(b, '[data-role="chain-line"]')[1]?.textContent ?? "");
+    // Each block says which call it is: the first call line, then the second.
+    expect(called.filter((t) => t.includes('dense(carry, layer["wi"])'))).toHaveLength(1);
+    expect(called.filter((t) => t.includes('dense(h, layer["wo"])'))).toHaveLength(1);
+    // and everything in a block came through that block's call, as its call chain in the payload says.
+    for (const block of blocks) {
+      const label = all(block, '[data-role="chain-line"]')[1]?.textContent ?? "";
+      const callLine = Number(/:(\d+)/.exec(label.replace(files[payload.lines[helper].file ?? -1] ?? "", ""))?.[1]);
+      for (const chip of all(block, '[data-role="line-collective"]')) {
+        const c = payload.collectives[Number(chip.getAttribute("data-collective"))];
+        const part = chip.getAttribute("data-part");
+        const stack = part === null ? c.stack : c.parts?.[Number(part)]?.stack;
+        expect((payload.stacks ?? [])[stack ?? -1]?.[1]?.[1]).toBe(callLine);
+      }
     }
   });
 
