@@ -78,7 +78,7 @@ export class SourceListing {
         const summary =
           row.valueCount + row.collectiveCount > 0
             ? h("span", { class: "sv-src-summary sv-muted" }, [
-                lineSummary(row.valueCount, row.collectiveCount, row.operandCount, row.wireBytes),
+                lineSummary(row.valueCount, row.collectiveCount, row.operandCount, row.combinedCount, row.wireBytes),
               ])
             : null;
         code.append(
@@ -255,11 +255,18 @@ export class SourceListing {
   }
 }
 
-/** `22 values · 2 collectives (3 operands of combined ones), 2.3 KiB`: a combined collective counts once. */
-export function lineSummary(values: number, collectives: number, operands: number, bytes: number): string {
+/** `22 values · 2 collectives (3 operands of a combined one), 2.3 KiB`: a combined collective counts once. */
+export function lineSummary(
+  values: number,
+  collectives: number,
+  operands: number,
+  combined: number,
+  bytes: number,
+): string {
   const parts = [];
   if (values > 0) parts.push(plural(values, "value"));
-  const carried = operands > 0 ? ` (${plural(operands, "operand")} of combined ones)` : "";
+  const ones = combined === 1 ? "a combined one" : `${combined} combined ones`;
+  const carried = operands > 0 ? ` (${plural(operands, "operand")} of ${ones})` : "";
   if (collectives > 0) parts.push(`${plural(collectives, "collective")}${carried}, ${formatBytes(bytes)}`);
   return parts.join(" \u00b7 ");
 }

@@ -39,6 +39,8 @@ export interface ListingRow {
   collectiveCount: number;
   /** Operands of combined collectives under this line (each on the line that made it). */
   operandCount: number;
+  /** Distinct combined collectives those operands belong to. */
+  combinedCount: number;
   /** Bytes one device sends per call for the collectives under this line (loops counted). */
   wireBytes: number;
 }
@@ -60,15 +62,17 @@ export function listingPlan(program: Program): ListingPlan {
     valueCount: 0,
     collectiveCount: 0,
     operandCount: 0,
+    combinedCount: 0,
     wireBytes: 0,
   }));
   const counted = rows.map(() => new Set<number>());
-  const count = (row: ListingRow, collective: number): void => {
+  /** Counts collective once per row; true the first time. */
+  const count = (row: ListingRow, collective: number): boolean => {
     const seen = counted[row.lineNo - (source?.first_line ?? 0)];
-    if (!seen.has(collective)) {
-      seen.add(collective);
-      row.collectiveCount++;
-    }
+    if (seen.has(collective)) return false;
+    seen.add(collective);
+    row.collectiveCount++;
+    return true;
   };
   const rowOf = (listingLine: number | null): ListingRow | null => {
     if (listingLine === null || !source) return null;
@@ -118,7 +122,7 @@ export function listingPlan(program: Program): ListingPlan {
           const row = rowOf(operands[k].listing_line);
           groupIn(row, l, operands[k].stack).parts.push([i, k]);
           if (row) {
-            count(row, i);
+            if (count(row, i)) row.combinedCount++;
             row.operandCount++;
             row.wireBytes += operands[k].total_wire_bytes;
           }

@@ -153,8 +153,11 @@ describe("the program view", () => {
       if (lineChips.length === 0) continue;
       const distinct = new Set(lineChips.map((c) => c.getAttribute("data-collective"))).size;
       expect(summary).toContain(`${distinct} collective${distinct === 1 ? "" : "s"}`);
-      const operands = lineChips.filter((c) => c.hasAttribute("data-part")).length;
-      if (operands > 0) expect(summary).toContain(`${operands} operand${operands === 1 ? "" : "s"} of combined ones`);
+      const operandChips = lineChips.filter((c) => c.hasAttribute("data-part"));
+      const owners = new Set(operandChips.map((c) => c.getAttribute("data-collective"))).size;
+      const ones = owners === 1 ? "a combined one" : `${owners} combined ones`;
+      const operands = operandChips.length;
+      if (operands > 0) expect(summary).toContain(`${operands} operand${operands === 1 ? "" : "s"} of ${ones}`);
     }
   });
 
