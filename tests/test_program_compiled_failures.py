@@ -140,3 +140,29 @@ def test_the_issues_ref_step_traces_on_one_device():
     assert prog.output_paths == ("out['loss']",)
     assert prog.outputs[0].type_str == str(jax.typeof(ran["loss"]))
     assert prog.input_paths == ("w_ref", "x") and prog.inputs[0].type_str == "Ref{float32[4]}"
+
+
+def test_a_ref_input_laid_out_anew_is_refused_by_name(mesh):
+    """Tracing again lays inputs out as ShapeDtypeStructs; a Ref in its place would no longer be
+    written to (JAX refuses the write on an array), so a new spec for a Ref is refused, naming it,
+    and the other inputs still take theirs."""
+    from shardviz.program import retrace
+    from shardviz.program.state import ProgramState
+
+    def step(w_ref, x):
+        w_ref[...] += x.sum(0)
+        return x.mean()
+
+    w = jax.ref.new_ref(jax.device_put(jnp.zeros(8), NamedSharding(mesh, P())))
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
+    with pytest.raises(TypeError):  # JAX's own answer to a write into an array
+        jax.jit(step).trace(jax.ShapeDtypeStruct((8,), jnp.float32), x)
+    prog = shardviz.trace(step, w, x)
+    with pytest.raises(ShardingError, match=r"w_ref is a Ref \(jax.ref.new_ref\)"):
+        retrace(prog, ["y", None])
+    state = ProgramState(prog)
+    with pytest.raises(Exception) as info:
+        state.with_specs(["y", state.input_specs[1]])
+    assert getattr(info.value, "source", None) == "input:0" and "w_ref is a Ref" in str(info.value)
+    moved, _ = state.with_specs([state.input_specs[0], "x, y"])
+    assert moved.program.inputs[1].spec == (("x",), ("y",))

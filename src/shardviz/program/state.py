@@ -19,7 +19,7 @@ from ..engine.edits import EditError
 from ..engine.grammar import format_spec, parse_spec
 from ..errors import ShardingError
 from .program import Program
-from .trace import retrace
+from .trace import ref_refusal, retrace
 
 PROGRAM = "program"
 # A malformed edit (not one spec text per input): no input and not the program is to blame.
@@ -69,6 +69,8 @@ class ProgramState:
                 check_spec(mesh, spec, layout.shape)
             except ShardingError as err:
                 raise EditError(f"{path}: {err}", input_source(k)) from None
+            if layout.type_str.startswith("Ref{"):
+                raise EditError(ref_refusal(path), input_source(k))
             specs.append(spec)
         if all(s is None for s in specs):
             return self, ""

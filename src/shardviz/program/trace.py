@@ -149,7 +149,17 @@ def retrace(program: Program, specs: Sequence[Any]) -> Program:
     return trace(origin.fun, *args, **kwargs)
 
 
+def ref_refusal(path: str) -> str:
+    """Why a ``Ref`` input cannot be laid out anew by tracing again."""
+    return (
+        f"{path} is a Ref (jax.ref.new_ref): laying it out anew needs a new Ref holding its data, and tracing "
+        "again copies no data; lay the array out on the new spec before jax.ref.new_ref, then trace again"
+    )
+
+
 def _placed(leaf: Any, spec: Any, mesh: Mesh | None, path: str) -> jax.ShapeDtypeStruct:
+    if isinstance(leaf, jax.Ref):  # a ShapeDtypeStruct in its place would not be written to
+        raise ShardingError(ref_refusal(path))
     if isinstance(spec, jax.sharding.Sharding):
         sharding = spec
     else:
