@@ -459,6 +459,27 @@ def test_values_carry_the_users_names():
     assert [v.name for v in prog.values if v.role == "input"] == ["a", "b", "c"]
 
 
+def attention_scores(x, wqkv):
+    q, k, v = jnp.split(x @ wqkv, 3, axis=-1)
+    s = jax.nn.softmax(q @ k.T, axis=-1)
+    return (s @ v).sum()
+
+
+def test_a_line_that_unpacks_a_split_names_each_part():
+    """``q, k, v = jnp.split(...)``: the jaxpr's one split equation has three results, in
+    the order the line names them."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
+    x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("x", None)))
+    w = jax.device_put(jnp.ones((16, 48)), NamedSharding(mesh, P(None, "y")))
+    (split,) = [e for e in jax.jit(attention_scores).trace(x, w).jaxpr.eqns if e.primitive.name == "split"]
+    assert len(split.outvars) == 3
+    prog = shardviz.trace(attention_scores, x, w)
+    parts = [v for v in prog.values if v.primitive == "split"]
+    assert [v.label for v in parts] == ["q", "k", "v"]
+    assert {v.source.line for v in parts} == {line_of(attention_scores, "q, k, v =")}
+    assert [v.type_str for v in parts] == [str(o.aval) for o in split.outvars]
+
+
 def test_an_unknown_layout_is_explained_without_xlas_internal_words(data_mesh):
     """Auto axes: a value XLA merged away or left open has no layout; the note says so in
     the user's words, not XLA's (no modules, instructions or annotations)."""

@@ -40,10 +40,11 @@ def line_text(file: str, line: int) -> str:
 
 
 @cache
-def bound_name(text: str) -> str | None:
-    """The variable a line of source binds, where it binds exactly one: ``h = relu(x @ w)`` -> ``h``.
+def bound_names(text: str) -> tuple[str, ...] | None:
+    """The variables a line of source binds, in order: ``h = relu(x @ w)`` -> ``('h',)``,
+    ``q, k, v = split(t, 3)`` -> ``('q', 'k', 'v')``.
 
-    ``x += 1`` and ``h: Array = f(x)`` count; tuple targets, attributes,
+    ``x += 1`` and ``h: Array = f(x)`` count; starred targets, attributes,
     subscripts and lines that are not a whole statement give None.
     """
     try:
@@ -59,4 +60,8 @@ def bound_name(text: str) -> str | None:
         target = statement.target
     else:
         return None
-    return target.id if isinstance(target, ast.Name) else None
+    if isinstance(target, ast.Name):
+        return (target.id,)
+    if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
+        return tuple(e.id for e in target.elts if isinstance(e, ast.Name)) or None
+    return None

@@ -29,7 +29,7 @@ from . import hlo
 from .frames import user_frame
 from .jaxpr_walk import JaxprValue, reader_lines
 from .model import SourceListing, Value
-from .sources import bound_name, line_text
+from .sources import bound_names, line_text
 from .xla_shardings import find_sharding, index_module
 
 Found = tuple[Layout | None, str, str]  # layout, where it came from, why not
@@ -106,7 +106,7 @@ class ValueReader:
         for i, path in zip(inputs, self.input_paths):
             labels[i] = path
         readers = reader_lines(self.jaxpr)
-        handed_on: dict[tuple[Any, ...], int] = {}
+        handed_on: dict[tuple[Any, ...], list[int]] = {}
         for i, (w, v) in enumerate(zip(walked, values)):
             if v.role == "input" or v.source is None or w.dead:
                 continue
@@ -114,11 +114,16 @@ class ValueReader:
                 continue  # a gradient computed on this line, not what the line binds
             here = (v.source.file, v.source.line)
             if v.role == "output" or readers.get(id(w.var), set()) - {here}:
-                handed_on[(*here, v.bodies)] = i
-        for (file, line, _), i in handed_on.items():
-            name = bound_name(line_text(file, line))
-            if name is not None:
-                labels[i] = name
+                handed_on.setdefault((*here, v.bodies), []).append(i)
+        for (file, line, _), found in handed_on.items():
+            names = bound_names(line_text(file, line))
+            if names is None:
+                continue
+            if len(names) == 1:  # one variable: the last value the line hands on
+                labels[found[-1]] = names[0]
+            elif len(found) == len(names) and _one_equation(walked, found):
+                for i, name in zip(found, names):  # q, k, v = split(...): the equation's results in order
+                    labels[i] = name
         for i, w in enumerate(walked):
             k = _index_of(self.outvars, w.var) if w.role == "output" else None
             if k is not None and k < len(self.output_paths):
@@ -246,6 +251,14 @@ def spec_tuple(spec: Any, rank: int) -> tuple[tuple[str, ...], ...]:
         else:
             out.append((str(entry),))
     return tuple(out)
+
+
+def _one_equation(walked: Sequence[JaxprValue], found: Sequence[int]) -> bool:
+    """Whether the values ``found`` are results of one equation, one after another (a split's)."""
+    first = walked[found[0]]
+    return list(found) == list(range(found[0], found[0] + len(found))) and all(
+        walked[i].primitive == first.primitive and walked[i].frames == first.frames for i in found
+    )
 
 
 def _index_of(variables: Sequence[Any], var: Any) -> int | None:
