@@ -6,7 +6,8 @@
  * Enter or Space, and arrow keys move between rows.
  */
 
-import type { Program } from "../payload/program";
+import type { Program, ProgramCollective } from "../payload/program";
+import { lineLabel, plural } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { revealWithin } from "../util/scroll";
@@ -173,9 +174,7 @@ export class CollectiveTable {
           h("td", { class: "sv-num" }, [runsText(c)]),
           h("td", { class: "sv-num sv-strong" }, [formatBytes(c.total_wire_bytes)]),
           h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
-            (c.parts?.length ?? 0) > 0
-              ? `${c.parts?.length} operands, ${new Set(c.parts?.map((p) => `${p.file}:${p.line}`)).size} lines`
-              : collectiveLine(program.payload, c) || "\u2014",
+            (c.parts?.length ?? 0) > 0 ? operandLines(program, c) : collectiveLine(program.payload, c) || "\u2014",
           ]),
         ],
       );
@@ -186,4 +185,16 @@ export class CollectiveTable {
       rows.length === 0 ? "No collectives: the devices never exchange data in this program." : "";
     this.empty.hidden = rows.length > 0;
   }
+}
+
+/** `12 operands, 8 lines`, or `2 operands on model.py:7` when every operand is on one line. */
+function operandLines(program: Program, c: ProgramCollective): string {
+  const parts = c.parts ?? [];
+  const lines = new Set(parts.map((p) => `${p.file}:${p.line}`));
+  const operands = plural(parts.length, "operand");
+  if (lines.size === 1) {
+    const where = lineLabel(program.payload, parts[0].file, parts[0].line);
+    return where ? `${operands} on ${where}` : operands;
+  }
+  return `${operands}, ${plural(lines.size, "line")}`;
 }

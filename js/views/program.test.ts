@@ -172,6 +172,11 @@ describe("the program view", () => {
     // Each block says which call it is: the first call line, then the second.
     expect(called.filter((t) => t.includes('dense(carry, layer["wi"])'))).toHaveLength(1);
     expect(called.filter((t) => t.includes('dense(h, layer["wo"])'))).toHaveLength(1);
+    // The table names the one line all of a combined collective's operands are on (no "1 lines").
+    const combined = payload.collectives.findIndex((c) => (c.parts?.length ?? 0) > 1);
+    const row = rows(el).find((r) => r.getAttribute("data-collective") === String(combined));
+    const helperLabel = `${files[payload.lines[helper].file ?? -1]}:${payload.lines[helper].line}`;
+    expect(row?.textContent).toContain(`${payload.collectives[combined].parts?.length} operands on ${helperLabel}`);
     // and everything in a block came through that block's call, as its call chain in the payload says.
     for (const block of blocks) {
       const label = all(block, '[data-role="chain-line"]')[1]?.textContent ?? "";
