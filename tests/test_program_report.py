@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from decoding import strip_ansi
-from shardviz.program.report import spec_text
+from shardviz.program.report import render_program, spec_text
 from shardviz.text import ansi
 
 
@@ -104,3 +104,13 @@ def test_axis_marks_use_the_widget_axis_palette():
     assert hexes and [ansi.axis_rgb(i) for i in range(len(hexes))] == [
         tuple(int(h[k : k + 2], 16) for k in (1, 3, 5)) for h in hexes
     ]
+
+
+def test_counts_of_one_read_in_the_singular():
+    """A one-device mesh and a program of one value: '1 device', '1 value' (not '1 devices')."""
+    mesh = Mesh(np.asarray(jax.devices()[:1]), ("x",))
+    a = jax.device_put(jnp.ones(4), NamedSharding(mesh, P()))
+    prog = shardviz.trace(lambda v: v, a)
+    assert len(prog.values) == 1 and prog.num_partitions == 1
+    head = render_program(prog, width=100, color=False).splitlines()[:3]
+    assert head[1].endswith("), 1 device") and head[2].startswith("1 value,"), head

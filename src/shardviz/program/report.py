@@ -49,7 +49,7 @@ def _header(program: ProgramData, width: int) -> list[str]:
     else:
         axes = " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes))
         kinds = sorted(set(mesh.axis_types))
-        where = f"mesh {axes} ({', '.join(kinds)}), {program.num_partitions} devices"
+        where = f"mesh {axes} ({', '.join(kinds)}), {plural(program.num_partitions, 'device')}"
     lines = [*_flow("program", [program.name, f"({program.hlo_module})"], width, sep=""), _fit(where, width)]
     if program.process_count > 1:
         lines.append(f"process {program.process_index} of {program.process_count}")
@@ -60,7 +60,7 @@ def _header(program: ProgramData, width: int) -> list[str]:
         "none": "",
     }[program.sharding_mode]
     known = sum(1 for v in program.values if v.layout is not None)
-    parts = [f"{len(program.values)} values, {known} with a known layout"] + ([mode] if mode else [])
+    parts = [f"{plural(len(program.values), 'value')}, {known} with a known layout"] + ([mode] if mode else [])
     lines += _flow("", parts, width, sep="; ")
     return lines
 
