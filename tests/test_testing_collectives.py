@@ -223,3 +223,20 @@ def test_only_a_traced_program_is_checked():
         shardviz.ShardingError, match=r"a program traced with shardviz.trace\(f, \*args\), not ArrayImpl"
     ):
         assert_collectives(x, allow={})
+
+
+def lambda_step(w, x):
+    g = jax.grad(lambda w: jnp.sum(jnp.tanh(x @ w)))(w)
+    return w - 0.1 * g
+
+
+def test_a_function_key_covers_the_lambdas_written_in_it():
+    w = jax.device_put(jnp.ones((16, 32)), NamedSharding(MESH, P()))
+    x = jax.device_put(jnp.ones((16, 16)), NamedSharding(MESH, P("data")))
+    prog = shardviz.trace(lambda_step, w, x)
+    assert compiled_kinds(lambda_step, w, x) == {"all-reduce"}
+    (reduce,) = prog.collectives
+    assert reduce.source.function == "lambda_step.<locals>.<lambda>"
+    with pytest.raises(CollectiveBudgetExceeded, match=r"over its budget 1 B \(function lambda_step\)"):
+        assert_collectives(prog, per_line={"lambda_step": 1})
+    assert_collectives(prog, per_line={"lambda_step": reduce.total_wire_bytes})

@@ -154,19 +154,36 @@ class LineCaps:
     by_number: Mapping[int, int]
     by_function: Mapping[str, int]
 
-    def cap(self, source: SourceLocation | None) -> tuple[int | None, str]:
-        """The budget of a line and the key it comes from."""
+    def cap(self, charge: LineCharge) -> tuple[int | None, str]:
+        """The budget of a charge's line and the key it comes from."""
+        source = charge.source
         if source is not None:
             for (file, line), cap in self.by_place.items():
                 if line == source.line and _same_file(source.file, file):
                     return cap, f"{file}:{line}"
             if source.line in self.by_number:
                 return self.by_number[source.line], f"line {source.line}"
-            function = source.function.rsplit(".", 1)[-1]
-            for name in (source.function, function):
+            for name in _functions_of(charge):
                 if name in self.by_function:
                     return self.by_function[name], f"function {name}"
         return self.every, "every line"
+
+
+def _functions_of(charge: LineCharge) -> list[str]:
+    return [] if charge.source is None else function_names(charge.source.function)
+
+
+def function_names(function: str) -> list[str]:
+    """The names a line's function goes by: its qualified name and its own name, and for a lambda or a
+    comprehension (``step.<locals>.<lambda>``) the function it is written in (``step``)."""
+    names = [function, function.rsplit(".", 1)[-1]]
+    parts = function.split(".")
+    while parts and parts[-1].startswith("<"):  # <lambda>, <dictcomp>, and the <locals> before them
+        parts.pop()
+        if parts and not parts[-1].startswith("<"):
+            names += [".".join(parts), parts[-1]]
+            break
+    return names
 
 
 def _same_file(file: str, written: str) -> bool:
@@ -216,7 +233,7 @@ def _program_places(program: ProgramData) -> tuple[set[str], set[str]]:
         frames += c.stack
         for part in getattr(c, "parts", ()):
             frames += part.stack
-    functions = {f.function for f in frames if f.function} | {f.function.rsplit(".", 1)[-1] for f in frames}
+    functions = {name for f in frames for name in function_names(f.function)}
     return {f.file for f in frames}, functions - {""}
 
 
@@ -289,7 +306,7 @@ def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> li
 def _over_lines(charges: list[LineCharge], caps: LineCaps) -> list[str]:
     out: list[str] = []
     for source, sent, members in _by_line(charges):
-        cap, key = caps.cap(source)
+        cap, key = caps.cap(members[0])
         if cap is None or sent <= cap:
             continue
         out.append(f"  {where(source)}")
