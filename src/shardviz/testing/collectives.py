@@ -254,7 +254,9 @@ def _runs(c: Collective) -> str:
 
 def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | None]) -> list[str]:
     out: list[str] = []
-    for c in program.collectives:
+    shown = 0
+    ranked = sorted(program.collectives, key=lambda c: -c.total_wire_bytes)
+    for c in ranked:
         if c.group_size <= 1:
             continue  # groups of one device move nothing
         axes = _axes_of(c)
@@ -265,6 +267,9 @@ def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | No
             if may is None or (axes is not None and axes <= may):
                 continue
             why = f"{c.kind} is allowed only over {', '.join(sorted(may)) or 'no axis'}"
+        shown += 1
+        if shown > LISTED:
+            continue  # counted, not listed
         out.append(
             f"  {c.kind} over {c.axes_label}: {format_bytes(c.total_wire_bytes)} per call "
             f"({format_bytes(c.wire_bytes)} {_runs(c)}); {why}"
@@ -272,6 +277,8 @@ def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | No
         sources = [part.source for part in getattr(c, "parts", ())] or [c.source]
         for source in dict.fromkeys(sources):
             out.append(f"      at {where(source)}")
+    if shown > LISTED:
+        out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
     return ["collectives not allowed:", *out] if out else []
 
 
