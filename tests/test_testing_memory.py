@@ -217,3 +217,15 @@ def test_nothing_to_split_over_passes():
 def test_bad_sharded_arguments_raise_sharding_error(kwargs, fragment):
     with pytest.raises(shardviz.ShardingError, match=fragment):
         assert_sharded(params(), **kwargs)
+
+
+def test_a_leaf_on_no_mesh_counts_as_not_sharded():
+    loose = jnp.ones((256, 256))  # committed to one device, no mesh
+    assert isinstance(loose.sharding, jax.sharding.SingleDeviceSharding)
+    tree = {"w": put((256, 256), P("data", "model")), "loose": loose}
+    with pytest.raises(NotShardedEnough) as info:
+        assert_sharded(tree, 0.9)
+    message = str(info.value)
+    assert message.startswith("50.0% of the tree's 512 KiB is sharded")
+    assert "1 leaf, 256 KiB, is not; the largest:" in message
+    assert "  loose  float32[256,256]  256 KiB, 256 KiB per device, on one device, on no mesh" in message

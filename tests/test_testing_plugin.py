@@ -147,7 +147,7 @@ def test_snapshot_record_compare_grow_and_shrink(pytester, monkeypatch):
     stored = json.loads((pytester.path / "__shardviz__" / "test_snap.json").read_text())
     (line,) = stored["snapshots"]["test_step"]["lines"]
     grad_line, gather_line = line_in(SNAPSHOT, "jax.grad("), line_in(SNAPSHOT, "reshard(x")
-    assert line["where"] == f"test_snap.py:{grad_line}" and line["function"] == "<lambda>"
+    assert line["where"] == f"test_snap.py:{grad_line}" and line["function"] == "step"
     assert [item["kind"] for item in line["collectives"]] == ["all-reduce"]
 
     pytester.runpytest(*args).assert_outcomes(passed=1)
@@ -170,7 +170,7 @@ def test_snapshot_record_compare_grow_and_shrink(pytester, monkeypatch):
     shrunk.stdout.fnmatch_lines(
         [
             "*shardviz snapshots*",
-            f"test_snap.py::test_step: line {grad_line} of test_snap.py (<lambda>) now all-reduces * less than *",
+            f"test_snap.py::test_step: line {grad_line} of test_snap.py (step) now all-reduces * less than *",
         ]
     )
     monkeypatch.setenv("SNAP_WIDTH", "64")

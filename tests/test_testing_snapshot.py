@@ -143,14 +143,14 @@ def test_more_bytes_on_a_line_fail_and_fewer_pass_with_a_note(tmp_path):
         snap(tmp_path, code, big)
     line = line_of(code, "jax.grad(")
     assert (
-        f"line {line} of model.py (<lambda>) now all-reduces {format_bytes(after)} over data per call (x1); "
+        f"line {line} of model.py (step) now all-reduces {format_bytes(after)} over data per call (x1); "
         f"the snapshot has {format_bytes(before)} (x1)" in str(info.value)
     )
     snap(tmp_path, code, big, update=True)
     shrunk = snap(tmp_path, code, small)
     assert not shrunk.recorded
     assert shrunk.notes == (
-        f"line {line} of model.py (<lambda>) now all-reduces {format_bytes(before)} over data per call (x1), "
+        f"line {line} of model.py (step) now all-reduces {format_bytes(before)} over data per call (x1), "
         f"less than the {format_bytes(after)} (x1) recorded",
     )
 

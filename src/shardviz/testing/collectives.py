@@ -15,7 +15,7 @@ from ..errors import ShardingError
 from ..program.hlo import COLLECTIVE_KINDS
 from ..program.model import Collective, ProgramData, SourceLocation
 from .errors import CollectiveBudgetExceeded
-from .messages import exact_bytes, format_bytes, where
+from .messages import exact_bytes, format_bytes, function_names, where
 from .sizes import parse_bytes
 
 __all__ = ["LineCharge", "assert_collectives", "line_charges"]
@@ -171,19 +171,6 @@ class LineCaps:
 
 def _functions_of(charge: LineCharge) -> list[str]:
     return [] if charge.source is None else function_names(charge.source.function)
-
-
-def function_names(function: str) -> list[str]:
-    """The names a line's function goes by: its qualified name and its own name, and for a lambda or a
-    comprehension (``step.<locals>.<lambda>``) the function it is written in (``step``)."""
-    names = [function, function.rsplit(".", 1)[-1]]
-    parts = function.split(".")
-    while parts and parts[-1].startswith("<"):  # <lambda>, <dictcomp>, and the <locals> before them
-        parts.pop()
-        if parts and not parts[-1].startswith("<"):
-            names += [".".join(parts), parts[-1]]
-            break
-    return names
 
 
 def _same_file(file: str, written: str) -> bool:

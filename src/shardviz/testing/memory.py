@@ -230,15 +230,21 @@ def _sharded_message(
     ranked = sorted(replicated, key=lambda i: -leaf_total[i])
     lines = [
         f"{fraction:.1%} of the tree's {format_bytes(total)} is sharded ({rule}); at least {min_fraction:.1%} must be",
-        f"{len(replicated)} leaves, {format_bytes(sum(leaf_total.values()))}, are not; the largest:",
+        f"{len(replicated)} {'leaf' if len(replicated) == 1 else 'leaves'}, "
+        f"{format_bytes(sum(leaf_total.values()))}, {'is' if len(replicated) == 1 else 'are'} not; the largest:",
     ]
     advice = {r.leaf: r.message for r in tree.audit.replicated}
     for i in ranked[:LISTED]:
         group = tree.groups[int(tree.leaf_group[i])]
-        over = ", ".join(group.replicated_axes) or "-"
+        if group.mesh is None:
+            held = "on one device, on no mesh"
+        elif group.replicated_axes:
+            held = f"replicated over {', '.join(group.replicated_axes)}"
+        else:
+            held = f"split only by {', '.join(a for entry in group.spec for a in entry)}"  # not the named axes
         lines.append(
             f"  {leaf_name(tree.paths[i])}  {tree.type_str(i)}  {format_bytes(leaf_total[i])}, "
-            f"{format_bytes(int(tree.leaf_bytes[i]))} per device, replicated over {over}"
+            f"{format_bytes(int(tree.leaf_bytes[i]))} per device, {held}"
         )
         if i in advice:
             lines.append(f"      {advice[i]}")

@@ -12,7 +12,7 @@ from ..text.ranges import format_bytes
 MESSAGE_WIDTH = 120  # columns a failure message keeps within (pytest does not wrap)
 GAP = "   "
 
-__all__ = ["exact_bytes", "format_bytes", "side_by_side", "where"]
+__all__ = ["exact_bytes", "format_bytes", "function_names", "side_by_side", "where"]
 
 
 def exact_bytes(count: int) -> str:
@@ -22,13 +22,28 @@ def exact_bytes(count: int) -> str:
 
 
 def where(source: SourceLocation | None, *, code: bool = True) -> str:
-    """``model.py:42 (loss)  h = x @ w``: the file, line, function and, where readable, the line's text."""
+    """``model.py:42 (loss)  h = x @ w``: the file, line, function and, where readable, the line's text.
+
+    A lambda or a comprehension is named by the function it is written in."""
     if source is None:
         return "(no line of yours: the collective comes from library code)"
-    function = source.function.rsplit(".", 1)[-1]
+    function = function_names(source.function)[-1]
     head = f"{file_label(source.file)}:{source.line}" + (f" ({function})" if function else "")
     text = line_text(source.file, source.line) if code else ""
     return f"{head}  {text}" if text else head
+
+
+def function_names(function: str) -> list[str]:
+    """The names a line's function goes by: its qualified name and its own name, and for a lambda or a
+    comprehension (``step.<locals>.<lambda>``) the function it is written in (``step``)."""
+    names = [function, function.rsplit(".", 1)[-1]]
+    parts = function.split(".")
+    while parts and parts[-1].startswith("<"):  # <lambda>, <dictcomp>, and the <locals> before them
+        parts.pop()
+        if parts and not parts[-1].startswith("<"):
+            names += [".".join(parts), parts[-1]]
+            break
+    return names
 
 
 def relative_file(file: str, base: str | os.PathLike[str]) -> str:

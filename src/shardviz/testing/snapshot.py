@@ -22,7 +22,7 @@ from ..program.model import ProgramData
 from ..program.sources import line_text
 from .collectives import line_charges
 from .errors import SnapshotChanged
-from .messages import format_bytes, relative_file
+from .messages import format_bytes, function_names, relative_file
 
 __all__ = ["FORMAT", "SnapshotResult", "assert_collectives_snapshot", "collectives_record", "compare_records"]
 
@@ -68,7 +68,7 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
         if key not in lines:
             lines[key] = {
                 "where": "?" if source is None else f"{relative_file(source.file, base)}:{source.line}",
-                "function": "" if source is None else source.function.rsplit(".", 1)[-1],
+                "function": "" if source is None else function_names(source.function)[-1],
                 "code": "" if source is None else line_text(source.file, source.line),
                 "collectives": {},
             }
