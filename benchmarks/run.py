@@ -29,6 +29,9 @@ Each prints a markdown table and one ``BENCH-JSON {...}`` line. The parts:
 - ``local``: benchmarks/local_engine.py, the layout engine in the browser: edits
   on saved pages at 512 and 4096 devices, JupyterLab's local-first redraw at
   512, and the bundles' sizes (it also writes results-local-engine.md/.json).
+- ``testing``: benchmarks/testing_side.py, how long a failing ``shardviz.testing``
+  assertion takes to build its message after the trace (assert_collectives on a
+  24-layer MLP, scanned and unrolled; assert_layout, assert_fits, a snapshot).
 
 One markdown table of targets (figure, limit, PASS/MISS, every figure from
 this run), then each part's own tables under a heading, printed and written to
@@ -77,6 +80,7 @@ TARGETS = {
     "heap_growth_bytes": 64 * KiB,  # after 100 edits; DOM nodes and listeners must not grow at all
     "trace_over_compile": 1.25,  # shardviz.trace over a bare jax.jit(f).lower(*args).compile()
     "whatif_over_bare_256": 3.0,  # what-if trace on 256 devices over a bare compile in a 256-device child
+    "testing_message_ms": 50.0,  # a failing assert_collectives' message, after the trace
     "program_payload_bytes": 200_000,  # under 200 KB
     "program_first_draw_ms": 100.0,  # under
     "program_select_ms": FRAME_MS,
@@ -99,6 +103,11 @@ PARTS: dict[str, tuple[str, str, int]] = {
     "tree-browser": ("tree_browser.py", "Model view in Chromium (`tree_browser.py`, `tree_harness.html`)", 600),
     "local": ("local_engine.py", "Layout engine in the browser (`local_engine.py`)", 900),
     "plan": ("plan_side.py", "Planning a pod: what-if trace against a bare compile in a child (`plan_side.py`)", 600),
+    "testing": (
+        "testing_side.py",
+        "Budgets in tests: a failing assertion's message after the trace (`testing_side.py`)",
+        300,
+    ),
 }
 BROWSER_PARTS = {"array-browser", "program-browser", "tree-browser", "local"}
 
@@ -284,6 +293,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         ("tree_browser", tree_browser_targets),
         ("local", local_targets),
         ("plan", plan_targets),
+        ("testing", testing_targets),
     ):
         if key in results:
             rows += targets(results[key])
@@ -310,6 +320,19 @@ def plan_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             "finishes",
             "error" not in big,
         ),
+    ]
+
+
+def testing_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    worst = r["collectives_message_ms"]
+    return [
+        target_row(
+            f"a failing assert_collectives prints its message after the trace ({r['layers']}-layer MLP, scanned "
+            f"and unrolled, worst call)",
+            f"{ms(worst)} ms",
+            f"< {TARGETS['testing_message_ms']:.0f} ms",
+            worst < TARGETS["testing_message_ms"],
+        )
     ]
 
 

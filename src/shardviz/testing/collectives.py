@@ -1,0 +1,342 @@
+"""``assert_collectives``: which collectives a program may run, over which mesh axes, and how many bytes.
+
+Bytes are what one device sends per call of the program (loops counted), as
+``Program.totals`` counts them; a combined collective's operands are charged
+to their own lines, as the program view shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ShardingError
+from ..program.hlo import COLLECTIVE_KINDS
+from ..program.model import Collective, ProgramData, SourceLocation
+from .errors import CollectiveBudgetExceeded
+from .messages import exact_bytes, format_bytes, function_names, where
+from .sizes import parse_bytes
+
+__all__ = ["LineCharge", "assert_collectives", "line_charges"]
+
+ANY_AXES = "*"
+LISTED = 12  # lines a message lists before it says how many more there are
+
+
+@dataclass(frozen=True)
+class LineCharge:
+    """The bytes one collective sends on behalf of one source line, per call (runs counted)."""
+
+    collective: Collective
+    source: SourceLocation | None
+    wire_bytes: int
+
+    @property
+    def key(self) -> tuple[str, int] | None:
+        return None if self.source is None else (self.source.file, self.source.line)
+
+
+def line_charges(program: ProgramData) -> list[LineCharge]:
+    """Each collective on its line; a combined collective's operands each on their own line."""
+    out = []
+    for c in program.collectives:
+        parts = getattr(c, "parts", ())
+        if parts:
+            out += [LineCharge(c, part.source, part.wire_bytes * c.count) for part in parts]
+        else:
+            out.append(LineCharge(c, c.source, c.total_wire_bytes))
+    return out
+
+
+def assert_collectives(
+    program: Any,
+    *,
+    allow: Mapping[str, Any] | Iterable[str] | str | None = None,
+    max_wire_bytes: int | str | None = None,
+    per_line: int | str | Mapping[str | int, int | str] | None = None,
+) -> ProgramData:
+    """Check a traced program's collectives against the budgets given; return the program.
+
+    ``allow`` maps each collective kind the program may run to the mesh axes
+    it may run over (``{"all-reduce": ["data"]}``; ``"*"`` or None for any
+    axes; a list of kinds allows them over any axes). A collective of a kind
+    not named, or over an axis not listed (a piece of an axis counts as the
+    axis; groups that span no mesh axes count as ``?``), fails. Collectives
+    whose groups hold one device move nothing and are not checked.
+
+    ``max_wire_bytes`` caps ``program.totals.wire_bytes``, the bytes one
+    device sends per call. ``per_line`` caps each source line's bytes: one
+    number for every line, or a mapping from ``"file.py:42"`` (the file's
+    name or a path ending in it), a line number (any file) or a function name
+    (each of its lines) to bytes; the most specific key wins. Budgets are
+    ints or strings such as ``"16 MiB"``.
+
+    Raises :class:`CollectiveBudgetExceeded` (an AssertionError) naming each
+    offending collective's kind, axes, bytes and source line, and each line
+    over its budget with its text; ``ShardingError`` for a budget of the wrong
+    type, an unknown kind, an axis the mesh lacks, or a key that names no
+    file or function of the program.
+    """
+    if not isinstance(program, ProgramData):
+        raise ShardingError(
+            f"assert_collectives checks a program traced with shardviz.trace(f, *args), not {type(program).__name__}"
+        )
+    axis_names = program.mesh.axis_names if program.mesh is not None else ()
+    allowed = None if allow is None else _allowed(allow, axis_names)
+    total_cap = None if max_wire_bytes is None else parse_bytes(max_wire_bytes, "max_wire_bytes")
+    caps = None if per_line is None else _line_caps(per_line, program)
+    charges = line_charges(program)
+
+    sections: list[list[str]] = []
+    if allowed is not None:
+        sections.append(_not_allowed(program, allowed))
+    if total_cap is not None and program.totals.wire_bytes > total_cap:
+        sections.append(_over_total(program, charges, total_cap))
+    if caps is not None:
+        sections.append(_over_lines(charges, caps))
+    sections = [s for s in sections if s]
+    if sections:
+        raise CollectiveBudgetExceeded(_message(program, sections, allowed), subject=program)
+    return program
+
+
+# ---------------------------------------------------------------------------- reading the budgets
+
+
+def _kind(name: Any) -> str:
+    if not isinstance(name, str):
+        raise ShardingError(f"allow's keys name collective kinds ({', '.join(COLLECTIVE_KINDS)}), not {name!r}")
+    kind = name.strip().lower().replace("_", "-")
+    if kind not in COLLECTIVE_KINDS:
+        raise ShardingError(f"unknown collective kind {name!r} in allow: the kinds are {', '.join(COLLECTIVE_KINDS)}")
+    return kind
+
+
+def _allowed(allow: Any, axis_names: tuple[str, ...]) -> dict[str, frozenset[str] | None]:
+    """Kind -> the axes it may run over (None: any)."""
+    if isinstance(allow, str):
+        return {_kind(allow): None}
+    if not isinstance(allow, Mapping):
+        if not isinstance(allow, Iterable):
+            raise ShardingError(
+                "allow maps collective kinds to mesh axes, e.g. {'all-reduce': ['data']} "
+                f"(or lists kinds), not {type(allow).__name__}"
+            )
+        return {_kind(name): None for name in allow}
+    out: dict[str, frozenset[str] | None] = {}
+    for name, axes in allow.items():
+        kind = _kind(name)
+        if axes is None or axes == ANY_AXES:
+            out[kind] = None
+            continue
+        listed = (axes,) if isinstance(axes, str) else axes
+        if not isinstance(listed, Iterable) or not all(isinstance(a, str) for a in listed):
+            raise ShardingError(
+                f"allow[{name!r}] lists the mesh axes {kind} may run over, e.g. ['data'] (or '*' for any), not {axes!r}"
+            )
+        for axis in listed:
+            if axis not in axis_names:
+                mesh = ", ".join(axis_names) if axis_names else "none: the program has no mesh"
+                raise ShardingError(
+                    f"allow[{name!r}] names the axis {axis!r}, which the program's mesh lacks (axes: {mesh})"
+                )
+        out[kind] = frozenset(listed)
+    return out
+
+
+@dataclass(frozen=True)
+class LineCaps:
+    """Per-line budgets: one for every line, or by file:line, line number or function."""
+
+    every: int | None
+    by_place: Mapping[tuple[str, int], int]  # (file as written, line)
+    by_number: Mapping[int, int]
+    by_function: Mapping[str, int]
+
+    def cap(self, charge: LineCharge) -> tuple[int | None, str]:
+        """The budget of a charge's line and the key it comes from."""
+        source = charge.source
+        if source is not None:
+            for (file, line), cap in self.by_place.items():
+                if line == source.line and _same_file(source.file, file):
+                    return cap, f"{file}:{line}"
+            if source.line in self.by_number:
+                return self.by_number[source.line], f"line {source.line}"
+            for name in _functions_of(charge):
+                if name in self.by_function:
+                    return self.by_function[name], f"function {name}"
+        return self.every, "every line"
+
+
+def _functions_of(charge: LineCharge) -> list[str]:
+    return [] if charge.source is None else function_names(charge.source.function)
+
+
+def _same_file(file: str, written: str) -> bool:
+    file, written = file.replace("\\", "/"), written.replace("\\", "/")
+    return file == written or file.endswith("/" + written.lstrip("./"))
+
+
+def _line_caps(per_line: Any, program: ProgramData) -> LineCaps:
+    if not isinstance(per_line, Mapping):
+        return LineCaps(parse_bytes(per_line, "per_line"), {}, {}, {})
+    files, functions = _program_places(program)
+    by_place: dict[tuple[str, int], int] = {}
+    by_number: dict[int, int] = {}
+    by_function: dict[str, int] = {}
+    for key, value in per_line.items():
+        cap = parse_bytes(value, f"per_line[{key!r}]")
+        if isinstance(key, int) and not isinstance(key, bool):
+            by_number[key] = cap
+        elif isinstance(key, str) and ":" in key and key.rpartition(":")[2].strip().isdigit():
+            file, _, line = key.rpartition(":")
+            file = file.strip()
+            if not any(_same_file(f, file) for f in files):
+                raise ShardingError(
+                    f"per_line[{key!r}]: no line of the program is in a file {file!r} "
+                    f"(its files: {', '.join(sorted({f.rsplit('/', 1)[-1] for f in files})) or 'none'})"
+                )
+            by_place[(file, int(line))] = cap
+        elif isinstance(key, str) and key.strip():
+            if key not in functions:
+                raise ShardingError(
+                    f"per_line[{key!r}]: the program has no function {key!r} "
+                    f"(its functions: {', '.join(sorted(functions)) or 'none'}); keys are 'file.py:42', "
+                    "a line number or a function name"
+                )
+            by_function[key] = cap
+        else:
+            raise ShardingError(f"per_line's keys are 'file.py:42', a line number or a function name, not {key!r}")
+    return LineCaps(None, by_place, by_number, by_function)
+
+
+def _program_places(program: ProgramData) -> tuple[set[str], set[str]]:
+    """The files and functions the program's values and collectives come from."""
+    frames: list[SourceLocation] = []
+    for v in program.values:
+        frames += v.stack
+    for c in program.collectives:
+        frames += c.stack
+        for part in getattr(c, "parts", ()):
+            frames += part.stack
+    functions = {name for f in frames for name in function_names(f.function)}
+    return {f.file for f in frames}, functions - {""}
+
+
+# ---------------------------------------------------------------------------- what breaks them
+
+
+def _axes_of(c: Collective) -> frozenset[str] | None:
+    if c.axes is not None:
+        return frozenset(c.axes)
+    if c.pieces is not None:
+        return frozenset(p.axis for p in c.pieces)
+    return None
+
+
+def _runs(c: Collective) -> str:
+    return f"x{c.count}" + ("" if c.count_exact else "+")
+
+
+def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | None]) -> list[str]:
+    out: list[str] = []
+    shown = 0
+    ranked = sorted(program.collectives, key=lambda c: -c.total_wire_bytes)
+    for c in ranked:
+        if c.group_size <= 1:
+            continue  # groups of one device move nothing
+        axes = _axes_of(c)
+        if c.kind not in allowed:
+            why = f"no {c.kind} is allowed"
+        else:
+            may = allowed[c.kind]
+            if may is None or (axes is not None and axes <= may):
+                continue
+            why = f"{c.kind} is allowed only over {', '.join(sorted(may)) or 'no axis'}"
+        shown += 1
+        if shown > LISTED:
+            continue  # counted, not listed
+        out.append(
+            f"  {c.kind} over {c.axes_label}: {format_bytes(c.total_wire_bytes)} per call "
+            f"({format_bytes(c.wire_bytes)} {_runs(c)}); {why}"
+        )
+        sources = [part.source for part in getattr(c, "parts", ())] or [c.source]
+        for source in dict.fromkeys(sources):
+            out.append(f"      at {where(source)}")
+    if shown > LISTED:
+        out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
+    return ["collectives not allowed:", *out] if out else []
+
+
+def _by_line(charges: list[LineCharge]) -> list[tuple[SourceLocation | None, int, list[LineCharge]]]:
+    """Each line with its bytes and its charges, most bytes first."""
+    lines: dict[tuple[str, int] | None, list[LineCharge]] = {}
+    for ch in charges:
+        lines.setdefault(ch.key, []).append(ch)
+    rows = [(members[0].source, sum(ch.wire_bytes for ch in members), members) for members in lines.values()]
+    return sorted(rows, key=lambda row: -row[1])
+
+
+def _charge_row(ch: LineCharge) -> str:
+    c = ch.collective
+    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
+
+
+def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> list[str]:
+    total = program.totals.wire_bytes
+    out = [
+        f"{exact_bytes(total)} sent per device per call, over max_wire_bytes {exact_bytes(cap)}; "
+        "the lines that send the most:"
+    ]
+    rows = _by_line(charges)
+    for source, sent, _ in rows[:LISTED]:
+        out.append(f"  {format_bytes(sent):>9}  {where(source)}")
+    if len(rows) > LISTED:
+        out.append(f"  ... and {len(rows) - LISTED} more lines")
+    return out
+
+
+def _over_lines(charges: list[LineCharge], caps: LineCaps) -> list[str]:
+    out: list[str] = []
+    for source, sent, members in _by_line(charges):
+        cap, key = caps.cap(members[0])
+        if cap is None or sent <= cap:
+            continue
+        out.append(f"  {where(source)}")
+        out.append(f"    sends {exact_bytes(sent)} per call, over its budget {exact_bytes(cap)} ({key}):")
+        out += [_charge_row(ch) for ch in sorted(members, key=lambda ch: -ch.wire_bytes)]
+    return ["lines over their per_line budget:", *out] if out else []
+
+
+def _message(
+    program: ProgramData, sections: list[list[str]], allowed: Mapping[str, frozenset[str] | None] | None
+) -> str:
+    mesh = program.mesh
+    mesh_text = " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) if mesh else "no mesh"
+    head = [
+        f"the program {program.name} breaks its collective budget (mesh {mesh_text}; "
+        "bytes are what one device sends per call, loops counted)"
+    ]
+    if allowed is not None:
+        rules = [
+            f"{kind} over {'any axes' if axes is None else ', '.join(sorted(axes)) or 'no axis'}"
+            for kind, axes in allowed.items()
+        ]
+        head.append(f"allowed: {'; '.join(rules) or 'no collectives'}")
+    body: list[str] = []
+    for section in sections:
+        body += ["", *section]
+    return "\n".join(head + body + ["", *_every_line(program)])
+
+
+def _every_line(program: ProgramData) -> list[str]:
+    """The program's collectives line by line, as the message's picture of what it does."""
+    rows = _by_line(line_charges(program))
+    out = [f"every collective, per line ({format_bytes(program.totals.wire_bytes)} per call in all):"]
+    for source, sent, members in rows[:LISTED]:
+        out.append(f"  {format_bytes(sent):>9}  {where(source)}")
+        out += [_charge_row(ch) for ch in sorted(members, key=lambda ch: -ch.wire_bytes)]
+    if len(rows) > LISTED:
+        out.append(f"  ... and {len(rows) - LISTED} more lines (print the program for all of them)")
+    return out
