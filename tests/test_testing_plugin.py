@@ -219,3 +219,36 @@ def test_shardviz_testing_imports_without_pytest_or_widgets():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
     assert shardviz.testing.__all__
+
+
+def test_the_plugin_loads_no_jax_into_a_test_run_that_does_not_use_it():
+    # pytest imports every installed pytest11 plugin at start: users who never
+    # assert a layout must not pay for importing JAX in each run.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import shardviz.testing.plugin\n"
+        "assert 'jax' not in sys.modules, 'the plugin imported jax'\n"
+        "from shardviz.testing import assert_fits\n"
+        "assert 'jax' in sys.modules\n"
+        "print('ok')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+
+
+def test_every_public_name_of_shardviz_and_its_testing_kit_resolves():
+    import shardviz
+    import shardviz.testing
+    from shardviz.kinds import KINDS
+
+    assert set(shardviz.__all__) == {"ShardingError", *shardviz._LAZY} - {"KINDS"}
+    assert set(shardviz.testing.__all__) == set(shardviz.testing._LAZY)
+    for module in (shardviz, shardviz.testing):
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    for kind in KINDS.values():
+        _, _, name = kind.widget.partition(":")
+        assert getattr(shardviz, name) is kind.widget_class(), name

@@ -5,31 +5,52 @@ out): ``describe`` for one array, ``describe_tree`` for a pytree of them,
 ``trace`` for a jitted program. ``render_text`` draws a terminal picture.
 The widgets (``ShardingWidget``, ``TreeWidget``, ``ProgramWidget``),
 ``show`` and ``save_html`` need the widget machinery
-(anywidget), so they are imported on first use: a script that only
-describes layouts does not pay for it.
+(anywidget). Every public name is imported on first use, so ``import
+shardviz`` (which the pytest plugin of ``shardviz.testing`` does in every
+test run) costs nothing until a name is read, and a script that only
+describes layouts never loads the widget machinery.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from .api import render_text
-from .engine.describe import describe
-from .engine.edits import AdaptedSpec, adapt_spec
-from .engine.grammar import parse_mesh, parse_spec
-from .engine.layout import Layout
-from .engine.model import DeviceInfo, MeshInfo, Tile
 from .errors import ShardingError
-from .kinds import KINDS
-from .plan.estimate import Estimate, estimate
-from .plan.hardware import HARDWARE, Hardware
-from .plan.whatif import WhatIf, trace
-from .program.program import Program
-from .tree.describe import describe_tree
-from .tree.rules import RulesApplied, apply_rules
-from .tree.tree import TreeLayout
 
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it, imported when the name is first read.
+_LAZY = {
+    "render_text": "shardviz.api",
+    "describe": "shardviz.engine.describe",
+    "AdaptedSpec": "shardviz.engine.edits",
+    "adapt_spec": "shardviz.engine.edits",
+    "parse_mesh": "shardviz.engine.grammar",
+    "parse_spec": "shardviz.engine.grammar",
+    "Layout": "shardviz.engine.layout",
+    "DeviceInfo": "shardviz.engine.model",
+    "MeshInfo": "shardviz.engine.model",
+    "Tile": "shardviz.engine.model",
+    "Estimate": "shardviz.plan.estimate",
+    "estimate": "shardviz.plan.estimate",
+    "HARDWARE": "shardviz.plan.hardware",
+    "Hardware": "shardviz.plan.hardware",
+    "WhatIf": "shardviz.plan.whatif",
+    "trace": "shardviz.plan.whatif",
+    "Program": "shardviz.program.program",
+    "describe_tree": "shardviz.tree.describe",
+    "RulesApplied": "shardviz.tree.rules",
+    "apply_rules": "shardviz.tree.rules",
+    "TreeLayout": "shardviz.tree.tree",
+    "KINDS": "shardviz.kinds",
+    # each kind's widget as kinds.py names it (kinds.py imports JAX: a test keeps the two equal)
+    "ShardingWidget": "shardviz.widgets.array",
+    "ProgramWidget": "shardviz.widgets.program",
+    "TreeWidget": "shardviz.widgets.tree",
+    "show": "shardviz.widgets.show",
+    "save_html": "shardviz.export.page",
+}
 
 __all__ = [
     "HARDWARE",
@@ -61,15 +82,22 @@ __all__ = [
     "trace",
 ]
 
-# Public names imported on first use: each kind's widget (kinds.py names it), show and save_html.
-_LAZY = {
-    **{name: module for module, _, name in (kind.widget.partition(":") for kind in KINDS.values())},
-    "show": "shardviz.widgets.show",
-    "save_html": "shardviz.export.page",
-}
-
 if TYPE_CHECKING:
+    from .api import render_text
+    from .engine.describe import describe
+    from .engine.edits import AdaptedSpec, adapt_spec
+    from .engine.grammar import parse_mesh, parse_spec
+    from .engine.layout import Layout
+    from .engine.model import DeviceInfo, MeshInfo, Tile
     from .export.page import save_html
+    from .kinds import KINDS as KINDS
+    from .plan.estimate import Estimate, estimate
+    from .plan.hardware import HARDWARE, Hardware
+    from .plan.whatif import WhatIf, trace
+    from .program.program import Program
+    from .tree.describe import describe_tree
+    from .tree.rules import RulesApplied, apply_rules
+    from .tree.tree import TreeLayout
     from .widgets.array import ShardingWidget
     from .widgets.program import ProgramWidget
     from .widgets.show import show
@@ -77,8 +105,13 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shardviz' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # read once: later reads skip this function
+    return value
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'shardviz' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -12,19 +12,27 @@ collective kind or mesh axis that does not exist) raises
 
 from __future__ import annotations
 
-from .collectives import assert_collectives
-from .errors import (
-    CollectiveBudgetExceeded,
-    LayoutMismatch,
-    MemoryBudgetExceeded,
-    NotShardedEnough,
-    ShardvizAssertionError,
-    SnapshotChanged,
-)
-from .layout import assert_layout
-from .memory import assert_fits, assert_sharded
-from .sizes import parse_bytes
-from .snapshot import SnapshotResult, assert_collectives_snapshot, collectives_record
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Public name -> its module, imported when first read: the pytest plugin lives
+# in this package, and a test run that never asserts a layout should not load JAX.
+_LAZY = {
+    "assert_collectives": "collectives",
+    "CollectiveBudgetExceeded": "errors",
+    "LayoutMismatch": "errors",
+    "MemoryBudgetExceeded": "errors",
+    "NotShardedEnough": "errors",
+    "ShardvizAssertionError": "errors",
+    "SnapshotChanged": "errors",
+    "assert_layout": "layout",
+    "assert_fits": "memory",
+    "assert_sharded": "memory",
+    "parse_bytes": "sizes",
+    "SnapshotResult": "snapshot",
+    "assert_collectives_snapshot": "snapshot",
+    "collectives_record": "snapshot",
+}
 
 __all__ = [
     "CollectiveBudgetExceeded",
@@ -42,3 +50,31 @@ __all__ = [
     "collectives_record",
     "parse_bytes",
 ]
+
+if TYPE_CHECKING:
+    from .collectives import assert_collectives
+    from .errors import (
+        CollectiveBudgetExceeded,
+        LayoutMismatch,
+        MemoryBudgetExceeded,
+        NotShardedEnough,
+        ShardvizAssertionError,
+        SnapshotChanged,
+    )
+    from .layout import assert_layout
+    from .memory import assert_fits, assert_sharded
+    from .sizes import parse_bytes
+    from .snapshot import SnapshotResult, assert_collectives_snapshot, collectives_record
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'shardviz.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
