@@ -28,3 +28,13 @@ def slow(x):
 def gather_rows(a):
     # Explicit axes: a PartitionSpec alone, as under jax.set_mesh on the real machine.
     return jax.sharding.reshard(a, jax.sharding.PartitionSpec(None, "Y"))
+
+
+def constrain(a, spec):
+    # Auto axes under the child's jax.set_mesh: a bare PartitionSpec names the mesh's axes.
+    return jax.lax.with_sharding_constraint(a, spec)
+
+
+def bf16_matmul(a, w):
+    # both operands bf16: the product (and the all-reduce of its partial sums) is bf16 on a TPU
+    return a @ w

@@ -25,29 +25,36 @@ def prog_16x16():
     return _program((16, 16), P("data", None), P(None, "model"))
 
 
-def test_all_reduce_on_a_v5e_slice_matches_the_ring_formula(prog_16x16):
+def test_all_reduce_on_a_v5e_slice_is_two_gathers_round_a_closed_ring(prog_16x16):
     (reduce,) = [c for c in prog_16x16.collectives if c.kind == "all-reduce"]
+    assert reduce.axes == ("data",)
     est = prog_16x16.estimate("tpu-v5e")
-    # A ring all-reduce over 16 devices sends 2 x 15/16 of the result per device; v5e's 16-wide
-    # axis has no wraparound, so one direction of a 4.5e10 B/s link carries it; 15 hops of 1 us.
-    expected = 2 * 15 / 16 * reduce.result_bytes * reduce.count / 4.5e10 + 15 * reduce.count * 1e-6
+    # data is a full axis of 16, which closes its ring on v5e: 8 hops each way per gather, two gathers
+    # (reduce-scatter, all-gather); the 256 floats of the result are far below a hop's 1 us of bandwidth.
     (timed,) = est.collectives
-    assert timed.seconds == pytest.approx(expected)
-    assert timed.link == "ici" and "4.5e+10" in timed.formula
+    bandwidth = 2 * reduce.result_bytes * (8 / 16) / 4.5e10
+    assert timed.seconds == pytest.approx(max(2 * 8 * 1e-6, bandwidth) * reduce.count)
+    assert timed.bound == "latency" and timed.link == "ICI" and "4.5e+10" in timed.formula
     assert est.compute_s == pytest.approx(prog_16x16.flops / 1.97e14)
     assert est.memory_s == pytest.approx(prog_16x16.bytes_accessed / 8.1e11)
     assert est.step_s == max(est.compute_s, est.memory_s, est.network_s)
     assert est.bound in ("compute", "memory", "network")
     assert est.to_json()["collectives"][0]["seconds"] == timed.seconds
     assert "compiled for CPU" in str(est) and any("CPU" in n for n in est.to_json()["notes"])
+    assert est.fits is True and est.peak_bytes == prog_16x16.memory.peak_bytes
 
 
-def test_wraparound_doubles_the_ring_bandwidth(prog_16x16):
+def test_a_closed_ring_halves_the_busiest_link_load(prog_16x16):
     (reduce,) = prog_16x16.collectives
     without = Hardware("flat", 1e14, 1e12, 1e10, (16, 16), False, latency_s=0)
     with_ring = Hardware("torus", 1e14, 1e12, 1e10, (16, 16), True, latency_s=0)
-    assert prog_16x16.estimate(without).collectives[0].seconds == pytest.approx(reduce.total_wire_bytes / 1e10)
-    assert prog_16x16.estimate(with_ring).collectives[0].seconds == pytest.approx(reduce.total_wire_bytes / 2e10)
+    v = reduce.result_bytes
+    assert prog_16x16.estimate(without).collectives[0].seconds == pytest.approx(2 * v * 15 / 16 / 1e10)
+    assert prog_16x16.estimate(with_ring).collectives[0].seconds == pytest.approx(2 * v * 8 / 16 / 1e10)
+    # v5e closes only a full axis of 16: the same all-reduce over 8 devices runs on an open ring
+    eight = _program((8, 32), P("data", None), P(None, "model"))
+    (timed,) = eight.estimate("tpu-v5e").collectives
+    assert "open" in timed.formula and timed.seconds == pytest.approx(2 * 7 * 1e-6 * eight.collectives[0].count)
 
 
 def test_gpu_groups_inside_a_node_use_nvlink_and_across_nodes_infiniband():
@@ -56,8 +63,8 @@ def test_gpu_groups_inside_a_node_use_nvlink_and_across_nodes_infiniband():
     across = _program((8, 8), P(None, "data"), P("data", None))
     (a,) = inside.estimate("h100").collectives
     (b,) = across.estimate("h100").collectives
-    assert a.link == "nvlink" and a.bandwidth == 4.5e11
-    assert b.link == "network" and b.bandwidth == 5.0e10
+    assert a.link == "NVLink" and a.bandwidth == 4.5e11
+    assert b.link == "InfiniBand" and b.bandwidth == 5.0e10
 
 
 def test_bad_hardware_is_refused(prog_16x16):
@@ -68,3 +75,31 @@ def test_bad_hardware_is_refused(prog_16x16):
     with pytest.raises(ShardingError, match="flops_per_s"):
         Hardware("x", -1.0, 1e12, 1e10)
     assert shardviz.estimate(prog_16x16, "tpu-v4").hardware.name == "tpu-v4"
+
+
+def test_two_v5e_slices_talk_over_dcn_and_each_slice_over_ici():
+    # 512 chips are two v5e pods of 256 (device id // 256): the slice axis crosses DCN, x stays on ICI.
+    mesh = AbstractMesh((2, 16, 16), ("slice", "x", "y"))
+    x = jax.ShapeDtypeStruct((512, 1024), jnp.float32, sharding=NamedSharding(mesh, P(("slice", "x"), None)))
+    w = jax.ShapeDtypeStruct((1024, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, "y")))
+    program = shardviz.trace(matmul_sum, x, w, mesh=mesh)
+    (reduce,) = [c for c in program.collectives if c.kind == "all-reduce"]
+    assert reduce.axes == ("slice", "x")
+    (timed,) = program.estimate("tpu-v5e").collectives
+    assert timed.link == "DCN" and timed.bandwidth == pytest.approx(2.5e10 / 8)
+    # one open ring of 32 chips at the DCN bandwidth per chip, 31 steps of 10 us each way
+    expected = max(2 * 31 * 1e-5, 2 * reduce.result_bytes * 31 / 32 / (2.5e10 / 8))
+    assert timed.seconds == pytest.approx(expected * reduce.count)
+    one_slice = program.estimate(Hardware("one-pod", 1.97e14, 8.1e11, 4.5e10, (16, 16), True, wrap_multiple=16))
+    assert one_slice.collectives[0].link == "ICI"
+
+
+def test_hardware_figures_are_checked():
+    with pytest.raises(ShardingError, match="node_bytes_per_s"):
+        Hardware("x", 1e14, 1e12, 1e10, node_size=8)
+    with pytest.raises(ShardingError, match="wrap_multiple"):
+        Hardware("x", 1e14, 1e12, 1e10, wrap_multiple=0)
+    with pytest.raises(ShardingError, match="hbm_bytes"):
+        Hardware("x", 1e14, 1e12, 1e10, hbm_bytes=float("nan"))
+    assert shardviz.HARDWARE["tpu-v5e"].ring_closes(16) and not shardviz.HARDWARE["tpu-v5e"].ring_closes(8)
+    assert shardviz.HARDWARE["tpu-v4"].ring_closes(4) and not shardviz.HARDWARE["tpu-v4"].ring_closes(2)

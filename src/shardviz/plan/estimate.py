@@ -1,13 +1,14 @@
 """Time per step of a traced Program on named hardware: a roofline estimate.
 
 Compute time is the module's flops over the chip's flops; memory time its
-bytes accessed over HBM bandwidth; each collective's time its bytes sent
-per device (the ring counts of shardviz.program.wire) over the bandwidth
-its group's links give, plus a latency per hop. A step is bound by the
-largest of the three, assuming they overlap perfectly; ``serial_s`` adds
-them. The module was compiled for CPU, whose choice of collectives can
-differ from a TPU's or GPU's (a reduce-scatter may appear as an all-reduce,
-async pairs are not formed), so the estimate says so.
+bytes accessed over HBM bandwidth; each collective's time comes from the
+ring model of :mod:`.comms` on the links its groups use (torus rings, a
+switch, or the network between nodes), with the bytes the device would move
+(:mod:`.device_bytes`). A step is bound by the largest of the three,
+assuming they overlap perfectly; ``serial_s`` adds them. The module was
+compiled for CPU, whose choice of collectives can differ from a TPU's or
+GPU's (a reduce-scatter may appear as an all-reduce, async pairs are not
+formed), so the estimate says so.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from typing import Any
 from ..program.model import Collective
 from ..program.program import Program, register_estimator
 from ..text.ranges import format_bytes
+from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
+from .device_bytes import device_bytes
 from .hardware import Hardware, hardware_named
 
 CPU_CAVEAT = (
@@ -32,13 +35,15 @@ class CollectiveTime:
     name: str
     axes: tuple[str, ...] | None
     group_size: int
-    bytes: int  # sent per device per call, all runs
+    bytes: int  # the array the formula moves per device per run, as the device holds it
     runs: int
-    link: str  # "ici", "nvlink" or "network"
-    bandwidth: float  # bytes/s per device for this group
-    seconds: float
+    link: str  # the link's name: "ICI", "NVLink", "DCN", "InfiniBand"
+    bandwidth: float  # bytes/s per direction of that link
+    seconds: float  # all runs
+    bound: str  # "bandwidth" or "latency"
     formula: str
     line: str | None
+    note: str = ""  # why the device moves fewer bytes than the CPU module, if it does
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,8 @@ class Estimate:
     collectives: tuple[CollectiveTime, ...]
     lines: tuple[LineTime, ...]
     notes: tuple[str, ...]
+    peak_bytes: int | None = None  # per device, from the compiled module's memory analysis
+    fits: bool | None = None  # peak_bytes within the hardware's HBM (None: either unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -74,6 +81,8 @@ class Estimate:
             "step_s": self.step_s,
             "serial_s": self.serial_s,
             "bound": self.bound,
+            "peak_bytes": self.peak_bytes,
+            "fits": self.fits,
             "collectives": [
                 {
                     "kind": c.kind,
@@ -85,8 +94,10 @@ class Estimate:
                     "link": c.link,
                     "bandwidth": c.bandwidth,
                     "seconds": c.seconds,
+                    "bound": c.bound,
                     "formula": c.formula,
                     "line": c.line,
+                    "note": c.note,
                 }
                 for c in self.collectives
             ],
@@ -95,44 +106,87 @@ class Estimate:
         }
 
     def __str__(self) -> str:
-        def ms(s: float | None) -> str:
-            return "unknown" if s is None else f"{s * 1e3:.3f} ms"
-
         out = [
-            f"{self.program} on {self.hardware.name}: {ms(self.step_s)} per step, {self.bound}-bound",
-            f"  compute {ms(self.compute_s)}  memory {ms(self.memory_s)}  network {ms(self.network_s)}",
+            f"{self.program} on {self.hardware.name}: {_time(self.step_s)} per step, {self.bound}-bound",
+            f"  compute {_time(self.compute_s)}  memory {_time(self.memory_s)}  network {_time(self.network_s)}",
         ]
         for c in self.collectives:
-            out.append(f"  {c.kind} {c.name} over {','.join(c.axes or ('?',))}: {ms(c.seconds)} = {c.formula}")
+            axes = ",".join(c.axes or ("?",))
+            where = f" at {c.line}" if c.line else ""
+            out.append(f"  {c.kind} {c.name} over {axes}{where}: {_time(c.seconds)} ({c.bound}) = {c.formula}")
+            if c.note:
+                out.append(f"    {c.note}")
         out.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(out)
 
 
-def _link(program: Program, collective: Collective, hw: Hardware) -> tuple[str, float, str]:
-    """The link a collective's groups use and the bandwidth per device it gives."""
-    if hw.node_size is not None and hw.node_bytes_per_s is not None:
-        groups = program.device_groups(collective)
-        within = all(len({d // hw.node_size for d in g}) == 1 for g in groups)
-        if within:
-            return "nvlink", hw.link_bytes_per_s, f"NVLink {hw.link_bytes_per_s:.3g} B/s"
-        return "network", hw.node_bytes_per_s, f"InfiniBand {hw.node_bytes_per_s:.3g} B/s"
-    axes = len(collective.axes) if collective.axes else 1
-    directions = 2 if hw.wraparound else 1
-    text = f"{axes} axis x {directions} direction x {hw.link_bytes_per_s:.3g} B/s"
-    return "ici", axes * directions * hw.link_bytes_per_s, text
+def _time(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.3f} ms"
+
+
+def _crosses_nodes(program: Program, collective: Collective, hw: Hardware) -> bool:
+    if hw.node_size is None:
+        return False
+    return any(len({d // hw.node_size for d in group}) > 1 for group in program.device_groups(collective))
+
+
+def _rings(program: Program, collective: Collective, hw: Hardware) -> list[Ring]:
+    """One ring per mesh axis the groups span (each axis assumed laid along its own torus axis)."""
+    sizes = program.mesh.shape if program.mesh is not None else {}
+    if collective.axes and all(a in sizes for a in collective.axes):
+        return [Ring(sizes[a], hw.ring_closes(sizes[a])) for a in collective.axes]
+    if collective.pieces:
+        return [Ring(p.size, p.whole and hw.ring_closes(p.size)) for p in collective.pieces]
+    return [Ring(collective.group_size, False)]
+
+
+def _one_run(program: Program, collective: Collective, hw: Hardware, array: float) -> tuple[CommTime, str, float]:
+    """One run's time, the link's name and its bandwidth per direction."""
+    if _crosses_nodes(program, collective, hw):
+        assert hw.node_bytes_per_s is not None  # Hardware requires it with node_size
+        link, bandwidth, latency = hw.node_link_name, hw.node_bytes_per_s, hw.node_latency_s
+    else:
+        link, bandwidth, latency = hw.link_name, hw.link_bytes_per_s, hw.latency_s
+    if collective.kind == "collective-permute":
+        return permute_time(array, collective.wire_bytes > 0, bandwidth, latency, link), link, bandwidth
+    if link != hw.link_name or hw.switch:
+        return ring_time(collective.kind, array, collective.group_size, bandwidth, latency, link), link, bandwidth
+    rings = _rings(program, collective, hw)
+    return torus_time(collective.kind, array, rings, bandwidth, latency), link, bandwidth
 
 
 def collective_time(program: Program, collective: Collective, hw: Hardware) -> CollectiveTime:
-    link, bandwidth, link_text = _link(program, collective, hw)
-    sent = collective.total_wire_bytes
-    hops = max(collective.group_size - 1, 0) * collective.count
-    seconds = sent / bandwidth + hops * hw.latency_s
-    formula = f"{format_bytes(sent)} / ({link_text}) + {hops} hops x {hw.latency_s:.3g} s"
+    on_device = device_bytes(program, collective)
+    array = array_bytes(collective.kind, collective.result_bytes, collective.group_size) * on_device.ratio
+    one, link, bandwidth = _one_run(program, collective, hw, array)
+    runs = collective.count
+    formula = one.formula if runs == 1 else f"{runs} runs x {one.formula}"
     line = None if collective.source is None else f"{collective.source.file}:{collective.source.line}"
+    bound = "latency" if one.latency_s > one.bandwidth_s else "bandwidth"
     return CollectiveTime(
-        collective.kind, collective.name, collective.axes, collective.group_size, sent, collective.count,
-        link, bandwidth, seconds, formula, line,
+        collective.kind, collective.name, collective.axes, collective.group_size, int(array), runs,
+        link, bandwidth, one.seconds * runs, bound, formula, line, on_device.note,
     )  # fmt: skip
+
+
+def _by_line(times: tuple[CollectiveTime, ...]) -> tuple[LineTime, ...]:
+    by_line: dict[str, tuple[float, int]] = {}
+    for t in times:
+        key = t.line or "?"
+        s, b = by_line.get(key, (0.0, 0))
+        by_line[key] = (s + t.seconds, b + t.bytes * t.runs)
+    return tuple(LineTime(k, s, b) for k, (s, b) in sorted(by_line.items(), key=lambda kv: -kv[1][0]))
+
+
+def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
+    peak = None if program.memory is None else program.memory.peak_bytes
+    if peak is None or hw.hbm_bytes is None:
+        return peak, None, None
+    fits = peak <= hw.hbm_bytes
+    verdict = "fits in" if fits else "does NOT fit in"
+    return peak, fits, f"peak {format_bytes(peak)} per device {verdict} {format_bytes(int(hw.hbm_bytes))} of HBM"
 
 
 def estimate(program: Program, hardware: Any) -> Estimate:
@@ -144,18 +198,15 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     memory = None if program.bytes_accessed is None else program.bytes_accessed / hw.hbm_bytes_per_s
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
-    by_line: dict[str, tuple[float, int]] = {}
-    for t in times:
-        key = t.line or "?"
-        s, b = by_line.get(key, (0.0, 0))
-        by_line[key] = (s + t.seconds, b + t.bytes)
-    lines = tuple(LineTime(k, s, b) for k, (s, b) in sorted(by_line.items(), key=lambda kv: -kv[1][0]))
+    peak, fits, fit_note = _fit(program, hw)
     notes = [CPU_CAVEAT, "flops and bytes accessed are XLA's cost analysis of the CPU module, per device"]
+    if fit_note:
+        notes.append(fit_note)
     if program.whatif is not None:
         notes.append(f"what-if program: {program.whatif.devices} virtual devices")
     return Estimate(
-        program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times, lines,
-        tuple(notes),
+        program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times,
+        _by_line(times), tuple(notes), peak, fits,
     )  # fmt: skip
 
 

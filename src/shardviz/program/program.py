@@ -37,7 +37,7 @@ class Program(ProgramData):
         """Time one step on ``hardware`` (a name or a ``shardviz.Hardware``): a
         ``shardviz.Estimate`` (docs/planning.md)."""
         if not _ESTIMATORS:
-            raise RuntimeError("import shardviz (it registers shardviz.plan's estimate) before Program.estimate")
+            raise RuntimeError("import shardviz.plan (it registers the estimate) before Program.estimate")
         return _ESTIMATORS[0](self, hardware)
 
     def render(self, *, width: int | None = None, color: bool | None = None) -> str:

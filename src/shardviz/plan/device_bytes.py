@@ -1,0 +1,69 @@
+"""The bytes a collective moves on an accelerator, where XLA:CPU moved more.
+
+XLA's CPU backend has no bfloat16/float16 arithmetic: it converts such
+values to float32 before a collective and back after it, so the CPU module's
+all-gather of a bf16 array moves twice the bytes a TPU's or GPU's would.
+The jaxpr says what the program asked for: when every value the collective's
+line makes with the collective's primitive (``dot_general``,
+``sharding_constraint``, ...) is of a narrower float type than the module's
+collective, the device moves that type. A value the user converted to
+float32 (``x.astype(jnp.float32)``, or the float32 sum ``jnp.sum`` of a bf16
+array accumulates in) stays float32, as it would on the device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..program.hlo import element_bits, parse_instruction
+from ..program.model import Collective, ProgramData
+
+_NARROW_FLOAT_BITS = {"bfloat16": 16, "float16": 16}
+
+
+@dataclass(frozen=True)
+class DeviceBytes:
+    """How a collective's bytes change on the device: ``ratio`` of the CPU module's, and why."""
+
+    ratio: float
+    dtype: str | None  # the type the device moves, when it is not the CPU module's
+    note: str
+
+
+SAME = DeviceBytes(1.0, None, "")
+
+
+def _module_bits(collective: Collective) -> int | None:
+    """Bits per element of the collective's buffers in the CPU module (None if mixed or unknown)."""
+    try:
+        leaves = parse_instruction(collective.hlo).shape.leaves
+    except ValueError:
+        return None
+    bits = {element_bits(leaf.element_type) for leaf in leaves if leaf.element_type.startswith("f")}
+    return bits.pop() if len(bits) == 1 else None
+
+
+def device_bytes(program: ProgramData, collective: Collective) -> DeviceBytes:
+    """The ratio of device bytes to the CPU module's for one collective (1.0 unless XLA:CPU widened it)."""
+    if collective.parts or collective.source is None:
+        return SAME  # a combined collective's operands come from many lines: left as compiled
+    module_bits = _module_bits(collective)
+    if module_bits is None:
+        return SAME
+    primitive = collective.op_name.rsplit("/", 1)[-1]
+    where = (collective.source.file, collective.source.line)
+    made = [
+        v for v in program.values
+        if v.primitive == primitive and v.source is not None and (v.source.file, v.source.line) == where
+    ]  # fmt: skip
+    dtypes = {v.dtype for v in made}
+    if len(dtypes) != 1:
+        return SAME
+    dtype = dtypes.pop()
+    device_bits = _NARROW_FLOAT_BITS.get(dtype)
+    if device_bits is None or device_bits >= module_bits:
+        return SAME
+    return DeviceBytes(
+        device_bits / module_bits, dtype,
+        f"{dtype} on the device: XLA:CPU moved it as a {module_bits}-bit float",
+    )  # fmt: skip
