@@ -103,3 +103,15 @@ def test_hardware_figures_are_checked():
         Hardware("x", 1e14, 1e12, 1e10, hbm_bytes=float("nan"))
     assert shardviz.HARDWARE["tpu-v5e"].ring_closes(16) and not shardviz.HARDWARE["tpu-v5e"].ring_closes(8)
     assert shardviz.HARDWARE["tpu-v4"].ring_closes(4) and not shardviz.HARDWARE["tpu-v4"].ring_closes(2)
+
+
+def test_a_sum_jax_accumulates_in_f32_keeps_its_f32_bytes():
+    # jnp.sum of bf16 reduces in f32 (the jaxpr says so): that all-reduce is f32 on a TPU too
+    mesh = AbstractMesh((16, 16), ("data", "model"))
+    x = jax.ShapeDtypeStruct((1024, 512), jnp.bfloat16, sharding=NamedSharding(mesh, P("data", None)))
+    w = jax.ShapeDtypeStruct((512, 256), jnp.bfloat16, sharding=NamedSharding(mesh, P(None, "model")))
+    program = shardviz.trace(matmul_sum, x, w, mesh=mesh)
+    (reduce,) = [c for c in program.collectives if c.kind == "all-reduce"]
+    assert "f32" in reduce.hlo.split("=", 1)[1].split("all-reduce", 1)[0]
+    (timed,) = program.estimate("tpu-v5e").collectives
+    assert timed.bytes == reduce.result_bytes and timed.note == ""
