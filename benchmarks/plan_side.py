@@ -75,6 +75,7 @@ def main() -> None:
     results["whatif_over_bare_256"] = traced / bare
     results["whatif_2048"] = whatif(2048)
     results["whatif_4096"] = whatif(4096)
+    results["whatif_8192"] = whatif(8192)
     results["jax"] = jax.__version__
     results["exit_code"] = 0
     print("BENCH-JSON " + json.dumps(results))
@@ -82,7 +83,7 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| bare compile in a 256-device child | {bare:.2f} | |")
     print(f"| what-if trace, 256 devices | {traced:.2f} | |")
-    for key in ("whatif_2048", "whatif_4096"):
+    for key in ("whatif_2048", "whatif_4096", "whatif_8192"):
         r: dict[str, object] = results[key]  # type: ignore[assignment]
         rss = "refused: " + str(r["error"])[-160:] if "error" in r else f"{int(r['peak_rss_bytes']) / 2**20:.0f} MiB"  # type: ignore[call-overload]
         print(f"| what-if trace, {r['devices']} devices | {float(r['seconds']):.2f} | {rss} |")  # type: ignore[arg-type]

@@ -71,6 +71,22 @@ def test_scanned_model_on_256_devices_reports_its_cost():
     assert str(prog)
 
 
+def test_4096_device_what_if_compiles_past_the_cpu_clients_id_limit():
+    # XLA:CPU takes device ids above 2,048 for another process's; the child gives itself a
+    # one-process runtime with collectives, so the compile goes through (nothing runs).
+    mesh = AbstractMesh((16, 256), ("data", "model"))
+    x = jax.ShapeDtypeStruct((64, 1024), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+    w = jax.ShapeDtypeStruct((1024, 512), jnp.float32, sharding=NamedSharding(mesh, P(None, "model")))
+    prog = shardviz.trace(matmul_sum, x, w, mesh=mesh)
+    assert prog.whatif.devices == 4096 and prog.num_partitions == 4096
+    ids = np.arange(4096).reshape(16, 256)
+    (reduce,) = [c for c in prog.collectives if c.kind == "all-reduce"]
+    assert reduce.axes == ("data",)
+    assert set(prog.device_groups(reduce)) == {tuple(int(i) for i in ids[:, j]) for j in range(256)}
+    assert reduce.result_bytes == (512 // 256) * 4  # the sum over rows of a (64/16, 512/256) float32 block
+    assert prog.whatif.peak_rss_bytes > 0
+
+
 def test_refusals():
     mesh = AbstractMesh((2, 4), ("data", "model"))
     with pytest.raises(ShardingError, match="AbstractMesh"):

@@ -5,7 +5,9 @@ stdin, starts JAX with as many simulated CPU devices as the mesh needs (the
 parent set ``XLA_FLAGS`` before this process started), builds a concrete
 mesh with the request's axis names, sizes and types, traces the function
 there and writes the pickled Program (without its origin, which holds
-objects tied to this process's devices) on stdout. It leaves with
+objects tied to this process's devices) on stdout. Above 2,048 devices it
+first starts a one-process distributed runtime on 127.0.0.1 (see
+``_one_process_runtime``). It leaves with
 ``os._exit`` because tearing down thousands of CPU devices takes seconds.
 """
 
@@ -13,10 +15,12 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import math
 import os
 import pickle
 import resource
 import signal
+import socket
 import sys
 import time
 from typing import Any
@@ -63,9 +67,27 @@ def portable(obj: Any) -> Any:
     return obj
 
 
+# XLA:CPU packs a process index into device ids above this many local devices, and without
+# collectives it refuses to compile for devices it takes to be another process's.
+CPU_LOCAL_DEVICE_IDS = 2048
+
+
+def _one_process_runtime() -> None:
+    """A distributed runtime of this one process, with gloo collectives, so that XLA:CPU
+    compiles for more than 2,048 devices (it checks device ids only when it has no collectives).
+    Nothing runs: the child only compiles."""
+    with socket.socket() as probe:  # a free port on the loopback for the one-process coordinator
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(coordinator_address=f"127.0.0.1:{port}", num_processes=1, process_id=0)
+
+
 def run(request: dict[str, Any]) -> dict[str, Any]:
     started = time.perf_counter()
     names, sizes, types = request["axis_names"], request["axis_sizes"], request["axis_types"]
+    if math.prod(sizes) > CPU_LOCAL_DEVICE_IDS:
+        _one_process_runtime()
     mesh = jax.make_mesh(tuple(sizes), tuple(names), axis_types=tuple(getattr(AxisType, t) for t in types))
     devices_started = time.perf_counter() - started
     leaves = [_rebuild_leaf(leaf, mesh) for leaf in request["leaves"]]

@@ -25,8 +25,6 @@ from ..program.program import Program
 from ..program.trace import trace as trace_here
 
 MAX_DEVICES = 8192
-# jax 0.10.2's CPU client refuses to compile for more than this many devices.
-CPU_COMPILE_LIMIT = 2048
 # Resident memory per simulated CPU device in a child and the base of one (docs/planning.md).
 BYTES_PER_DEVICE = 256 * 1024  # measured ~120 KiB at 2048 devices (jax 0.10.2), doubled
 BASE_BYTES = 400 * 1024 * 1024
@@ -190,13 +188,7 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
             f"the what-if child on {mesh.size} devices ended without a result (exit {child.returncode}): {tail}"
         ) from None
     if "error" in reply:
-        hint = ""
-        if "Multiprocess computations aren't implemented" in reply["error"]:
-            hint = (
-                f" (this jax's CPU backend compiles for at most {CPU_COMPILE_LIMIT} simulated devices: above that "
-                "it takes the program for a multi-process one; measured with jax 0.10.2)"
-            )
-        raise ShardingError(f"what-if trace on {mesh.size} devices: {reply['error']}{hint}")
+        raise ShardingError(f"what-if trace on {mesh.size} devices: {reply['error']}")
     ok = reply["ok"]
     info = WhatIf(
         devices=mesh.size,
