@@ -100,15 +100,41 @@ def test_refusals():
         shardviz.trace(matmul_sum, np.ones((64, 128), np.float32), _args(mesh)[1], mesh=mesh)
 
 
-def test_a_lambda_is_refused_without_cloudpickle_or_sent_with_it():
+def test_a_lambda_is_sent_by_value_and_refused_without_cloudpickle(monkeypatch):
     mesh = AbstractMesh((2, 4), ("data", "model"))
-    try:
-        import cloudpickle  # noqa: F401
-    except ImportError:
-        with pytest.raises(ShardingError, match="top level of a module"):
-            shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh)
-    else:
-        assert shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh).whatif.devices == 8
+    assert shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh).whatif.devices == 8
+    monkeypatch.setitem(sys.modules, "cloudpickle", None)  # as on a machine without it
+    with pytest.raises(ShardingError, match="install cloudpickle"):
+        shardviz.trace(lambda x, w: x @ w, *_args(mesh), mesh=mesh)
+
+
+SCRIPT = """
+import jax, jax.numpy as jnp
+from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
+import shardviz
+
+def step(x, w):  # lives in __main__, as a notebook cell's function does
+    return jnp.sum(x @ w, axis=0)
+
+mesh = AbstractMesh((4, 4), ("data", "model"))
+x = jax.ShapeDtypeStruct((64, 128), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+w = jax.ShapeDtypeStruct((128, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, "model")))
+prog = shardviz.trace(step, x, w, mesh=mesh)
+print(prog.whatif.devices, sorted({c.kind for c in prog.collectives}))
+(reduce,) = prog.collectives
+print(reduce.source.file, reduce.source.line)
+"""
+
+
+def test_a_function_of_a_script_or_notebook_is_sent_by_value(tmp_path):
+    # pickled by reference it would name __main__, which in the child is shardviz's own module
+    script = tmp_path / "plan_step.py"
+    script.write_text(SCRIPT)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    kinds, line = done.stdout.strip().splitlines()[-2:]
+    assert kinds == "16 ['all-reduce']"
+    assert line == f"{script} 7", "the collective sits on the script's own line (jnp.sum in step)"
 
 
 def _children_of(pid: int) -> list[int]:
@@ -184,3 +210,35 @@ def test_explicit_axes_code_runs_under_the_what_if_mesh():
     (gather,) = prog.collectives
     assert (gather.kind, gather.axes, gather.group_size) == ("all-gather", ("X",), 4)
     assert prog.outputs[0].spec == ((), ("Y",))
+
+
+def test_a_notebook_cells_step_keeps_its_cell_and_line_texts_on_a_what_if_mesh():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from shardviz.program.report import render_program
+
+    shell = InteractiveShell.instance()
+    try:
+        shell.run_cell("import jax, jax.numpy as jnp", store_history=True)
+        shell.run_cell("def cell_step(x, w):\n    h = jnp.tanh(x @ w)\n    return h.sum(axis=0)\n", store_history=True)
+        number = shell.execution_count - 1
+        result = shell.run_cell(
+            "from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P\n"
+            "import shardviz\n"
+            "mesh = AbstractMesh((4, 4), ('data', 'model'))\n"
+            "x = jax.ShapeDtypeStruct((64, 128), jnp.float32, sharding=NamedSharding(mesh, P('data', None)))\n"
+            "w = jax.ShapeDtypeStruct((128, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, 'model')))\n"
+            "prog = shardviz.trace(cell_step, x, w, mesh=mesh)\n",
+            store_history=True,
+        )
+        result.raise_error()
+        prog = shell.user_ns["prog"]
+        assert prog.whatif.devices == 16
+        payload = prog.to_json()
+        assert f"In [{number}]" in payload["file_labels"]
+        assert "return h.sum(axis=0)" in [t for _, _, t in payload["line_texts"]]
+        assert f"In [{number}]:3 (cell_step)  return h.sum(axis=0)" in render_program(prog, width=100, color=False)
+        assert prog.source is not None and "def cell_step(x, w):" in prog.source.lines[0]
+        assert any(v.label == "h" for v in prog.values), "the child read the cell's lines: h is named"
+    finally:
+        InteractiveShell.clear_instance()

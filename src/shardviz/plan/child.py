@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import linecache
 import math
 import os
 import pickle
@@ -88,6 +89,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     names, sizes, types = request["axis_names"], request["axis_sizes"], request["axis_types"]
     if math.prod(sizes) > CPU_LOCAL_DEVICE_IDS:
         _one_process_runtime()
+    linecache.cache.update(request.get("linecache", {}))  # the parent's notebook cells, by file name
     mesh = jax.make_mesh(tuple(sizes), tuple(names), axis_types=tuple(getattr(AxisType, t) for t in types))
     devices_started = time.perf_counter() - started
     leaves = [_rebuild_leaf(leaf, mesh) for leaf in request["leaves"]]

@@ -9,11 +9,14 @@ the parent, and dies with the parent (Linux ``PR_SET_PDEATHSIG``).
 
 from __future__ import annotations
 
+import io
+import linecache
 import os
 import pickle
 import subprocess
 import sys
 import time
+import types
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -110,20 +113,57 @@ def _describe_leaf(leaf: Any, mesh: AbstractMesh, index: int) -> tuple[Any, ...]
 
 
 def _pickle_function(fun: Any) -> bytes:
+    """``fun`` as bytes the child can load: by reference when it lives in an importable module,
+    else by value with cloudpickle (a notebook cell's or a script's function: ``__main__`` in the
+    child is shardviz's own, so a reference to it would name the wrong module)."""
     try:
         data = pickle.dumps(fun)
         pickle.loads(data)
-        return data
+        if b"__main__" not in data:
+            return data
+        reason = f"{getattr(fun, '__qualname__', type(fun).__name__)} is defined in __main__ (a notebook or a script)"
     except Exception as by_reference:
-        try:
-            import cloudpickle
-        except ImportError:
-            raise ShardingError(
-                f"a what-if trace runs the function in a child process and could not send it there "
-                f"({type(by_reference).__name__}: {by_reference}); define it at the top level of a module "
-                "(not in a notebook cell or as a lambda), or install cloudpickle"
-            ) from by_reference
-        return cloudpickle.dumps(fun)
+        reason = f"{type(by_reference).__name__}: {by_reference}"
+    try:
+        import cloudpickle
+    except ImportError:
+        raise ShardingError(
+            f"a what-if trace runs the function in a child process and could not send it there ({reason}); "
+            "install cloudpickle (pip install cloudpickle), or define the function at the top level of a module"
+        ) from None
+    return _by_value(cloudpickle, fun)
+
+
+def _by_value(cloudpickle: Any, fun: Any) -> bytes:
+    """cloudpickle's bytes of ``fun``, each code object keeping its file name.
+
+    cloudpickle writes ``<dynamic-code>`` for every file so that its bytes do
+    not depend on where code was defined; the child needs the real names to
+    put collectives on the user's lines (a script's file, a notebook cell's).
+    Through a private function of cloudpickle: if that changes, the plain
+    bytes are sent and lines show ``<dynamic-code>``.
+    """
+    code_reduce = getattr(getattr(cloudpickle, "cloudpickle", None), "_code_reduce", None)
+
+    class KeepFileNames(cloudpickle.Pickler):
+        def reducer_override(self, obj: Any) -> Any:
+            if isinstance(obj, types.CodeType) and code_reduce is not None:
+                rebuild, args = code_reduce(obj)
+                return rebuild, tuple(obj.co_filename if a == "<dynamic-code>" else a for a in args)
+            return super().reducer_override(obj)
+
+    out = io.BytesIO()
+    KeepFileNames(out, protocol=pickle.DEFAULT_PROTOCOL).dump(fun)
+    return out.getvalue()
+
+
+def _unsaved_sources() -> dict[str, Any]:
+    """linecache's entries for code that is in no file (notebook cells): the child reads their lines too."""
+    return {
+        name: entry
+        for name, entry in list(linecache.cache.items())
+        if len(entry) == 4 and entry[1] is None and not os.path.exists(name)
+    }
 
 
 def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: Any, timeout: float) -> Any:
@@ -147,6 +187,7 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
             "axis_names": tuple(mesh.axis_names),
             "axis_sizes": tuple(mesh.axis_sizes),
             "axis_types": tuple(t.name for t in mesh.axis_types),
+            "linecache": _unsaved_sources(),
         }
     )
     env = dict(os.environ)
