@@ -68,8 +68,8 @@ class Estimate:
     collectives: tuple[CollectiveTime, ...]
     lines: tuple[LineTime, ...]
     notes: tuple[str, ...]
-    peak_bytes: int | None = None  # per device, from the compiled module's memory analysis
-    fits: bool | None = None  # peak_bytes within the hardware's HBM (None: either unknown)
+    device_bytes: int | None = None  # per device: arguments + outputs + scratch - aliased (memory analysis)
+    fits: bool | None = None  # device_bytes within the hardware's HBM (None: either unknown)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,7 +81,7 @@ class Estimate:
             "step_s": self.step_s,
             "serial_s": self.serial_s,
             "bound": self.bound,
-            "peak_bytes": self.peak_bytes,
+            "device_bytes": self.device_bytes,
             "fits": self.fits,
             "collectives": [
                 {
@@ -181,12 +181,19 @@ def _by_line(times: tuple[CollectiveTime, ...]) -> tuple[LineTime, ...]:
 
 
 def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
-    peak = None if program.memory is None else program.memory.peak_bytes
-    if peak is None or hw.hbm_bytes is None:
-        return peak, None, None
-    fits = peak <= hw.hbm_bytes
+    held = None if program.memory is None else program.memory.reserved_bytes
+    if held is None or hw.hbm_bytes is None:
+        return held, None, None
+    fits = held <= hw.hbm_bytes
     verdict = "fits in" if fits else "does NOT fit in"
-    return peak, fits, f"peak {format_bytes(peak)} per device {verdict} {format_bytes(int(hw.hbm_bytes))} of HBM"
+    return (
+        held,
+        fits,
+        (
+            f"{format_bytes(held)} per device (arguments, outputs and XLA:CPU's scratch) {verdict} "
+            f"{format_bytes(int(hw.hbm_bytes))} of HBM"
+        ),
+    )
 
 
 def estimate(program: Program, hardware: Any) -> Estimate:
@@ -198,7 +205,7 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     memory = None if program.bytes_accessed is None else program.bytes_accessed / hw.hbm_bytes_per_s
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
-    peak, fits, fit_note = _fit(program, hw)
+    held, fits, fit_note = _fit(program, hw)
     notes = [CPU_CAVEAT, "flops and bytes accessed are XLA's cost analysis of the CPU module, per device"]
     if fit_note:
         notes.append(fit_note)
@@ -206,7 +213,7 @@ def estimate(program: Program, hardware: Any) -> Estimate:
         notes.append(f"what-if program: {program.whatif.devices} virtual devices")
     return Estimate(
         program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times,
-        _by_line(times), tuple(notes), peak, fits,
+        _by_line(times), tuple(notes), held, fits,
     )  # fmt: skip
 
 

@@ -225,6 +225,13 @@ class MemoryStats:
     host_temp_bytes: int
     host_alias_bytes: int
 
+    @property
+    def reserved_bytes(self) -> int:
+        """What the compiled program holds per device at most: arguments, outputs and its scratch
+        space, less what outputs reuse of arguments (``peak_bytes`` can be smaller: XLA:CPU reports
+        what its schedule holds live, which is no bound on the scratch it allocates)."""
+        return self.argument_bytes + self.output_bytes + self.temp_bytes - self.alias_bytes
+
 
 @dataclass(frozen=True)
 class Total:

@@ -42,7 +42,7 @@ def program_bytes_per_device(program: ProgramData) -> int:
             f"the program {program.name} has no memory analysis (its backend's compiled module reports none), "
             "so assert_fits cannot size it"
         )
-    return m.argument_bytes + m.output_bytes + m.temp_bytes - m.alias_bytes
+    return m.reserved_bytes
 
 
 def assert_fits(x: Any, bytes_per_device: int | str) -> int:
