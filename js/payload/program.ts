@@ -169,6 +169,8 @@ export interface ProgramPayload {
   totals: { wire_bytes: number; runs: number; by_axis: TotalRow[]; by_kind: TotalRow[]; by_line: TotalRow[] };
   memory: ProgramMemory | null;
   flops: number | null;
+  /** Every dot of the module per device, loops counted (cost analysis counts a loop's body once). */
+  matmul_flops?: number | null;
   bytes_accessed: number | null;
   files: string[];
   /** How the user knows each file: `In [3]` for a notebook cell, else its name. */

@@ -465,6 +465,13 @@ describe("the program view", () => {
     expect(query(el, '[data-role="bytes-accessed"]').textContent).toBe("not reported");
   });
 
+  it("adds the matrix multiplies with loops counted where the cost analysis counted a loop once", () => {
+    const scanned = show({ ...loadProgram("mlp"), flops: 1000, matmul_flops: 24000 });
+    expect(query(scanned.el, '[data-role="matmul-flops"]').textContent).toBe("24,000");
+    const flat = show({ ...loadProgram("mlp"), flops: 1000, matmul_flops: 1000 });
+    expect(flat.el.querySelector('[data-role="matmul-flops"]')).toBeNull();
+  });
+
   it("draws a program with no collectives and no mesh", () => {
     const { el } = show("single_device");
     expect(rows(el)).toHaveLength(0);

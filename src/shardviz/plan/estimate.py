@@ -180,6 +180,19 @@ def _by_line(times: tuple[CollectiveTime, ...]) -> tuple[LineTime, ...]:
     return tuple(LineTime(k, s, b) for k, (s, b) in sorted(by_line.items(), key=lambda kv: -kv[1][0]))
 
 
+def _flops(program: Program) -> tuple[float | None, str | None]:
+    """The flops one step does per device: the module's dots with loops counted, where that is more
+    than XLA's cost analysis (which counts a loop's body once)."""
+    counted = program.matmul_flops
+    if counted is None or (program.flops is not None and counted <= program.flops):
+        return program.flops, None
+    analysed = "none" if program.flops is None else f"{program.flops:.3g}"
+    return counted, (
+        f"compute from the module's matrix multiplies with loops counted ({counted:.3g} flops per device); "
+        f"XLA's cost analysis counts a loop's body once ({analysed})"
+    )
+
+
 def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
     held = None if program.memory is None else program.memory.reserved_bytes
     if held is None or hw.hbm_bytes is None:
@@ -201,12 +214,15 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     hw = hardware_named(hardware)
     times = tuple(collective_time(program, c, hw) for c in program.collectives)
     network = sum(t.seconds for t in times)
-    compute = None if program.flops is None else program.flops / hw.flops_per_s
+    flops, flops_note = _flops(program)
+    compute = None if flops is None else flops / hw.flops_per_s
     memory = None if program.bytes_accessed is None else program.bytes_accessed / hw.hbm_bytes_per_s
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
     held, fits, fit_note = _fit(program, hw)
     notes = [CPU_CAVEAT, "flops and bytes accessed are XLA's cost analysis of the CPU module, per device"]
+    if flops_note:
+        notes.append(flops_note)
     if fit_note:
         notes.append(fit_note)
     if program.whatif is not None:

@@ -315,6 +315,9 @@ class ProgramData:
     origin: TraceOrigin | None = field(default=None, repr=False)
     layout_changes: tuple[LayoutChange, ...] = ()
     whatif: Any = None  # shardviz.plan.whatif.WhatIf when traced on a what-if mesh (virtual devices)
+    # per device: every dot of the module, loop trip counts multiplied through (cost analysis counts a
+    # loop's body once); None when the module was not read for it
+    matmul_flops: float | None = None
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -98,6 +98,7 @@ class _Writer:
             },
             "memory": None if program.memory is None else dict(vars(program.memory)),
             "flops": program.flops,
+            "matmul_flops": program.matmul_flops,
             "bytes_accessed": program.bytes_accessed,
             "files": self.files.rows,
             # how a user knows each file: a notebook cell as In [3], a module by its name

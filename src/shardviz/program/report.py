@@ -250,5 +250,8 @@ def _memory(program: ProgramData, width: int) -> list[str]:
             )
             out += _flow("  ", [why], width)
     flops = "not reported" if program.flops is None else f"{program.flops:.4g}"
+    counted = program.matmul_flops
+    if counted is not None and (program.flops is None or counted > program.flops * 1.01):
+        flops += f" (XLA's cost analysis, a loop's body once; its matrix multiplies, loops counted: {counted:.4g})"
     out.append(_fit(f"flops per device: {flops}", width))
     return out

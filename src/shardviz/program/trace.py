@@ -418,6 +418,7 @@ def _assemble(
         totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
         origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
         layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
+        matmul_flops=hlo.matmul_flops(module).flops,
     )
 
 

@@ -13,7 +13,8 @@ the program runs it.
 Split by what it reads: :mod:`.scanning` (brackets, quotes, shapes),
 :mod:`.module` (computations, instructions, metadata, stack frames),
 :mod:`.groups` (replica groups and source-target pairs), :mod:`.shardings`,
-:mod:`.collectives` (loops, call structure, collectives) and :mod:`.mlir`
+:mod:`.collectives` (loops, call structure, collectives), :mod:`.flops` (dots, loops
+counted) and :mod:`.mlir`
 (the lowered module's mesh declarations). Nothing here knows about JAX
 objects; ids in replica groups stay what XLA prints (partition positions).
 """
@@ -28,6 +29,7 @@ from .collectives import (
     known_trip_count,
     permute_groups,
 )
+from .flops import MatmulFlops, matmul_flops
 from .groups import ReplicaGroups, iota_array, mesh_form_groups, parse_replica_groups, parse_source_target_pairs
 from .mlir import declared_mesh_axis_names
 from .module import (
@@ -52,6 +54,7 @@ __all__ = [
     "HloParseError",
     "HloSharding",
     "Instruction",
+    "MatmulFlops",
     "Metadata",
     "Module",
     "ReplicaGroups",
@@ -64,6 +67,7 @@ __all__ = [
     "execution_counts",
     "iota_array",
     "known_trip_count",
+    "matmul_flops",
     "mesh_form_groups",
     "parse_instruction",
     "parse_metadata",
