@@ -28,6 +28,8 @@ CPU_CAVEAT = (
     "async start/done pairs overlapping compute), so collective counts and bytes may differ"
 )
 
+BYTES_NOTE = "bytes accessed is XLA's cost analysis of the CPU module per device, which counts a loop's body once"
+
 
 @dataclass(frozen=True)
 class CollectiveTime:
@@ -220,7 +222,7 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
     held, fits, fit_note = _fit(program, hw)
-    notes = [CPU_CAVEAT, "flops and bytes accessed are XLA's cost analysis of the CPU module, per device"]
+    notes = [CPU_CAVEAT, BYTES_NOTE]
     if flops_note:
         notes.append(flops_note)
     if fit_note:

@@ -25,6 +25,8 @@ _LAZY = {
     "NotShardedEnough": "errors",
     "ShardvizAssertionError": "errors",
     "SnapshotChanged": "errors",
+    "StepTimeExceeded": "errors",
+    "assert_step_time": "steptime",
     "assert_layout": "layout",
     "assert_fits": "memory",
     "assert_sharded": "memory",
@@ -42,11 +44,13 @@ __all__ = [
     "ShardvizAssertionError",
     "SnapshotChanged",
     "SnapshotResult",
+    "StepTimeExceeded",
     "assert_collectives",
     "assert_collectives_snapshot",
     "assert_fits",
     "assert_layout",
     "assert_sharded",
+    "assert_step_time",
     "collectives_record",
     "parse_bytes",
 ]
@@ -60,11 +64,13 @@ if TYPE_CHECKING:
         NotShardedEnough,
         ShardvizAssertionError,
         SnapshotChanged,
+        StepTimeExceeded,
     )
     from .layout import assert_layout
     from .memory import assert_fits, assert_sharded
     from .sizes import parse_bytes
     from .snapshot import SnapshotResult, assert_collectives_snapshot, collectives_record
+    from .steptime import assert_step_time
 
 
 def __getattr__(name: str) -> Any:

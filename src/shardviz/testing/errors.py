@@ -48,3 +48,9 @@ class SnapshotChanged(ShardvizAssertionError):
     """``assert_collectives_snapshot``: a line sends a collective it did not, or more of one."""
 
     check = "assert_collectives_snapshot"
+
+
+class StepTimeExceeded(ShardvizAssertionError):
+    """``assert_step_time``: the estimated step on the hardware takes longer than the budget."""
+
+    check = "assert_step_time"
