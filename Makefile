@@ -44,8 +44,8 @@ lab: install
 	  $(VENV)/bin/jupyter lab --notebook-dir=notebooks --port=$(PORT) $(ROOT_OK)
 
 lint: install
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks notebooks/pod_step.py
+	$(VENV)/bin/ruff format --check src tests benchmarks notebooks/pod_step.py
 	$(VENV)/bin/mypy
 	npm run lint
 	npm run typecheck

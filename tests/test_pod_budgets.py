@@ -1,0 +1,66 @@
+"""A user's CI budgets for the transformer step planned in notebook 09 (notebooks/pod_step.py).
+
+What a team would assert before renting a pod, on what-if meshes larger
+than this machine: which collectives the step may run over which axes, its
+estimated time on the hardware it is meant for, and its traffic per source
+line against a snapshot recorded with ``pytest --shardviz-update``. The
+step's bytes and lines come from the module XLA compiles for each mesh.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from jax.sharding import AbstractMesh, AxisType
+
+import shardviz
+from shardviz.testing import StepTimeExceeded, assert_collectives, assert_step_time
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
+import pod_step  # noqa: E402  (the notebook's own module)
+
+GLOBAL_BATCH = 512  # sequences per step on 256 chips
+
+
+def _trace(data, model, batch=GLOBAL_BATCH):
+    mesh = AbstractMesh((data, model), ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    return shardviz.trace(pod_step.train_step, *pod_step.arguments(mesh, batch), mesh=mesh)
+
+
+@pytest.fixture(scope="module")
+def node_sized_tp():
+    return _trace(32, 8)  # tensor parallelism over the 8 GPUs of an H100 node
+
+
+@pytest.fixture(scope="module")
+def pod_wide_tp():
+    return _trace(16, 16)  # tensor parallelism over 16: two nodes
+
+
+def test_the_step_gathers_weights_over_data_and_reduces_activations_over_model(node_sized_tp):
+    assert_collectives(node_sized_tp, allow={"all-gather": ["data"], "all-reduce": ["data", "model"]})
+
+
+def test_on_256_h100s_the_step_takes_under_80_ms_with_tensor_parallelism_inside_a_node(node_sized_tp):
+    est = assert_step_time(node_sized_tp, "h100", "80 ms")
+    assert {c.link for c in est.collectives if c.axes == ("model",)} == {"NVLink"}
+
+
+def test_tensor_parallelism_across_nodes_breaks_the_budget(pod_wide_tp):
+    with pytest.raises(StepTimeExceeded, match="InfiniBand"):
+        assert_step_time(pod_wide_tp, "h100", "80 ms")
+
+
+def test_the_steps_traffic_per_line_matches_its_snapshot(node_sized_tp, shardviz_snapshot):
+    shardviz_snapshot(node_sized_tp)
+
+
+def test_on_4096_v5p_chips_one_slice_keeps_the_step_under_250_ms():
+    program = _trace(256, 16, batch=16 * GLOBAL_BATCH)
+    assert program.whatif.devices == 4096
+    est = assert_step_time(program, "tpu-v5p", "250 ms", bound="network")
+    assert {c.link for c in est.collectives} == {"ICI"}  # 4096 chips fit in one v5p slice
+    on_v5e = program.estimate("tpu-v5e")  # sixteen v5e pods of 256: data crosses DCN
+    assert "DCN" in {c.link for c in on_v5e.collectives} and on_v5e.step_s > est.step_s
