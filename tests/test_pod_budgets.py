@@ -19,7 +19,7 @@ import shardviz
 from shardviz.testing import StepTimeExceeded, assert_collectives, assert_step_time
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
-import pod_step  # noqa: E402  (the notebook's own module)
+import pod_step  # the notebook's own module
 
 GLOBAL_BATCH = 512  # sequences per step on 256 chips
 

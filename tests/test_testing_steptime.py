@@ -51,5 +51,5 @@ def test_bad_budgets_are_refused(prog):
         assert_step_time(prog, "tpu-v5e", 1.0, bound="disk")
     with pytest.raises(ShardingError, match="unknown hardware"):
         assert_step_time(prog, "tpu-v9", 1.0)
-    with pytest.raises(ShardingError, match="traced with shardviz.trace"):
+    with pytest.raises(ShardingError, match=r"traced with shardviz\.trace"):
         assert_step_time(object(), "tpu-v5e", 1.0)
