@@ -18,6 +18,7 @@ from typing import Any
 
 from ..program.model import Collective
 from ..program.program import Program, register_estimator
+from ..program.sources import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
 from .device_bytes import device_bytes
@@ -44,7 +45,7 @@ class CollectiveTime:
     seconds: float  # all runs
     bound: str  # "bandwidth" or "latency"
     formula: str
-    line: str | None
+    line: str | None  # "model.py:42" or "In [3]:4": the file as the user knows it
     note: str = ""  # why the device moves fewer bytes than the CPU module, if it does
 
 
@@ -165,7 +166,7 @@ def collective_time(program: Program, collective: Collective, hw: Hardware) -> C
     one, link, bandwidth = _one_run(program, collective, hw, array)
     runs = collective.count
     formula = one.formula if runs == 1 else f"{runs} runs x {one.formula}"
-    line = None if collective.source is None else f"{collective.source.file}:{collective.source.line}"
+    line = None if collective.source is None else f"{file_label(collective.source.file)}:{collective.source.line}"
     bound = "latency" if one.latency_s > one.bandwidth_s else "bandwidth"
     return CollectiveTime(
         collective.kind, collective.name, collective.axes, collective.group_size, int(array), runs,
