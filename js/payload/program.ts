@@ -72,6 +72,25 @@ export interface ProgramBody {
   parent: number;
 }
 
+/** One named hardware's estimate of a step (shardviz.plan.estimate), collectives in payload order. */
+export interface HardwareEstimate {
+  step_s: number;
+  bound: string;
+  compute_s: number | null;
+  memory_s: number | null;
+  network_s: number;
+  fits: boolean | null;
+  hbm_bytes: number | null;
+  /** Per collective: seconds (all runs), link, "bandwidth" or "latency", formula, dtype note. */
+  collectives: [number, string, string, string, string][];
+}
+
+export interface ProgramEstimates {
+  hardware: string[];
+  by_hardware: Record<string, HardwareEstimate>;
+  caveat: string;
+}
+
 export interface ProgramCollective {
   kind: string;
   name: string;
@@ -171,6 +190,8 @@ export interface ProgramPayload {
   flops: number | null;
   /** Every dot of the module per device, loops counted (cost analysis counts a loop's body once). */
   matmul_flops?: number | null;
+  /** Each named hardware's estimated step, for the hardware selector; absent from older payloads. */
+  estimates?: ProgramEstimates;
   bytes_accessed: number | null;
   files: string[];
   /** How the user knows each file: `In [3]` for a notebook cell, else its name. */

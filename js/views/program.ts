@@ -17,6 +17,7 @@ import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
 import { SourceListing } from "../components/sourceListing";
+import { StepEstimate } from "../components/stepEstimate";
 import { formatSpec, parseSpec } from "../engine/grammar";
 import type { MeshContext } from "../engine/place";
 import { deviceGrid } from "../engine/place";
@@ -65,6 +66,7 @@ export class ProgramView {
   private readonly groupSlot = h("div", { class: "sv-selection-groups" });
   private readonly listing: SourceListing;
   private readonly table: CollectiveTable;
+  private readonly estimate: StepEstimate;
   private readonly inputs: InputSpecs;
   private readonly groups: GroupGrid;
 
@@ -98,6 +100,7 @@ export class ProgramView {
       signal,
     });
     this.groups = new GroupGrid(signal);
+    this.estimate = new StepEstimate(signal);
     this.root = h("div", { class: `${ROOT_CLASS} sv-program`, "data-shardviz": "", "data-view": "program" }, [
       this.summarySlot,
       this.statusSlot,
@@ -131,6 +134,10 @@ export class ProgramView {
           h("section", { class: "sv-panel", "aria-label": "Memory per device" }, [
             h("h3", { class: "sv-panel-title" }, ["Memory per device"]),
             this.memorySlot,
+          ]),
+          h("section", { class: "sv-panel", "aria-label": "Step time" }, [
+            h("h3", { class: "sv-panel-title" }, ["Step time"]),
+            this.estimate.element,
           ]),
         ]),
       ]),
@@ -230,6 +237,7 @@ export class ProgramView {
     this.table.setProgram(program);
     replaceChildren(this.totalsSlot, [renderAxisTotals(program)]);
     replaceChildren(this.memorySlot, [renderMemory(program)]);
+    this.estimate.setProgram(program);
     this.selection = previous && this.selection ? carried(previous, program, this.selection) : null;
     this.showSelection({ listing: false, table: false });
   }

@@ -22,7 +22,7 @@ from ..program.sources import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
 from .device_bytes import device_bytes
-from .hardware import Hardware, hardware_named
+from .hardware import HARDWARE, Hardware, hardware_named
 
 CPU_CAVEAT = (
     "compiled for CPU: XLA on TPU/GPU may pick other collectives (reduce-scatter for all-reduce + slice, "
@@ -236,4 +236,23 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     )  # fmt: skip
 
 
-register_estimator(estimate)
+def estimates_payload(program: Program) -> dict[str, Any]:
+    """Every named hardware's estimate in brief, for the program view's hardware selector
+    (docs/program-payload.md, ``estimates``); collectives in the payload's order."""
+    by_hardware = {}
+    for name in HARDWARE:
+        est = estimate(program, name)
+        by_hardware[name] = {
+            "step_s": est.step_s,
+            "bound": est.bound,
+            "compute_s": est.compute_s,
+            "memory_s": est.memory_s,
+            "network_s": est.network_s,
+            "fits": est.fits,
+            "hbm_bytes": est.hardware.hbm_bytes,
+            "collectives": [[c.seconds, c.link, c.bound, c.formula, c.note] for c in est.collectives],
+        }
+    return {"hardware": list(HARDWARE), "by_hardware": by_hardware, "caveat": CPU_CAVEAT}
+
+
+register_estimator(estimate, estimates_payload)

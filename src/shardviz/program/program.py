@@ -10,14 +10,17 @@ from .model import ProgramData
 from .payload import program_payload
 from .report import plural, render_program
 
-# shardviz.plan registers its estimate here when imported (shardviz imports it): plan imports
-# program, never the other way round.
+# shardviz.plan registers its estimate here when imported (shardviz.trace lives there): plan
+# imports program, never the other way round.
 _ESTIMATORS: list[Callable[[Any, Any], Any]] = []
+_ESTIMATES_PAYLOADS: list[Callable[[Any], dict[str, Any]]] = []
 
 
-def register_estimator(estimator: Callable[[Any, Any], Any]) -> None:
-    """Set the function behind ``Program.estimate`` (shardviz.plan.estimate.estimate)."""
+def register_estimator(estimator: Callable[[Any, Any], Any], payload: Callable[[Any], dict[str, Any]]) -> None:
+    """Set the function behind ``Program.estimate`` and the one that writes the payload's
+    ``estimates`` (every named hardware in brief), both from shardviz.plan.estimate."""
     _ESTIMATORS[:] = [estimator]
+    _ESTIMATES_PAYLOADS[:] = [payload]
 
 
 class Program(ProgramData):
@@ -30,8 +33,12 @@ class Program(ProgramData):
     """
 
     def to_json(self) -> dict[str, Any]:
-        """The compact payload (docs/program-payload.md)."""
-        return program_payload(self)
+        """The compact payload (docs/program-payload.md), with each named hardware's estimate
+        when shardviz.plan is loaded (it is whenever shardviz.trace made the program)."""
+        payload = program_payload(self)
+        if _ESTIMATES_PAYLOADS:
+            payload["estimates"] = _ESTIMATES_PAYLOADS[0](self)
+        return payload
 
     def estimate(self, hardware: Any) -> Any:
         """Time one step on ``hardware`` (a name or a ``shardviz.Hardware``): a
