@@ -120,3 +120,20 @@ def test_a_saved_training_step_puts_each_gradients_bytes_on_its_line(
     expect(page.locator('[data-role="collective-part"]')).to_have_count(len(c.parts))
     page.screenshot(path=str(tmp_path / "train-step.png"), full_page=True)
     assert_offline(offline_context, watch, page)
+
+
+def test_a_saved_program_estimates_each_hardware_offline(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    page, watch, prog = open_program(offline_context, tmp_path, "scan_grad")
+    select = page.locator('select[data-role="hardware"]')
+    expect(select).to_have_value("tpu-v5p")
+    for name in ("h100", "tpu-v5e"):
+        select.select_option(name)
+        est = prog.estimate(name)  # Python's estimate of the same program
+        ms = f"{est.step_s * 1e3:.1f} ms" if est.step_s >= 1e-3 else f"{est.step_s * 1e6:.1f} \u00b5s"
+        expect(page.locator('[data-role="estimate-step"]')).to_have_text(f"{ms} per step, {est.bound}-bound")
+        slowest = max(est.collectives, key=lambda c: c.seconds)
+        expect(page.locator('[data-role="estimate-slowest"] li').first).to_contain_text(f"on {slowest.link}")
+    page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
+    assert_offline(offline_context, watch, page)
