@@ -34,12 +34,28 @@ def rules_code(
     tree itself is left as it is, as :func:`apply_rules` leaves it.
     """
     source = tree_name if tree_name is not None and tree_name.isidentifier() else "TREE"
+    parsed, fallback_mesh = _rules_and_mesh(rules, fallback_mesh)
+    imports, mesh_lines = _imports_and_mesh(fallback_mesh)
+    table = ["sharding_rules = ["] + [f"    ({r.glob!r}, {_spec_source(r)}),  # line {r.line}" for r in parsed] + ["]"]
+    parts = [_header(source, fallback_mesh is not None), "\n".join(imports), ""]
+    if mesh_lines:
+        parts += ["# The mesh for leaves that have none of their own.", *mesh_lines, ""]
+    parts += ["# GLOB = SPEC, first match wins; leaves no rule matches keep their sharding.", *table]
+    return "\n".join(parts) + _functions_source(source, fallback_mesh is not None)
+
+
+def _rules_and_mesh(
+    rules: str | Sequence[Rule] | RulesApplied, fallback_mesh: Mesh | AbstractMesh | None
+) -> tuple[tuple[Rule, ...], Mesh | AbstractMesh | None]:
+    """The rules parsed, and the mesh for leaves with none (what apply_rules used, unless given)."""
     if isinstance(rules, RulesApplied):
-        fallback_mesh = rules.fallback_mesh if fallback_mesh is None else fallback_mesh
-        parsed = rules.rules
-    else:
-        parsed = parse_rules(rules) if isinstance(rules, str) else tuple(rules)
-    imports = ["import fnmatch", "", "import jax"]  # the standard library, then third parties
+        return rules.rules, rules.fallback_mesh if fallback_mesh is None else fallback_mesh
+    return (parse_rules(rules) if isinstance(rules, str) else tuple(rules)), fallback_mesh
+
+
+def _imports_and_mesh(fallback_mesh: Mesh | AbstractMesh | None) -> tuple[list[str], list[str]]:
+    """The import lines (the standard library, then third parties) and the lines that build the mesh."""
+    imports = ["import fnmatch", "", "import jax"]
     sharding_imports = ["NamedSharding", "PartitionSpec as P"]
     mesh_lines: list[str] = []
     if fallback_mesh is not None:
@@ -47,11 +63,25 @@ def rules_code(
         imports += more_imports
         sharding_imports = sorted(set(sharding_imports) | set(sharding_names), key=lambda n: n.lower())
     imports.append(f"from jax.sharding import {', '.join(sharding_imports)}")
-    table = ["sharding_rules = ["] + [f"    ({r.glob!r}, {_spec_source(r)}),  # line {r.line}" for r in parsed] + ["]"]
-    leaf_mesh = "old.mesh"
-    if fallback_mesh is not None:
-        leaf_mesh = "old.mesh if isinstance(old, NamedSharding) else rules_mesh"
-    body = f'''
+    return imports, mesh_lines
+
+
+def _header(source: str, has_mesh: bool) -> str:
+    made = "sharding_rules, leaf_path, leaf_sharding, reshard_leaf, shardings" + (", rules_mesh" if has_mesh else "")
+    defines = (
+        f"# Defines {made} and resharded: {source} with the rules applied ({source} is left as it is);\n"
+        "# shardings is the pytree of its NamedShardings, for jax.jit(in_shardings=..., out_shardings=...) "
+        "and jax.device_put."
+    )
+    if source == "TREE":
+        defines += "\n# TREE stands for your tree: put its name there."
+    return defines
+
+
+def _functions_source(source: str, has_mesh: bool) -> str:
+    """The functions that match leaves and move them, and the two trees they bind."""
+    leaf_mesh = "old.mesh if isinstance(old, NamedSharding) else rules_mesh" if has_mesh else "old.mesh"
+    return f'''
 
 
 def leaf_path(key_path, sep="."):
@@ -89,21 +119,6 @@ def reshard_leaf(key_path, x):
 shardings = jax.tree_util.tree_map_with_path(leaf_sharding, {source})
 resharded = jax.tree_util.tree_map_with_path(reshard_leaf, {source})
 '''
-    made = "sharding_rules, leaf_path, leaf_sharding, reshard_leaf, shardings" + (
-        ", rules_mesh" if fallback_mesh is not None else ""
-    )
-    defines = (
-        f"# Defines {made} and resharded: {source} with the rules applied ({source} is left as it is);\n"
-        "# shardings is the pytree of its NamedShardings, for jax.jit(in_shardings=..., out_shardings=...) "
-        "and jax.device_put."
-    )
-    if source == "TREE":
-        defines += "\n# TREE stands for your tree: put its name there."
-    parts = [defines, "\n".join(imports), ""]
-    if mesh_lines:
-        parts += ["# The mesh for leaves that have none of their own.", *mesh_lines, ""]
-    parts += ["# GLOB = SPEC, first match wins; leaves no rule matches keep their sharding.", *table]
-    return "\n".join(parts) + body
 
 
 def _spec_source(rule: Rule) -> str:
