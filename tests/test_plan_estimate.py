@@ -115,3 +115,35 @@ def test_a_sum_jax_accumulates_in_f32_keeps_its_f32_bytes():
     assert "f32" in reduce.hlo.split("=", 1)[1].split("all-reduce", 1)[0]
     (timed,) = program.estimate("tpu-v5e").collectives
     assert timed.bytes == reduce.result_bytes and timed.note == ""
+
+
+def two_matmuls(x, w1, w2):
+    h = jnp.tanh(x @ w1)
+    return h @ w2
+
+
+def test_each_line_is_bound_by_its_own_matmuls_or_collectives():
+    import numpy as np
+    from jax.sharding import Mesh
+
+    from shardviz.program.sources import file_label
+
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    x = jax.device_put(jnp.ones((256, 128)), NamedSharding(mesh, P("data", None)))
+    w1 = jax.device_put(jnp.ones((128, 512)), NamedSharding(mesh, P(None, "model")))
+    w2 = jax.device_put(jnp.ones((512, 64)), NamedSharding(mesh, P("model", None)))
+    prog = shardviz.trace(two_matmuls, x, w1, w2)
+    first = two_matmuls.__code__.co_firstlineno
+    label = file_label(two_matmuls.__code__.co_filename)
+    hw = Hardware("slow-chip", 1e9, 1e12, 1e10, latency_s=0)
+    est = prog.estimate(hw)
+    lines = {t.line: t for t in est.lines}
+    # per device: (256/2 x 128) @ (128 x 512/4), then (128 x 512/4) @ (512/4 x 64), from the arrays' shapes
+    assert lines[f"{label}:{first + 1}"].compute_s == pytest.approx(2 * 128 * 128 * 128 / 1e9)
+    second = lines[f"{label}:{first + 2}"]
+    assert second.compute_s == pytest.approx(2 * 128 * 64 * 128 / 1e9)
+    (reduce,) = prog.collectives
+    assert second.seconds == est.collectives[0].seconds and reduce.source.line == first + 2
+    assert second.bound == ("compute" if second.compute_s > second.seconds else "network")
+    assert sum(t.compute_s for t in est.lines) == pytest.approx(prog.matmul_flops / 1e9)
+    assert "lines that take longest" in str(est)

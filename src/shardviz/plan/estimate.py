@@ -29,6 +29,7 @@ CPU_CAVEAT = (
     "async start/done pairs overlapping compute), so collective counts and bytes may differ"
 )
 
+LINES_SHOWN = 5
 BYTES_NOTE = "bytes accessed is XLA's cost analysis of the CPU module per device, which counts a loop's body once"
 
 
@@ -51,9 +52,13 @@ class CollectiveTime:
 
 @dataclass(frozen=True)
 class LineTime:
-    line: str
-    seconds: float
+    """One source line's share of the step: its collectives' time and bytes, its matrix multiplies' time."""
+
+    line: str  # "model.py:42", "In [3]:4", or "?" for what has no line of the user's
+    seconds: float  # network: the collectives charged to the line
     bytes: int
+    compute_s: float = 0.0  # the line's matrix-multiply flops over the chip's flops
+    bound: str = "network"  # "compute" or "network": the larger of the two
 
 
 @dataclass(frozen=True)
@@ -104,7 +109,10 @@ class Estimate:
                 }
                 for c in self.collectives
             ],
-            "lines": [{"line": t.line, "seconds": t.seconds, "bytes": t.bytes} for t in self.lines],
+            "lines": [
+                {"line": t.line, "seconds": t.seconds, "bytes": t.bytes, "compute_s": t.compute_s, "bound": t.bound}
+                for t in self.lines
+            ],
             "notes": list(self.notes),
         }
 
@@ -119,6 +127,10 @@ class Estimate:
             out.append(f"  {c.kind} {c.name} over {axes}{where}: {_time(c.seconds)} ({c.bound}) = {c.formula}")
             if c.note:
                 out.append(f"    {c.note}")
+        if self.lines:
+            out.append("  lines that take longest (network: their collectives; compute: their matrix multiplies):")
+            for t in self.lines[:LINES_SHOWN]:
+                out.append(f"    {t.line}: network {_time(t.seconds)}, compute {_time(t.compute_s)}: {t.bound}-bound")
         out.extend(f"  note: {n}" for n in self.notes)
         return "\n".join(out)
 
@@ -174,13 +186,23 @@ def collective_time(program: Program, collective: Collective, hw: Hardware) -> C
     )  # fmt: skip
 
 
-def _by_line(times: tuple[CollectiveTime, ...]) -> tuple[LineTime, ...]:
-    by_line: dict[str, tuple[float, int]] = {}
+def _by_line(program: Program, times: tuple[CollectiveTime, ...], hw: Hardware) -> tuple[LineTime, ...]:
+    """Each line's network time (its collectives) and compute time (its dots), longest first."""
+    network: dict[str, tuple[float, int]] = {}
     for t in times:
         key = t.line or "?"
-        s, b = by_line.get(key, (0.0, 0))
-        by_line[key] = (s + t.seconds, b + t.bytes * t.runs)
-    return tuple(LineTime(k, s, b) for k, (s, b) in sorted(by_line.items(), key=lambda kv: -kv[1][0]))
+        s, b = network.get(key, (0.0, 0))
+        network[key] = (s + t.seconds, b + t.bytes * t.runs)
+    compute: dict[str, float] = {}
+    for f in program.line_flops:
+        key = "?" if f.source is None else f"{file_label(f.source.file)}:{f.source.line}"
+        compute[key] = compute.get(key, 0.0) + f.flops / hw.flops_per_s
+    rows = []
+    for key in {**network, **compute}:
+        seconds, sent = network.get(key, (0.0, 0))
+        busy = compute.get(key, 0.0)
+        rows.append(LineTime(key, seconds, sent, busy, "compute" if busy > seconds else "network"))
+    return tuple(sorted(rows, key=lambda t: -max(t.seconds, t.compute_s)))
 
 
 def _flops(program: Program) -> tuple[float | None, str | None]:
@@ -232,7 +254,7 @@ def estimate(program: Program, hardware: Any) -> Estimate:
         notes.append(f"what-if program: {program.whatif.devices} virtual devices")
     return Estimate(
         program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times,
-        _by_line(times), tuple(notes), held, fits,
+        _by_line(program, times, hw), tuple(notes), held, fits,
     )  # fmt: skip
 
 

@@ -211,6 +211,15 @@ class Collective(Located):
 
 
 @dataclass(frozen=True)
+class LineFlops:
+    """The matrix-multiply flops one source line causes per call, per device (loops counted);
+    ``source`` None gathers the dots with no line of the user's."""
+
+    source: SourceLocation | None
+    flops: float
+
+
+@dataclass(frozen=True)
 class MemoryStats:
     """Per-device bytes from ``Compiled.memory_analysis()``."""
 
@@ -318,6 +327,7 @@ class ProgramData:
     # per device: every dot of the module, loop trip counts multiplied through (cost analysis counts a
     # loop's body once); None when the module was not read for it
     matmul_flops: float | None = None
+    line_flops: tuple[LineFlops, ...] = ()  # the same flops by the user's line that causes them, largest first
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -42,6 +42,7 @@ from .model import (
     Collective,
     CollectivePart,
     LayoutChange,
+    LineFlops,
     MemoryStats,
     SourceListing,
     SourceLocation,
@@ -419,6 +420,7 @@ def _assemble(
         origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
         layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
         matmul_flops=hlo.matmul_flops(module).flops,
+        line_flops=_line_flops(module),
     )
 
 
@@ -692,6 +694,21 @@ def _group_size(op: hlo.CollectiveOp) -> int:
 def _stack(module: hlo.Module, inst: hlo.Instruction) -> tuple[SourceLocation, ...]:
     frames = module.frames(inst.metadata.stack_frame_id)
     return tuple(SourceLocation(f.file, f.line, f.column, f.function) for f in frames)
+
+
+def _line_flops(module: hlo.Module) -> tuple[LineFlops, ...]:
+    """Each dot's flops on the user's line that causes it (as collectives take theirs), largest first."""
+    by_line: dict[tuple[str, int] | None, LineFlops] = {}
+    for dot in hlo.dot_flops(module)[0]:
+        stack = _stack(module, dot.inst)
+        meta = dot.inst.metadata
+        if not stack and meta.source_file and meta.source_line is not None:
+            stack = (SourceLocation(meta.source_file, meta.source_line),)
+        mine = user_frame(stack)
+        key = None if mine is None else (mine.file, mine.line)
+        before = by_line.get(key)
+        by_line[key] = LineFlops(mine if before is None else before.source, dot.flops + (before.flops if before else 0))
+    return tuple(sorted(by_line.values(), key=lambda f: -f.flops))
 
 
 def _primitive_of(op_name: str | None) -> str:

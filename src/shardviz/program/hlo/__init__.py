@@ -29,7 +29,7 @@ from .collectives import (
     known_trip_count,
     permute_groups,
 )
-from .flops import MatmulFlops, matmul_flops
+from .flops import DotFlops, MatmulFlops, dot_flops, matmul_flops
 from .groups import ReplicaGroups, iota_array, mesh_form_groups, parse_replica_groups, parse_source_target_pairs
 from .mlir import declared_mesh_axis_names
 from .module import (
@@ -50,6 +50,7 @@ __all__ = [
     "NUMPY_NAMES",
     "CollectiveOp",
     "Computation",
+    "DotFlops",
     "ExecutionCount",
     "HloParseError",
     "HloSharding",
@@ -63,6 +64,7 @@ __all__ = [
     "collective_kind",
     "collective_ops",
     "declared_mesh_axis_names",
+    "dot_flops",
     "element_bits",
     "execution_counts",
     "iota_array",

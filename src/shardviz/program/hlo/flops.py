@@ -26,6 +26,15 @@ class MatmulFlops:
     dots: int  # dot instructions counted, each once
 
 
+@dataclass(frozen=True)
+class DotFlops:
+    """One dot of the module and its flops per call of the module (its loops' trip counts multiplied)."""
+
+    inst: Instruction
+    flops: float
+    exact: bool
+
+
 def _dot_flops(inst: Instruction, computation: Computation) -> float | None:
     lhs = computation.by_name.get(inst.operands[0]) if inst.operands else None
     if lhs is None or lhs.shape.is_tuple:
@@ -37,10 +46,11 @@ def _dot_flops(inst: Instruction, computation: Computation) -> float | None:
     return 2.0 * math.prod(inst.shape.dims) * contracted
 
 
-def matmul_flops(module: Module) -> MatmulFlops:
-    """Flops of every dot in the module per call, loop trip counts multiplied through."""
+def dot_flops(module: Module) -> tuple[list[DotFlops], bool]:
+    """Every dot of the module with its flops per call; False with them when a dot's shapes could not be read."""
     counts = execution_counts(module)
-    flops, exact, dots = 0.0, True, 0
+    dots: list[DotFlops] = []
+    readable = True
     for computation in module.computations:
         runs = counts.get(computation.name)
         if runs is None:
@@ -50,9 +60,14 @@ def matmul_flops(module: Module) -> MatmulFlops:
                 continue
             one = _dot_flops(inst, computation)
             if one is None:
-                exact = False
+                readable = False
                 continue
-            flops += one * runs.count
-            exact = exact and runs.exact
-            dots += 1
-    return MatmulFlops(flops, exact, dots)
+            dots.append(DotFlops(inst, one * runs.count, runs.exact))
+    return dots, readable
+
+
+def matmul_flops(module: Module) -> MatmulFlops:
+    """Flops of every dot in the module per call, loop trip counts multiplied through."""
+    dots, readable = dot_flops(module)
+    exact = readable and all(d.exact for d in dots)
+    return MatmulFlops(sum(d.flops for d in dots), exact, len(dots))
