@@ -43,20 +43,29 @@ def _module_bits(collective: Collective) -> int | None:
     return bits.pop() if len(bits) == 1 else None
 
 
-def device_bytes(program: ProgramData, collective: Collective) -> DeviceBytes:
-    """The ratio of device bytes to the CPU module's for one collective (1.0 unless XLA:CPU widened it)."""
+ValueDtypes = dict[tuple[str, int, str], set[str]]
+
+
+def value_dtypes(program: ProgramData) -> ValueDtypes:
+    """(file, line, primitive) -> the dtypes of the values that line makes with that primitive."""
+    index: ValueDtypes = {}
+    for v in program.values:
+        if v.source is not None and v.primitive:
+            index.setdefault((v.source.file, v.source.line, v.primitive), set()).add(v.dtype)
+    return index
+
+
+def device_bytes(program: ProgramData, collective: Collective, index: ValueDtypes | None = None) -> DeviceBytes:
+    """The ratio of device bytes to the CPU module's for one collective (1.0 unless XLA:CPU widened it);
+    ``index`` is :func:`value_dtypes` of the program, made once for all its collectives."""
     if collective.parts or collective.source is None:
         return SAME  # a combined collective's operands come from many lines: left as compiled
     module_bits = _module_bits(collective)
     if module_bits is None:
         return SAME
+    index = value_dtypes(program) if index is None else index
     primitive = collective.op_name.rsplit("/", 1)[-1]
-    where = (collective.source.file, collective.source.line)
-    made = [
-        v for v in program.values
-        if v.primitive == primitive and v.source is not None and (v.source.file, v.source.line) == where
-    ]  # fmt: skip
-    dtypes = {v.dtype for v in made}
+    dtypes = set(index.get((collective.source.file, collective.source.line, primitive), ()))
     if len(dtypes) != 1:
         return SAME
     dtype = dtypes.pop()

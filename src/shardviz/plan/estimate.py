@@ -21,7 +21,7 @@ from ..program.program import Program, register_estimator
 from ..program.sources import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
-from .device_bytes import device_bytes
+from .device_bytes import ValueDtypes, device_bytes, value_dtypes
 from .hardware import HARDWARE, Hardware, hardware_named
 
 CPU_CAVEAT = (
@@ -172,8 +172,10 @@ def _one_run(program: Program, collective: Collective, hw: Hardware, array: floa
     return torus_time(collective.kind, array, rings, bandwidth, latency), link, bandwidth
 
 
-def collective_time(program: Program, collective: Collective, hw: Hardware) -> CollectiveTime:
-    on_device = device_bytes(program, collective)
+def collective_time(
+    program: Program, collective: Collective, hw: Hardware, dtypes: ValueDtypes | None = None
+) -> CollectiveTime:
+    on_device = device_bytes(program, collective, dtypes)
     array = array_bytes(collective.kind, collective.result_bytes, collective.group_size) * on_device.ratio
     one, link, bandwidth = _one_run(program, collective, hw, array)
     runs = collective.count
@@ -237,7 +239,8 @@ def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str |
 def estimate(program: Program, hardware: Any) -> Estimate:
     """Time one step of ``program`` on ``hardware`` (a name in HARDWARE or a Hardware)."""
     hw = hardware_named(hardware)
-    times = tuple(collective_time(program, c, hw) for c in program.collectives)
+    dtypes = value_dtypes(program)
+    times = tuple(collective_time(program, c, hw, dtypes) for c in program.collectives)
     network = sum(t.seconds for t in times)
     flops, flops_note = _flops(program)
     compute = None if flops is None else flops / hw.flops_per_s
