@@ -78,56 +78,145 @@ function gridRoot(layout: Layout, mode: "dom" | "canvas"): HTMLElement {
 
 // ---------------------------------------------------------------- DOM path
 
-function renderMeshDom(
-  first: Layout,
-  events: PictureEvents,
-  signal: AbortSignal,
-  firstStyle: MeshGridStyle,
-): PictureView {
-  let layout = first;
-  let style = firstStyle;
-  const root = gridRoot(layout, "dom");
-  // Cells shrink as the mesh grows; below 30px the tile tag is dropped (the aria-label keeps it).
-  const n = layout.deviceCount;
-  const cellSize = n <= 16 ? 44 : n <= 64 ? 34 : n <= 256 ? 26 : 22;
-  root.style.setProperty("--sv-cell-size", `${cellSize}px`);
-  if (cellSize < 30) root.classList.add("sv-compact");
-  if (style.label === "physical") root.classList.add("sv-physical-labels");
-  let cells: HTMLElement[] = new Array(layout.deviceCount);
-  /** The cells of the last build by device id: a mesh edit over the same devices moves them, not new ones. */
-  let byId = new Map<number, HTMLElement>();
+function renderMeshDom(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle): PictureView {
+  return new DomMeshGrid(layout, events, signal, style);
+}
 
-  const makeCell = (k: number): HTMLElement => {
+/** Cells shrink as the mesh grows; below 30px the tile tag is dropped (the aria-label keeps it). */
+function cellSizeFor(deviceCount: number): number {
+  return deviceCount <= 16 ? 44 : deviceCount <= 64 ? 34 : deviceCount <= 256 ? 26 : 22;
+}
+
+function axisTitle(axis: number, text: string, vertical = false): HTMLElement {
+  const title = h("div", { class: vertical ? "sv-axis-title sv-vertical" : "sv-axis-title" }, [text]);
+  title.style.setProperty("--sv-axis", axisColor(axis));
+  return title;
+}
+
+/** The two innermost axes as a CSS grid with coordinate headers; ``cellAt(k)`` gives mesh position k's cell. */
+function leafGrid(layout: Layout, prefix: number[], cellAt: (k: number) => HTMLElement): HTMLElement {
+  const sizes = layout.meshSizes;
+  const names = layout.payload.mesh?.names ?? [];
+  const rank = sizes.length;
+  const colAxis = rank - 1;
+  const rowAxis = rank - 2;
+  const cols = rank >= 1 ? sizes[colAxis] : 1;
+  const rows = rank >= 2 ? sizes[rowAxis] : 1;
+  const grid = h("div", { class: "sv-leaf" });
+  grid.style.gridTemplateColumns = `${rank >= 2 ? "auto " : ""}repeat(${cols}, var(--sv-cell-size))`;
+  if (rank >= 1) {
+    if (rank >= 2) grid.append(h("span", { class: "sv-corner" }));
+    for (let c = 0; c < cols; c++) grid.append(h("span", { class: "sv-coord" }, [String(c)]));
+  }
+  for (let r = 0; r < rows; r++) {
+    if (rank >= 2) grid.append(h("span", { class: "sv-coord" }, [String(r)]));
+    for (let c = 0; c < cols; c++) {
+      const coords = rank === 0 ? [] : rank === 1 ? [c] : [...prefix, r, c];
+      grid.append(cellAt(ravel(coords, sizes)));
+    }
+  }
+  if (rank === 0) return grid;
+  const framed = h("div", { class: "sv-leaf-frame" }, [axisTitle(colAxis, `${names[colAxis]} (${cols}) \u2192`)]);
+  if (rank >= 2) {
+    framed.append(
+      h("div", { class: "sv-leaf-body" }, [axisTitle(rowAxis, `${names[rowAxis]} (${rows}) \u2192`, true), grid]),
+    );
+  } else {
+    framed.append(grid);
+  }
+  return framed;
+}
+
+/** Outer axes nest leaf grids into captioned blocks, alternately across and down. */
+function meshBlocks(layout: Layout, axis: number, prefix: number[], cellAt: (k: number) => HTMLElement): HTMLElement {
+  const sizes = layout.meshSizes;
+  const names = layout.payload.mesh?.names ?? [];
+  if (axis >= sizes.length - 2) return leafGrid(layout, prefix, cellAt);
+  const across = axisRoles(sizes.length).columns.includes(axis);
+  const group = h("div", { class: across ? "sv-blocks sv-across" : "sv-blocks sv-down", "data-axis": names[axis] });
+  for (let i = 0; i < sizes[axis]; i++) {
+    const caption = h("div", { class: "sv-block-caption" }, [`${names[axis]} = ${i}`]);
+    caption.style.setProperty("--sv-axis", axisColor(axis));
+    const attributes = {
+      class: "sv-block",
+      "data-axis": names[axis],
+      "data-axis-index": i,
+      role: "group",
+      "aria-label": `${names[axis]} = ${i}`,
+    };
+    group.append(h("div", attributes, [caption, meshBlocks(layout, axis + 1, [...prefix, i], cellAt)]));
+  }
+  return group;
+}
+
+/**
+ * The DOM grid: a focusable cell per device. A spec edit repaints the cells;
+ * a mesh edit over the same devices moves the very same cells (found by
+ * device id) into the new blocks.
+ */
+class DomMeshGrid implements PictureView {
+  readonly element: HTMLElement;
+  private layout: Layout;
+  private style: MeshGridStyle;
+  private cells: HTMLElement[] = [];
+  /** The cells of the last build by device id. */
+  private byId = new Map<number, HTMLElement>();
+  private roving: ReturnType<typeof rovingFocus> = rovingFocus([]);
+  private lit: number[] = [];
+  private pinnedCell: HTMLElement | null = null;
+
+  constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
+    this.layout = layout;
+    this.style = style;
+    this.element = gridRoot(layout, "dom");
+    const cellSize = cellSizeFor(layout.deviceCount);
+    this.element.style.setProperty("--sv-cell-size", `${cellSize}px`);
+    if (cellSize < 30) this.element.classList.add("sv-compact");
+    if (style.label === "physical") this.element.classList.add("sv-physical-labels");
+    this.build();
+    this.listen(events, signal);
+  }
+
+  /** Lays the cells out for the current layout, reusing the cells of the last build by device id. */
+  private build(): void {
+    this.cells = new Array(this.layout.deviceCount);
+    this.element.replaceChildren(meshBlocks(this.layout, 0, [], (k) => this.cellAt(k)));
+    this.byId = new Map(this.cells.map((cell, k) => [this.layout.ids[k], cell]));
+    this.roving = rovingFocus(this.cells);
+  }
+
+  private cellAt(k: number): HTMLElement {
+    const { layout, style } = this;
     const id = layout.ids[k];
-    const remote = isRemote(layout, k);
-    let cell = byId.get(id);
+    const className = isRemote(layout, k) ? "sv-cell sv-remote" : "sv-cell";
+    let cell = this.byId.get(id);
     if (cell) {
-      cell.className = remote ? "sv-cell sv-remote" : "sv-cell";
+      cell.className = className;
       cell.setAttribute("data-position", String(k));
       cell.tabIndex = k === 0 ? 0 : -1;
       (cell.firstChild as HTMLElement).textContent = cellText(layout, k, style.label);
     } else {
-      cell = h(
-        "div",
-        {
-          class: remote ? "sv-cell sv-remote" : "sv-cell",
-          "data-device-id": id,
-          "data-position": k,
-          role: "button",
-          tabindex: k === 0 ? 0 : -1,
-        },
-        [h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]), h("span", { class: "sv-cell-tile" })],
-      );
+      const attributes = {
+        class: className,
+        "data-device-id": id,
+        "data-position": k,
+        role: "button",
+        tabindex: k === 0 ? 0 : -1,
+      };
+      cell = h("div", attributes, [
+        h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]),
+        h("span", { class: "sv-cell-tile" }),
+      ]);
     }
-    cells[k] = cell;
-    paintCell(k);
+    this.cells[k] = cell;
+    this.paintCell(k);
     return cell;
-  };
+  }
 
-  // Everything about a cell that depends on the tile it holds (or on the caller's paint).
-  const paintCell = (k: number): void => {
-    const cell = cells[k];
-    const { paint } = style;
+  /** Everything about a cell that depends on the tile it holds (or on the caller's paint). */
+  private paintCell(k: number): void {
+    const cell = this.cells[k];
+    const { paint } = this.style;
     if (paint) {
       cell.setAttribute("aria-label", paint.label(k));
       cell.style.backgroundColor = paint.fill(k);
@@ -135,164 +224,84 @@ function renderMeshDom(
       (cell.lastChild as HTMLElement).textContent = paint.tag(k);
       return;
     }
-    const t = layout.tileOf[k];
+    const t = this.layout.tileOf[k];
     cell.setAttribute("data-tile-of", String(t));
-    cell.setAttribute("aria-label", deviceAriaLabel(layout, k));
-    cell.style.backgroundColor = style.fill(t);
+    cell.setAttribute("aria-label", deviceAriaLabel(this.layout, k));
+    cell.style.backgroundColor = this.style.fill(t);
     (cell.lastChild as HTMLElement).textContent = `t${t}`;
-  };
+  }
 
-  const axisTitle = (axis: number, text: string, vertical = false): HTMLElement => {
-    const title = h("div", { class: vertical ? "sv-axis-title sv-vertical" : "sv-axis-title" }, [text]);
-    title.style.setProperty("--sv-axis", axisColor(axis));
-    return title;
-  };
-
-  // The two innermost axes as a CSS grid with coordinate headers.
-  const leaf = (prefix: number[]): HTMLElement => {
-    const sizes = layout.meshSizes;
-    const names = layout.payload.mesh?.names ?? [];
-    const rank = sizes.length;
-    const colAxis = rank - 1;
-    const rowAxis = rank - 2;
-    const cols = rank >= 1 ? sizes[colAxis] : 1;
-    const rows = rank >= 2 ? sizes[rowAxis] : 1;
-    const grid = h("div", { class: "sv-leaf" });
-    grid.style.gridTemplateColumns = `${rank >= 2 ? "auto " : ""}repeat(${cols}, var(--sv-cell-size))`;
-    if (rank >= 1) {
-      if (rank >= 2) grid.append(h("span", { class: "sv-corner" }));
-      for (let c = 0; c < cols; c++) grid.append(h("span", { class: "sv-coord" }, [String(c)]));
-    }
-    for (let r = 0; r < rows; r++) {
-      if (rank >= 2) grid.append(h("span", { class: "sv-coord" }, [String(r)]));
-      for (let c = 0; c < cols; c++) {
-        const coords = rank === 0 ? [] : rank === 1 ? [c] : [...prefix, r, c];
-        grid.append(makeCell(ravel(coords, sizes)));
-      }
-    }
-    if (rank === 0) return grid;
-    const framed = h("div", { class: "sv-leaf-frame" }, [axisTitle(colAxis, `${names[colAxis]} (${cols}) \u2192`)]);
-    if (rank >= 2) {
-      const body = h("div", { class: "sv-leaf-body" }, [
-        axisTitle(rowAxis, `${names[rowAxis]} (${rows}) \u2192`, true),
-        grid,
-      ]);
-      framed.append(body);
-    } else {
-      framed.append(grid);
-    }
-    return framed;
-  };
-
-  // Outer axes nest leaves into captioned blocks, alternately across and down.
-  const level = (axis: number, prefix: number[]): HTMLElement => {
-    const sizes = layout.meshSizes;
-    const names = layout.payload.mesh?.names ?? [];
-    if (axis >= sizes.length - 2) return leaf(prefix);
-    const across = axisRoles(sizes.length).columns.includes(axis);
-    const group = h("div", {
-      class: across ? "sv-blocks sv-across" : "sv-blocks sv-down",
-      "data-axis": names[axis],
+  private listen(events: PictureEvents, signal: AbortSignal): void {
+    const root = this.element;
+    const positionOf = (event: Event): number => itemNumber(event, "data-position");
+    // Clicks focus a cell too: keep that cell the one in the tab order.
+    root.addEventListener(
+      "focusin",
+      (event) => {
+        const k = positionOf(event);
+        if (k >= 0) this.roving.track(k);
+      },
+      { signal },
+    );
+    delegateTargets(root, events, signal);
+    navigateByKeys(root, signal, {
+      from: positionOf,
+      move: (from, key) => meshMove(from, key, this.layout.meshSizes),
+      go: (k) => this.roving.go(k),
+      activate: (k) => events.onActivate({ kind: "device", position: k }),
     });
-    for (let i = 0; i < sizes[axis]; i++) {
-      const caption = h("div", { class: "sv-block-caption" }, [`${names[axis]} = ${i}`]);
-      caption.style.setProperty("--sv-axis", axisColor(axis));
-      group.append(
-        h(
-          "div",
-          {
-            class: "sv-block",
-            "data-axis": names[axis],
-            "data-axis-index": i,
-            role: "group",
-            "aria-label": `${names[axis]} = ${i}`,
-          },
-          [caption, level(axis + 1, [...prefix, i])],
-        ),
-      );
-    }
-    return group;
-  };
+  }
 
-  let roving = rovingFocus(cells);
-  /** Lays the cells out for the current layout, reusing the cells of the last build by device id. */
-  const build = (): void => {
-    cells = new Array(layout.deviceCount);
-    root.replaceChildren(level(0, []));
-    byId = new Map(cells.map((cell, k) => [layout.ids[k], cell]));
-    roving = rovingFocus(cells);
-  };
-  build();
-
-  const positionOf = (event: Event): number => itemNumber(event, "data-position");
-  // Clicks focus a cell too: keep that cell the one in the tab order.
-  root.addEventListener(
-    "focusin",
-    (event) => {
-      const k = positionOf(event);
-      if (k >= 0) roving.track(k);
-    },
-    { signal },
-  );
-  delegateTargets(root, events, signal);
-  navigateByKeys(root, signal, {
-    from: positionOf,
-    move: (from, key) => meshMove(from, key, layout.meshSizes),
-    go: (k) => roving.go(k),
-    activate: (k) => events.onActivate({ kind: "device", position: k }),
-  });
-
-  let lit: number[] = [];
-  const setHighlight = (highlight: Highlight | null): void => {
-    for (const k of lit) cells[k].classList.remove("sv-partner", "sv-active");
-    lit = [];
-    root.classList.toggle("sv-highlighting", highlight !== null);
+  readonly setHighlight = (highlight: Highlight | null): void => {
+    const { cells } = this;
+    for (const k of this.lit) cells[k].classList.remove("sv-partner", "sv-active");
+    this.lit = [];
+    this.element.classList.toggle("sv-highlighting", highlight !== null);
     if (!highlight) return;
-    for (const k of layout.holders[highlight.tile] ?? []) {
+    for (const k of this.layout.holders[highlight.tile] ?? []) {
       cells[k].classList.add("sv-partner");
-      lit.push(k);
+      this.lit.push(k);
     }
     if (highlight.position !== null && cells[highlight.position]) {
       cells[highlight.position].classList.add("sv-active");
-      lit.push(highlight.position);
+      this.lit.push(highlight.position);
     }
   };
-  let pinnedCell: HTMLElement | null = null;
-  const setPinned = (target: Target | null): void => {
-    pinnedCell?.classList.remove("sv-pinned");
-    pinnedCell = target?.kind === "device" ? (cells[target.position] ?? null) : null;
-    pinnedCell?.classList.add("sv-pinned");
+
+  readonly setPinned = (target: Target | null): void => {
+    this.pinnedCell?.classList.remove("sv-pinned");
+    this.pinnedCell = target?.kind === "device" ? (this.cells[target.position] ?? null) : null;
+    this.pinnedCell?.classList.add("sv-pinned");
   };
-  let shown: ReadonlySet<number> | null = null;
-  const setShown = (tiles: ReadonlySet<number> | null): void => {
-    shown = tiles;
-    for (let k = 0; k < cells.length; k++) {
-      cells[k].classList.toggle("sv-outside", shown !== null && !shown.has(layout.tileOf[k]));
+
+  readonly setShown = (tiles: ReadonlySet<number> | null): void => {
+    for (let k = 0; k < this.cells.length; k++) {
+      this.cells[k].classList.toggle("sv-outside", tiles !== null && !tiles.has(this.layout.tileOf[k]));
     }
   };
-  const update = (next: Layout, nextStyle: PictureStyle): boolean => {
-    const same = sameDevices(layout, next);
+
+  readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
+    const same = sameDevices(this.layout, next);
     // Another mesh over the very same devices (a mesh edit): the cells move into the new blocks.
-    if (!same && !sameDeviceSet(layout, next)) return false;
-    setHighlight(null);
-    setPinned(null);
-    layout = next;
-    style = { ...style, fill: nextStyle.fill };
+    if (!same && !sameDeviceSet(this.layout, next)) return false;
+    this.setHighlight(null);
+    this.setPinned(null);
+    this.layout = next;
+    this.style = { ...this.style, fill: nextStyle.fill };
     if (same) {
       // Same devices in the same places (a spec or memory-kind edit): repaint the cells, keep the DOM.
-      for (let k = 0; k < cells.length; k++) paintCell(k);
+      this.repaint();
     } else {
-      const fresh = gridRoot(next, "dom");
-      root.setAttribute("aria-label", fresh.getAttribute("aria-label") ?? "");
-      build();
+      this.element.setAttribute("aria-label", gridRoot(next, "dom").getAttribute("aria-label") ?? "");
+      this.build();
     }
-    setShown(null);
+    this.setShown(null);
     return true;
   };
-  const repaint = (): void => {
-    for (let k = 0; k < cells.length; k++) paintCell(k);
+
+  readonly repaint = (): void => {
+    for (let k = 0; k < this.cells.length; k++) this.paintCell(k);
   };
-  return { element: root, setHighlight, setPinned, setShown, update, repaint };
 }
 
 /** The same devices (ids, owners) in any order, on a mesh of the same rank or not. */
@@ -359,23 +368,13 @@ function renderMeshCanvas(
     const ctx = beginPaint(canvas, geometry, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(root, "--sv-fg", "#1f2328");
-    const muted = cssVar(root, "--sv-muted", "#6e7781");
-    const hatch = makeHatch(ctx, muted);
-    const { origins, cell } = geometry;
     const lit = highlight ? new Set(layout.holders[highlight.tile]) : null;
-    for (let k = 0; k < layout.deviceCount; k++) {
-      const x = origins[2 * k];
-      const y = origins[2 * k + 1];
-      const outside = shown !== null && !shown.has(layout.tileOf[k]);
-      ctx.globalAlpha = (lit && !lit.has(k)) || outside ? 0.25 : 1;
-      ctx.fillStyle = style.paint ? style.paint.fill(k) : style.fill(layout.tileOf[k]);
-      ctx.fillRect(x, y, cell, cell);
-      if (hatch && isRemote(layout, k)) {
-        ctx.fillStyle = hatch;
-        ctx.fillRect(x, y, cell, cell);
-      }
-    }
-    ctx.globalAlpha = 1;
+    paintDevices(ctx, layout, style, geometry, {
+      lit,
+      shown,
+      hatch: makeHatch(ctx, cssVar(root, "--sv-muted", "#6e7781")),
+    });
+    const { origins, cell } = geometry;
     if (lit) {
       ctx.strokeStyle = ink;
       ctx.lineWidth = 1;
@@ -385,32 +384,10 @@ function renderMeshCanvas(
       if (k >= 0) strokeMark(ctx, ink, origins[2 * k] - 1, origins[2 * k + 1] - 1, cell + 2, cell + 2);
     }
     if (pinned !== null) {
-      strokePin(
-        ctx,
-        cssVar(root, "--sv-accent", "#0969da"),
-        origins[2 * pinned] - 3,
-        origins[2 * pinned + 1] - 3,
-        cell + 6,
-        cell + 6,
-      );
+      const [x, y] = [origins[2 * pinned] - 3, origins[2 * pinned + 1] - 3];
+      strokePin(ctx, cssVar(root, "--sv-accent", "#0969da"), x, y, cell + 6, cell + 6);
     }
-    ctx.font = `11px ${cssVar(root, "--sv-font", "sans-serif")}`;
-    ctx.fillStyle = ink;
-    for (const label of geometry.labels) {
-      if (label.vertical) {
-        ctx.save();
-        ctx.translate(label.x, label.y);
-        ctx.rotate(Math.PI / 2);
-        ctx.fillText(label.text, 0, 0);
-        ctx.restore();
-      } else {
-        ctx.fillText(label.text, label.x, label.y);
-      }
-    }
-    for (const bar of geometry.bars) {
-      ctx.fillStyle = axisColor(bar.axisIndex);
-      ctx.fillRect(bar.x, bar.y, bar.w, bar.h);
-    }
+    paintAxisLabels(ctx, geometry, ink, `11px ${cssVar(root, "--sv-font", "sans-serif")}`);
   };
 
   const draw = framePainter(paint, signal);
@@ -431,6 +408,52 @@ function renderMeshCanvas(
     },
     repaint: draw,
   };
+}
+
+/** Each device's square in its tile's colour (or the caller's paint), dimmed outside the lit or shown tiles. */
+function paintDevices(
+  ctx: CanvasRenderingContext2D,
+  layout: Layout,
+  style: MeshGridStyle,
+  geometry: CanvasGeometry,
+  marks: { lit: ReadonlySet<number> | null; shown: ReadonlySet<number> | null; hatch: CanvasPattern | null },
+): void {
+  const { origins, cell } = geometry;
+  const { lit, shown, hatch } = marks;
+  for (let k = 0; k < layout.deviceCount; k++) {
+    const x = origins[2 * k];
+    const y = origins[2 * k + 1];
+    const outside = shown !== null && !shown.has(layout.tileOf[k]);
+    ctx.globalAlpha = (lit && !lit.has(k)) || outside ? 0.25 : 1;
+    ctx.fillStyle = style.paint ? style.paint.fill(k) : style.fill(layout.tileOf[k]);
+    ctx.fillRect(x, y, cell, cell);
+    if (hatch && isRemote(layout, k)) {
+      ctx.fillStyle = hatch;
+      ctx.fillRect(x, y, cell, cell);
+    }
+  }
+  ctx.globalAlpha = 1;
+}
+
+/** The axes' coordinates and titles (rotated down the side) and their coloured bars. */
+function paintAxisLabels(ctx: CanvasRenderingContext2D, geometry: CanvasGeometry, ink: string, font: string): void {
+  ctx.font = font;
+  ctx.fillStyle = ink;
+  for (const label of geometry.labels) {
+    if (label.vertical) {
+      ctx.save();
+      ctx.translate(label.x, label.y);
+      ctx.rotate(Math.PI / 2);
+      ctx.fillText(label.text, 0, 0);
+      ctx.restore();
+    } else {
+      ctx.fillText(label.text, label.x, label.y);
+    }
+  }
+  for (const bar of geometry.bars) {
+    ctx.fillStyle = axisColor(bar.axisIndex);
+    ctx.fillRect(bar.x, bar.y, bar.w, bar.h);
+  }
 }
 
 /** Arrow keys step through the mesh (see `neighbour`); Home and End jump to the first and last device. */
