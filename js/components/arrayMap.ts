@@ -203,47 +203,16 @@ function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: Map
   const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
   const boxes: { element: HTMLElement; width: number; height: number }[] = [];
   for (const [i, { tile, row, col }] of tiles.entries()) {
-    const copies = layout.holders[tile].length;
-    const intervals = tileIntervals(tile, layout.bounds);
-    const ids = holderIdsText(layout, tile);
-    const element = h(
-      "div",
-      {
-        class: "sv-tile",
-        "data-tile": tile,
-        role: "button",
-        tabindex: i === 0 ? 0 : -1,
-        "aria-label": tileAriaLabel(layout, tile),
-      },
-      [
-        h("span", { class: "sv-tile-head" }, [
-          h("span", { class: "sv-tile-name" }, [`t${tile}`]),
-          copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
-        ]),
-        h("span", { class: "sv-tile-index" }, [shown.length ? formatIndex(shown.map((d) => intervals[d])) : "scalar"]),
-        h("span", { class: "sv-tile-devices" }, [
-          h("span", { class: "sv-tile-platform" }, [`${platform} `]),
-          h("span", { class: "sv-tile-ids" }, [ids]),
-        ]),
-      ],
-    );
-    const left = fraction(layout, choice.colDim, col);
-    const right = fraction(layout, choice.colDim, col + 1);
-    const top = fraction(layout, choice.rowDim, row);
-    const bottom = fraction(layout, choice.rowDim, row + 1);
-    element.style.left = `${left * 100}%`;
-    element.style.width = `${(right - left) * 100}%`;
-    element.style.top = `${top * 100}%`;
-    element.style.height = `${(bottom - top) * 100}%`;
+    const element = tileElement(layout, tile, i === 0, platform, shown);
+    const box = placeTile(element, layout, choice, row, col);
     element.style.backgroundColor = fill(tile);
     if (layout.holders[tile].every((k) => isRemote(layout, k))) element.classList.add("sv-remote");
     byTile.set(tile, element);
     elements.push(element);
-    boxes.push({ element, width: right - left, height: bottom - top });
+    boxes.push({ element, ...box });
     area.append(element);
   }
   fitLabelsOnResize(area, boxes, signal);
-
   delegateTargets(area, events, signal);
   const roving = rovingFocus(elements);
   navigateByKeys(area, signal, {
@@ -255,21 +224,72 @@ function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: Map
     go: roving.go,
     activate: (i) => events.onActivate({ kind: "tile", tile: tiles[i].tile }),
   });
+  return { element: frame(layout, choice, area, size), ...tileMarks(area, byTile) };
+}
 
+/** One tile's box: its name and copies, its index ranges along the shown dimensions, its devices. */
+function tileElement(layout: Layout, tile: number, first: boolean, platform: string, shown: number[]): HTMLElement {
+  const copies = layout.holders[tile].length;
+  const intervals = tileIntervals(tile, layout.bounds);
+  const attributes = {
+    class: "sv-tile",
+    "data-tile": tile,
+    role: "button",
+    tabindex: first ? 0 : -1,
+    "aria-label": tileAriaLabel(layout, tile),
+  };
+  return h("div", attributes, [
+    h("span", { class: "sv-tile-head" }, [
+      h("span", { class: "sv-tile-name" }, [`t${tile}`]),
+      copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
+    ]),
+    h("span", { class: "sv-tile-index" }, [shown.length ? formatIndex(shown.map((d) => intervals[d])) : "scalar"]),
+    h("span", { class: "sv-tile-devices" }, [
+      h("span", { class: "sv-tile-platform" }, [`${platform} `]),
+      h("span", { class: "sv-tile-ids" }, [holderIdsText(layout, tile)]),
+    ]),
+  ]);
+}
+
+/** Places a tile's box by its share of the array along each shown dimension; returns its size (fractions). */
+function placeTile(
+  element: HTMLElement,
+  layout: Layout,
+  choice: MapParts["choice"],
+  row: number,
+  col: number,
+): { width: number; height: number } {
+  const left = fraction(layout, choice.colDim, col);
+  const right = fraction(layout, choice.colDim, col + 1);
+  const top = fraction(layout, choice.rowDim, row);
+  const bottom = fraction(layout, choice.rowDim, row + 1);
+  element.style.left = `${left * 100}%`;
+  element.style.width = `${(right - left) * 100}%`;
+  element.style.top = `${top * 100}%`;
+  element.style.height = `${(bottom - top) * 100}%`;
+  return { width: right - left, height: bottom - top };
+}
+
+/** The highlight (a tile and its partners lit) and the pin on the map's tile boxes. */
+function tileMarks(
+  area: HTMLElement,
+  byTile: ReadonlyMap<number, HTMLElement>,
+): Pick<PictureView, "setHighlight" | "setPinned"> {
   let lit: HTMLElement | null = null;
-  const setHighlight = (highlight: Highlight | null): void => {
-    lit?.classList.remove("sv-partner");
-    lit = highlight ? (byTile.get(highlight.tile) ?? null) : null;
-    lit?.classList.add("sv-partner");
-    area.classList.toggle("sv-highlighting", highlight !== null);
-  };
   let pinned: HTMLElement | null = null;
-  const setPinned = (target: Target | null): void => {
-    pinned?.classList.remove("sv-pinned");
-    pinned = target?.kind === "tile" ? (byTile.get(target.tile) ?? null) : null;
-    pinned?.classList.add("sv-pinned");
+  return {
+    setHighlight: (highlight: Highlight | null): void => {
+      lit?.classList.remove("sv-partner");
+      lit = highlight ? (byTile.get(highlight.tile) ?? null) : null;
+      lit?.classList.add("sv-partner");
+      area.classList.toggle("sv-highlighting", highlight !== null);
+    },
+    setPinned: (target: Target | null): void => {
+      pinned?.classList.remove("sv-pinned");
+      pinned = target?.kind === "tile" ? (byTile.get(target.tile) ?? null) : null;
+      pinned?.classList.add("sv-pinned");
+    },
   };
-  return { element: frame(layout, choice, area, size), setHighlight, setPinned };
 }
 
 /** Tile padding (CSS px, each side, border included) in the normal and the tight label layouts. */
@@ -398,32 +418,9 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill }: 
     const ctx = beginPaint(canvas, size, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(canvas, "--sv-fg", "#1f2328");
-    ctx.font = `10px ${cssVar(canvas, "--sv-font", "sans-serif")}`;
-    for (const { tile, row, col } of tiles) {
-      const x = xs[col];
-      const y = ys[row];
-      const w = xs[col + 1] - x;
-      const hh = ys[row + 1] - y;
-      ctx.globalAlpha = highlight && highlight.tile !== tile ? 0.3 : 1;
-      ctx.fillStyle = fill(tile);
-      ctx.fillRect(x, y, w, hh);
-      if (w > 28 && hh > 14) {
-        ctx.fillStyle = "#1b1b1b";
-        ctx.fillText(`t${tile}`, x + 3, y + 11);
-      }
-    }
-    ctx.globalAlpha = 1;
+    paintTiles(ctx, tiles, xs, ys, fill, highlight, `10px ${cssVar(canvas, "--sv-font", "sans-serif")}`);
     drawAxisBoundaries(ctx, ink, layout, choice, xs, ys, width, height);
-    const mark = (t: number) => {
-      const v = tiles.find((candidate) => candidate.tile === t);
-      if (!v) return null;
-      // Grow slivers to at least 8px around their centre so the mark stays visible.
-      const w = Math.max(xs[v.col + 1] - xs[v.col], 8);
-      const hh = Math.max(ys[v.row + 1] - ys[v.row], 8);
-      const cx = (xs[v.col] + xs[v.col + 1]) / 2;
-      const cy = (ys[v.row] + ys[v.row + 1]) / 2;
-      return { x: cx - w / 2, y: cy - hh / 2, w, h: hh };
-    };
+    const mark = (t: number) => tileMarkBox(tiles, xs, ys, t);
     if (pinned !== null) {
       const box = mark(pinned);
       if (box) strokePin(ctx, cssVar(canvas, "--sv-accent", "#0969da"), box.x - 2, box.y - 2, box.w + 4, box.h + 4);
@@ -447,6 +444,49 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill }: 
       draw();
     },
   };
+}
+
+/** Each tile's rectangle in its colour (dimmed unless it is the one lit), named where there is room. */
+function paintTiles(
+  ctx: CanvasRenderingContext2D,
+  tiles: readonly VisibleTile[],
+  xs: readonly number[],
+  ys: readonly number[],
+  fill: (tile: number) => string,
+  highlight: Highlight | null,
+  font: string,
+): void {
+  ctx.font = font;
+  for (const { tile, row, col } of tiles) {
+    const x = xs[col];
+    const y = ys[row];
+    const w = xs[col + 1] - x;
+    const hh = ys[row + 1] - y;
+    ctx.globalAlpha = highlight && highlight.tile !== tile ? 0.3 : 1;
+    ctx.fillStyle = fill(tile);
+    ctx.fillRect(x, y, w, hh);
+    if (w > 28 && hh > 14) {
+      ctx.fillStyle = "#1b1b1b";
+      ctx.fillText(`t${tile}`, x + 3, y + 11);
+    }
+  }
+  ctx.globalAlpha = 1;
+}
+
+/** The box a mark is drawn around for tile ``t``: slivers grown to 8px about their centre to stay visible. */
+function tileMarkBox(
+  tiles: readonly VisibleTile[],
+  xs: readonly number[],
+  ys: readonly number[],
+  t: number,
+): { x: number; y: number; w: number; h: number } | null {
+  const v = tiles.find((candidate) => candidate.tile === t);
+  if (!v) return null;
+  const w = Math.max(xs[v.col + 1] - xs[v.col], 8);
+  const hh = Math.max(ys[v.row + 1] - ys[v.row], 8);
+  const cx = (xs[v.col] + xs[v.col + 1]) / 2;
+  const cy = (ys[v.row] + ys[v.row + 1]) / 2;
+  return { x: cx - w / 2, y: cy - hh / 2, w, h: hh };
 }
 
 /**
