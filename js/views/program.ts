@@ -277,76 +277,23 @@ export class ProgramView {
       this.showCollective(program, selection.index);
       return;
     }
+    const about = selection.kind === "value" ? valueFacts(program, selection.index) : endFacts(program, selection);
+    this.selectionTitle.textContent = about.title;
+    const layout = this.layoutOf(about.type, about.reason);
     const { payload } = program;
-    let t: number;
-    let reason = "";
-    let title: string;
-    let chain: [number, number, string][] = [];
-    let real = false;
-    const facts: (string | HTMLElement)[] = [];
-    if (selection.kind === "value") {
-      const i = selection.index;
-      const { values } = payload;
-      t = values.type[i];
-      reason = payload.notes[values.note[i]] ?? "";
-      const made = values.primitive[i] >= 0 ? payload.primitives[values.primitive[i]] : payload.roles[values.role[i]];
-      const label = valueLabel(payload, i);
-      title = `Value ${label} (${made}${label === values.name[i] ? "" : `, ${values.name[i]} in the jaxpr`})`;
-      const entry = payload.lines[values.line[i]];
-      const where = lineLabel(payload, entry.file, entry.line);
-      facts.push(where ? `made on ${where}` : "no line of yours");
-      chain = stackFrames(payload, values.stack?.[i]);
-      if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
-      facts.push(`sharding from ${originText(program, i)}`);
-    } else {
-      const entry = selection.kind === "input" ? payload.inputs[selection.index] : payload.outputs[selection.index];
-      t = entry.type;
-      title = `${selection.kind === "input" ? "Input" : "Output"} ${entry.path}`;
-      real = selection.kind === "input" && (payload.inputs[selection.index].real ?? false);
-      facts.push(
-        selection.kind === "input"
-          ? real
-            ? "a real array, laid out as it was passed"
-            : "a ShapeDtypeStruct: its sharding as passed, no data"
-          : "sharding of the compiled program's output",
-      );
-      const change = (payload.layout_changes ?? []).find((c) =>
-        selection.kind === "input" ? c.input === entry.path : c.output === entry.path,
-      );
-      if (change) facts.push(layoutChangeText(change));
-    }
-    this.selectionTitle.textContent = title;
-    const layout = this.layoutOf(t, reason);
-    const row = payload.types[t];
     // A drawn layout shows the type in its own type line.
-    const message: HTMLElement[] = [];
+    const message: (HTMLElement | null)[] = [];
     if (layout.status !== "local") {
-      message.push(h("p", { class: "sv-selection-type" }, [renderAxisText(row.type_str, payload.mesh?.names ?? [])]));
+      const typeText = payload.types[about.type].type_str;
+      message.push(h("p", { class: "sv-selection-type" }, [renderAxisText(typeText, payload.mesh?.names ?? [])]));
     }
-    message.push(h("p", { class: "sv-muted sv-selection-facts" }, [facts.join("; ")]));
-    if (chain.length > 0) message.push(renderChain(program, chain));
-    if (layout.status === "unknown") {
-      message.push(
-        h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
-          `shardviz could not tell how this value is laid out over the devices: ${layout.reason}. It shows no layout rather than guess one.`,
-        ]),
-      );
-    } else if (layout.status === "no-mesh") {
-      message.push(
-        h("p", { class: "sv-note", "data-role": "no-mesh" }, [
-          `No mesh: the whole array is on device ${layout.deviceIds.join(", ") || "(not recorded)"}.`,
-        ]),
-      );
-    } else if (layout.status === "old-payload") {
-      message.push(
-        h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
-          "This payload is too old to lay values out in the browser (its types carry no itemsize).",
-        ]),
-      );
-    }
+    message.push(h("p", { class: "sv-muted sv-selection-facts" }, [about.facts.join("; ")]));
+    if (about.chain.length > 0) message.push(renderChain(program, about.chain));
+    message.push(layoutNote(layout));
     replaceChildren(this.selectionMessage, message);
     this.showGroups(null);
     // A real input is no what-if: its picture says so (a copy: layouts are shared between values).
+    const real = about.real;
     const shown = layout.status === "local" ? (real ? { ...layout.payload, has_array: true } : layout.payload) : null;
     this.showLayout(shown);
   }
@@ -525,4 +472,73 @@ function renderSummary(program: Program): HTMLElement {
     ]),
     h("div", { class: "sv-chip-row" }, chips),
   ]);
+}
+
+/** What the selection panel says about a value, an input or an output. */
+interface SelectionFacts {
+  title: string;
+  type: number;
+  /** Python's note on why its sharding is unknown, if it is. */
+  reason: string;
+  facts: string[];
+  chain: [number, number, string][];
+  /** A real input array (not a ShapeDtypeStruct): its picture is no what-if. */
+  real: boolean;
+}
+
+function valueFacts(program: Program, i: number): SelectionFacts {
+  const { payload } = program;
+  const { values } = payload;
+  const made = values.primitive[i] >= 0 ? payload.primitives[values.primitive[i]] : payload.roles[values.role[i]];
+  const label = valueLabel(payload, i);
+  const entry = payload.lines[values.line[i]];
+  const where = lineLabel(payload, entry.file, entry.line);
+  const facts = [where ? `made on ${where}` : "no line of yours"];
+  if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
+  facts.push(`sharding from ${originText(program, i)}`);
+  return {
+    title: `Value ${label} (${made}${label === values.name[i] ? "" : `, ${values.name[i]} in the jaxpr`})`,
+    type: values.type[i],
+    reason: payload.notes[values.note[i]] ?? "",
+    facts,
+    chain: stackFrames(payload, values.stack?.[i]),
+    real: false,
+  };
+}
+
+function endFacts(program: Program, selection: { kind: "input" | "output"; index: number }): SelectionFacts {
+  const { payload } = program;
+  const input = selection.kind === "input";
+  const entry = input ? payload.inputs[selection.index] : payload.outputs[selection.index];
+  const real = input && (payload.inputs[selection.index].real ?? false);
+  const facts = [
+    input
+      ? real
+        ? "a real array, laid out as it was passed"
+        : "a ShapeDtypeStruct: its sharding as passed, no data"
+      : "sharding of the compiled program's output",
+  ];
+  const change = (payload.layout_changes ?? []).find((c) => (input ? c.input === entry.path : c.output === entry.path));
+  if (change) facts.push(layoutChangeText(change));
+  return { title: `${input ? "Input" : "Output"} ${entry.path}`, type: entry.type, reason: "", facts, chain: [], real };
+}
+
+/** Why a selected value has no picture, when it has none. */
+function layoutNote(layout: ValueLayout): HTMLElement | null {
+  if (layout.status === "unknown") {
+    return h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
+      `shardviz could not tell how this value is laid out over the devices: ${layout.reason}. It shows no layout rather than guess one.`,
+    ]);
+  }
+  if (layout.status === "no-mesh") {
+    return h("p", { class: "sv-note", "data-role": "no-mesh" }, [
+      `No mesh: the whole array is on device ${layout.deviceIds.join(", ") || "(not recorded)"}.`,
+    ]);
+  }
+  if (layout.status === "old-payload") {
+    return h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
+      "This payload is too old to lay values out in the browser (its types carry no itemsize).",
+    ]);
+  }
+  return null;
 }
