@@ -259,85 +259,100 @@ export class EditorsPanel {
     const disabled = this.host.readOnly;
     const { signal } = this;
     const commit = (next: string[][]): void => this.spec.submit(composeSpecText(next), "composed");
-    const withDim = (d: number, axes: string[]): string[][] => spec.map((a, j) => (j === d ? axes : a));
     return spec.map((axes, d) => {
+      // A dimension's new axes, the other dimensions as they are.
+      const setAxes = (next: string[]): void => commit(spec.map((a, j) => (j === d ? next : a)));
       const row = h("div", { class: "sv-dim-row", "data-dim-row": d }, [
         h("span", { class: "sv-label" }, [`dim ${d} (${payload.shape[d]})`]),
       ]);
       if (axes.length === 0) row.append(h("span", { class: "sv-muted" }, ["not partitioned"]));
       axes.forEach((axis, i) => {
-        const chip = h("span", { class: "sv-axis-chip" }, [h("span", { class: "sv-axis-ref" }, [axis])]);
-        chip.style.setProperty("--sv-axis", axisColor(names.indexOf(axis)));
-        if (i > 0) {
-          const earlier = h(
-            "button",
-            {
-              type: "button",
-              class: "sv-button sv-icon",
-              "aria-label": `move ${axis} earlier in dim ${d}`,
-              title: "move earlier (more major)",
-              "data-role": "spec-axis-earlier",
-              disabled,
-            },
-            ["\u2039"],
-          );
-          earlier.addEventListener(
-            "click",
-            () => {
-              const next = axes.slice();
-              [next[i - 1], next[i]] = [next[i], next[i - 1]];
-              commit(withDim(d, next));
-            },
-            { signal },
-          );
-          chip.append(earlier);
-        }
-        const remove = h(
-          "button",
-          {
-            type: "button",
-            class: "sv-button sv-icon",
-            "aria-label": `remove ${axis} from dim ${d}`,
-            title: "stop partitioning by this axis",
-            "data-role": "spec-axis-remove",
-            disabled,
-          },
-          ["\u00d7"],
-        );
-        remove.addEventListener(
-          "click",
-          () =>
-            commit(
-              withDim(
-                d,
-                axes.filter((a) => a !== axis),
-              ),
-            ),
-          { signal },
-        );
-        chip.append(remove);
-        row.append(chip);
+        row.append(axisChip({ axes, i, d, colour: axisColor(names.indexOf(axis)), disabled, signal, setAxes }));
       });
       // Only axes no dimension uses yet can be added; with none left, there is nothing to offer.
-      if (free.length > 0) {
-        const picker = h(
-          "select",
-          { "aria-label": `add a mesh axis to dim ${d}`, "data-role": "spec-axis", "data-dim": d, disabled },
-          [h("option", { value: "" }, ["+ axis"])],
-        );
-        for (const n of free) picker.append(h("option", { value: n }, [n]));
-        picker.addEventListener(
-          "change",
-          () => {
-            if (picker.value) commit(withDim(d, [...axes, picker.value]));
-          },
-          { signal },
-        );
-        row.append(picker);
-      }
+      if (free.length > 0) row.append(axisPicker({ axes, d, free, disabled, signal, setAxes }));
       return row;
     });
   }
+}
+
+interface DimControls {
+  /** The axes of dimension ``d`` now. */
+  axes: string[];
+  d: number;
+  disabled: boolean;
+  signal: AbortSignal;
+  setAxes: (next: string[]) => void;
+}
+
+function iconButton(
+  text: string,
+  attributes: { "aria-label": string; title: string; "data-role": string; disabled: boolean },
+  onClick: () => void,
+  signal: AbortSignal,
+): HTMLButtonElement {
+  const button = h("button", { type: "button", class: "sv-button sv-icon", ...attributes }, [text]);
+  button.addEventListener("click", onClick, { signal });
+  return button;
+}
+
+/** Axis ``axes[i]`` of dimension ``d`` as a chip: move it earlier (more major) or remove it. */
+function axisChip({
+  axes,
+  i,
+  d,
+  colour,
+  disabled,
+  signal,
+  setAxes,
+}: DimControls & { i: number; colour: string }): HTMLElement {
+  const axis = axes[i];
+  const chip = h("span", { class: "sv-axis-chip" }, [h("span", { class: "sv-axis-ref" }, [axis])]);
+  chip.style.setProperty("--sv-axis", colour);
+  if (i > 0) {
+    const earlier = () => {
+      const next = axes.slice();
+      [next[i - 1], next[i]] = [next[i], next[i - 1]];
+      setAxes(next);
+    };
+    const about = `move ${axis} earlier in dim ${d}`;
+    chip.append(
+      iconButton(
+        "\u2039",
+        { "aria-label": about, title: "move earlier (more major)", "data-role": "spec-axis-earlier", disabled },
+        earlier,
+        signal,
+      ),
+    );
+  }
+  const remove = () => setAxes(axes.filter((a) => a !== axis));
+  const about = `remove ${axis} from dim ${d}`;
+  chip.append(
+    iconButton(
+      "\u00d7",
+      { "aria-label": about, title: "stop partitioning by this axis", "data-role": "spec-axis-remove", disabled },
+      remove,
+      signal,
+    ),
+  );
+  return chip;
+}
+
+/** A menu of the axes no dimension uses yet, to add one to dimension ``d``. */
+function axisPicker({ axes, d, free, disabled, signal, setAxes }: DimControls & { free: string[] }): HTMLSelectElement {
+  const picker = h(
+    "select",
+    { "aria-label": `add a mesh axis to dim ${d}`, "data-role": "spec-axis", "data-dim": d, disabled },
+    [h("option", { value: "" }, ["+ axis"]), ...free.map((n) => h("option", { value: n }, [n]))],
+  );
+  picker.addEventListener(
+    "change",
+    () => {
+      if (picker.value) setAxes([...axes, picker.value]);
+    },
+    { signal },
+  );
+  return picker;
 }
 
 /** Enter commits a row field, Escape puts the payload's value back; neither reaches the notebook. */
