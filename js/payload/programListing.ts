@@ -53,95 +53,130 @@ export interface ListingPlan {
 }
 
 export function listingPlan(program: Program): ListingPlan {
-  const { payload } = program;
-  const source = payload.source;
-  const rows: ListingRow[] = (source?.lines ?? []).map((text, i) => ({
-    lineNo: (source?.first_line ?? 0) + i,
-    text,
-    groups: [],
-    valueCount: 0,
-    collectiveCount: 0,
-    operandCount: 0,
-    combinedCount: 0,
-    wireBytes: 0,
-  }));
-  const counted = rows.map(() => new Set<number>());
-  /** Counts collective once per row; true the first time. */
-  const count = (row: ListingRow, collective: number): boolean => {
-    const seen = counted[row.lineNo - (source?.first_line ?? 0)];
+  const plan = new ListingBuilder(program);
+  plan.placeValues();
+  plan.placeCollectives();
+  return plan.finish();
+}
+
+/** Puts a program's values and collectives under the listing's rows (or elsewhere), counting as it goes. */
+class ListingBuilder {
+  private readonly payload: ProgramPayload;
+  private readonly firstLine: number;
+  private readonly rows: ListingRow[];
+  /** Per row, the collectives already counted there (a combined one counts once). */
+  private readonly counted: Set<number>[];
+  private readonly elsewhere = new Map<string, SourceGroup>();
+
+  constructor(private readonly program: Program) {
+    this.payload = program.payload;
+    const source = this.payload.source;
+    this.firstLine = source?.first_line ?? 0;
+    this.rows = (source?.lines ?? []).map((text, i) => ({
+      lineNo: this.firstLine + i,
+      text,
+      groups: [],
+      valueCount: 0,
+      collectiveCount: 0,
+      operandCount: 0,
+      combinedCount: 0,
+      wireBytes: 0,
+    }));
+    this.counted = this.rows.map(() => new Set<number>());
+  }
+
+  private rowOf(listingLine: number | null): ListingRow | null {
+    if (listingLine === null || !this.payload.source) return null;
+    return this.rows[listingLine - this.firstLine] ?? null;
+  }
+
+  /** Counts a collective once per row; true the first time. */
+  private count(row: ListingRow, collective: number): boolean {
+    const seen = this.counted[row.lineNo - this.firstLine];
     if (seen.has(collective)) return false;
     seen.add(collective);
     row.collectiveCount++;
     return true;
-  };
-  const rowOf = (listingLine: number | null): ListingRow | null => {
-    if (listingLine === null || !source) return null;
-    return rows[listingLine - source.first_line] ?? null;
-  };
-  const elsewhere = new Map<string, SourceGroup>();
-  const groupIn = (row: ListingRow | null, line: number, stack: number | undefined): SourceGroup => {
-    const chain = callersOf(payload, line, stack);
+  }
+
+  /** The group of ``line`` reached through call chain ``stack``, under ``row`` (or elsewhere). */
+  private groupIn(row: ListingRow | null, line: number, stack: number | undefined): SourceGroup {
+    const chain = callersOf(this.payload, line, stack);
     const key = `${line}|${chain.map(([f, l]) => `${f}:${l}`).join(",")}`;
     const sameCall = (g: SourceGroup) => g.line === line && g.callers.join(",") === chain.join(",");
-    let group = row ? row.groups.find(sameCall) : elsewhere.get(key);
+    let group = row ? row.groups.find(sameCall) : this.elsewhere.get(key);
     if (!group) {
       group = { line, values: [], folds: [], collectives: [], parts: [], callers: chain };
       if (row) row.groups.push(group);
-      else elsewhere.set(key, group);
+      else this.elsewhere.set(key, group);
     }
     return group;
-  };
-  const { values } = payload;
-  for (let i = 0; i < program.valueCount; i++) {
-    const row = rowOf(program.valueListingLine[i]);
-    const group = groupIn(row, values.line[i], values.stack?.[i]);
-    const body = values.body[i];
-    if (body < 0) {
-      group.values.push(i);
-    } else {
-      let fold = group.folds.find((f) => f.body === body);
-      if (!fold) {
-        fold = { body, values: [] };
-        group.folds.push(fold);
-      }
-      fold.values.push(i);
-    }
-    if (row) row.valueCount++;
   }
-  const lineOfCollective = new Map<number, number>();
-  payload.lines.forEach((entry, l) => {
-    for (const c of entry.collectives) lineOfCollective.set(c, l);
-  });
-  payload.collectives.forEach((c, i) => {
-    const operands = c.parts ?? [];
-    if (operands.length > 0) {
-      // A combined collective: each operand's bytes under the line that made the operand.
-      payload.lines.forEach((entry, l) => {
-        for (const [owner, k] of entry.parts ?? []) {
-          if (owner !== i) continue;
-          const row = rowOf(operands[k].listing_line);
-          groupIn(row, l, operands[k].stack).parts.push([i, k]);
-          if (row) {
-            if (count(row, i)) row.combinedCount++;
-            row.operandCount++;
-            row.wireBytes += operands[k].total_wire_bytes;
-          }
+
+  /** Each value under its line; a loop body's values folded by body. */
+  placeValues(): void {
+    const { values } = this.payload;
+    for (let i = 0; i < this.program.valueCount; i++) {
+      const row = this.rowOf(this.program.valueListingLine[i]);
+      const group = this.groupIn(row, values.line[i], values.stack?.[i]);
+      const body = values.body[i];
+      if (body < 0) {
+        group.values.push(i);
+      } else {
+        let fold = group.folds.find((f) => f.body === body);
+        if (!fold) {
+          fold = { body, values: [] };
+          group.folds.push(fold);
         }
-      });
-      return;
+        fold.values.push(i);
+      }
+      if (row) row.valueCount++;
     }
-    const row = rowOf(program.collectiveListingLine[i]);
-    groupIn(row, lineOfCollective.get(i) ?? 0, c.stack).collectives.push(i);
-    if (row) {
-      count(row, i);
-      row.wireBytes += c.total_wire_bytes;
-    }
-  });
-  // Within a row, the line itself first, then the lines it calls, in file order.
-  for (const row of rows) {
-    row.groups.sort((a, b) => rank(program, a.line, row.lineNo) - rank(program, b.line, row.lineNo));
   }
-  return { rows, elsewhere: Array.from(elsewhere.values()).sort((a, b) => a.line - b.line) };
+
+  /** Each collective under its line; a combined one's operands each under the line that made it. */
+  placeCollectives(): void {
+    const lineOfCollective = new Map<number, number>();
+    this.payload.lines.forEach((entry, l) => {
+      for (const c of entry.collectives) lineOfCollective.set(c, l);
+    });
+    this.payload.collectives.forEach((c, i) => {
+      if ((c.parts ?? []).length > 0) {
+        this.placeOperands(i);
+        return;
+      }
+      const row = this.rowOf(this.program.collectiveListingLine[i]);
+      this.groupIn(row, lineOfCollective.get(i) ?? 0, c.stack).collectives.push(i);
+      if (row) {
+        this.count(row, i);
+        row.wireBytes += c.total_wire_bytes;
+      }
+    });
+  }
+
+  private placeOperands(i: number): void {
+    const operands = this.payload.collectives[i].parts ?? [];
+    this.payload.lines.forEach((entry, l) => {
+      for (const [owner, k] of entry.parts ?? []) {
+        if (owner !== i) continue;
+        const row = this.rowOf(operands[k].listing_line);
+        this.groupIn(row, l, operands[k].stack).parts.push([i, k]);
+        if (row) {
+          if (this.count(row, i)) row.combinedCount++;
+          row.operandCount++;
+          row.wireBytes += operands[k].total_wire_bytes;
+        }
+      }
+    });
+  }
+
+  finish(): ListingPlan {
+    // Within a row, the line itself first, then the lines it calls, in file order.
+    for (const row of this.rows) {
+      row.groups.sort((a, b) => rank(this.program, a.line, row.lineNo) - rank(this.program, b.line, row.lineNo));
+    }
+    return { rows: this.rows, elsewhere: Array.from(this.elsewhere.values()).sort((a, b) => a.line - b.line) };
+  }
 }
 
 /**
