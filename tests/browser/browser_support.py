@@ -303,7 +303,7 @@ class JupyterLab:
             connection_file=str(self.root_dir.parent / "runtime" / f"kernel-{kernel_id}.json")
         )
         client.load_connection_file()
-        client.start_channels()
+        client.start_channels(hb=False)  # no heartbeat thread: one question, one answer
         try:
             msg_id = client.comm_info()
             deadline = time.monotonic() + timeout
