@@ -102,6 +102,34 @@ export interface CanvasItems extends KeyMoves {
   onCursor?: (i: number) => void;
 }
 
+/** Reports the item under the pointer as it changes (pointermove fires per pixel), and none on leaving. */
+function wireHover(
+  canvas: HTMLCanvasElement,
+  itemAt: (event: MouseEvent) => number,
+  onHover: (i: number) => void,
+  signal: AbortSignal,
+): void {
+  let hovered = -1;
+  canvas.addEventListener(
+    "pointermove",
+    (event) => {
+      const i = itemAt(event);
+      if (i === hovered) return;
+      hovered = i;
+      onHover(i);
+    },
+    { signal },
+  );
+  canvas.addEventListener(
+    "pointerleave",
+    () => {
+      hovered = -1;
+      onHover(-1);
+    },
+    { signal },
+  );
+}
+
 /**
  * Wires hover, click, focus and arrow keys on a canvas. Returns the keyboard
  * cursor (the last clicked or key-selected item, -1 before any) for drawing.
@@ -114,7 +142,6 @@ export function wireCanvas(
   signal: AbortSignal,
 ): { readonly cursor: number } {
   const state = { cursor: -1 };
-  let hovered = -1;
   const itemAt = (event: MouseEvent): number => {
     const rect = canvas.getBoundingClientRect();
     const sx = rect.width > 0 ? size.width / rect.width : 1;
@@ -126,23 +153,11 @@ export function wireCanvas(
     items.onCursor?.(i);
     events.onFocus(items.target(i));
   };
-  canvas.addEventListener(
-    "pointermove",
-    (event) => {
-      const i = itemAt(event);
-      if (i === hovered) return; // pointermove fires per pixel: report changes only
-      hovered = i;
-      events.onHover(i >= 0 ? items.target(i) : null);
-    },
-    { signal },
-  );
-  canvas.addEventListener(
-    "pointerleave",
-    () => {
-      hovered = -1;
-      events.onHover(null);
-    },
-    { signal },
+  wireHover(
+    canvas,
+    (event) => itemAt(event),
+    (i) => events.onHover(i >= 0 ? items.target(i) : null),
+    signal,
   );
   // A press focuses the canvas before its click lands: that focus is the pointer's, not the
   // keyboard's, so it must not report the cursor's old item (device 0 before any) as focused.

@@ -333,17 +333,9 @@ function renderMeshCanvas(
   style: MeshGridStyle,
 ): PictureView {
   const root = gridRoot(layout, "canvas");
-  const mesh = layout.payload.mesh;
-  const geometry: CanvasGeometry = canvasGeometry(layout.meshSizes, mesh?.names ?? []);
-  const canvas = h("canvas", {
-    class: "sv-canvas",
-    tabindex: 0,
-    role: "img",
-    "aria-label": `${layout.deviceCount} devices; use the arrow keys to move between them`,
-  });
+  const geometry: CanvasGeometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
+  const { canvas, live } = meshCanvas(layout.deviceCount);
   const ratio = sizeCanvas(canvas, geometry);
-  // Screen readers hear the focused device through this live line.
-  const live = h("div", { class: "sv-visually-hidden", "aria-live": "polite" });
   root.append(canvas, live);
 
   let highlight: Highlight | null = null;
@@ -408,6 +400,17 @@ function renderMeshCanvas(
     },
     repaint: draw,
   };
+}
+
+/** The canvas, focusable, and the live line through which screen readers hear the focused device. */
+function meshCanvas(deviceCount: number): { canvas: HTMLCanvasElement; live: HTMLElement } {
+  const canvas = h("canvas", {
+    class: "sv-canvas",
+    tabindex: 0,
+    role: "img",
+    "aria-label": `${deviceCount} devices; use the arrow keys to move between them`,
+  });
+  return { canvas, live: h("div", { class: "sv-visually-hidden", "aria-live": "polite" }) };
 }
 
 /** Each device's square in its tile's colour (or the caller's paint), dimmed outside the lit or shown tiles. */

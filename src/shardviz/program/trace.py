@@ -31,7 +31,7 @@ from ..engine.describe import describe
 from ..engine.devices import mesh_columns
 from ..engine.grammar import parse_spec
 from ..engine.layout import Layout
-from ..engine.model import MeshInfo
+from ..engine.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
 from . import axes as _axes
 from . import hlo
@@ -357,19 +357,7 @@ def _assemble(
     out_shardings = _output_shardings(compiled, traced, name)
     mesh = _program_mesh([*in_shardings, *out_shardings], leaves)
     assignment = _device_assignment([*in_shardings, *out_shardings])
-    mesh_info = devices = to_mesh = None
-    if mesh is not None:
-        mesh_info = MeshInfo(
-            tuple(str(n) for n in mesh.axis_names),
-            tuple(int(s) for s in mesh.axis_sizes),
-            tuple(t.name for t in mesh.axis_types),
-            False,
-        )
-        devices = mesh_columns(mesh)
-        if assignment is not None:
-            to_mesh = _axes.positions_to_mesh([d.id for d in assignment], devices.ids.tolist())
-        elif module.num_partitions == mesh.size:
-            to_mesh = np.arange(mesh.size, dtype=np.int64)
+    mesh_info, devices, to_mesh = _mesh_placement(mesh, assignment, module.num_partitions)
     mode = _sharding_mode(mesh_info)
 
     inputs = _input_layouts(leaves, array_leaf, in_shardings)
@@ -395,6 +383,7 @@ def _assemble(
     collectives = tuple(
         _collective(op, module, mesh_info, to_mesh, source, redirects) for op in hlo.collective_ops(module)
     )
+    line_flops = _line_flops(module)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -419,9 +408,31 @@ def _assemble(
         totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
         origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
         layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
-        matmul_flops=hlo.matmul_flops(module).flops,
-        line_flops=_line_flops(module),
+        matmul_flops=sum(f.flops for f in line_flops),
+        line_flops=line_flops,
     )
+
+
+def _mesh_placement(
+    mesh: Any, assignment: Sequence[Any] | None, num_partitions: int
+) -> tuple[MeshInfo | None, DeviceColumns | None, np.ndarray | None]:
+    """The program's mesh as shardviz records it, its devices in mesh order, and each partition
+    position's place in the mesh (None where neither the shardings nor the module say)."""
+    if mesh is None:
+        return None, None, None
+    info = MeshInfo(
+        tuple(str(n) for n in mesh.axis_names),
+        tuple(int(s) for s in mesh.axis_sizes),
+        tuple(t.name for t in mesh.axis_types),
+        False,
+    )
+    devices = mesh_columns(mesh)
+    to_mesh = None
+    if assignment is not None:
+        to_mesh = _axes.positions_to_mesh([d.id for d in assignment], devices.ids.tolist())
+    elif num_partitions == mesh.size:
+        to_mesh = np.arange(mesh.size, dtype=np.int64)
+    return info, devices, to_mesh
 
 
 def _compiled_text(compiled: Any, name: str) -> str:
