@@ -147,3 +147,34 @@ def test_each_line_is_bound_by_its_own_matmuls_or_collectives():
     assert second.bound == ("compute" if second.compute_s > second.seconds else "network")
     assert sum(t.compute_s for t in est.lines) == pytest.approx(prog.matmul_flops / 1e9)
     assert "lines that take longest" in str(est)
+
+
+def bf16_grads(params, x):
+    def loss(params):
+        h = jnp.tanh(x @ params["w1"])
+        return jnp.sum((h @ params["w2"]).astype(jnp.float32) ** 2)
+
+    return jax.grad(loss)(params)
+
+
+def test_a_combined_gradient_all_reduce_counts_each_bf16_operand_as_bf16():
+    import numpy as np
+    from jax.sharding import Mesh
+
+    mesh = Mesh(np.asarray(jax.devices()[:8]), ("data",))
+    rep = NamedSharding(mesh, P())
+    params = {
+        "w1": jax.device_put(jnp.ones((64, 128), jnp.bfloat16), rep),
+        "w2": jax.device_put(jnp.ones((128, 32), jnp.bfloat16), rep),
+    }
+    x = jax.device_put(jnp.ones((64, 64), jnp.bfloat16), NamedSharding(mesh, P("data", None)))
+    prog = shardviz.trace(bf16_grads, params, x)
+    combined = [c for c in prog.collectives if c.kind == "all-reduce" and len(c.parts) >= 2]
+    assert combined, [(c.kind, len(c.parts), c.hlo[:80]) for c in prog.collectives]
+    (reduce,) = combined
+    # XLA:CPU reduces the gradients in f32; on the device they are the weights' bf16 (JAX's own dtypes)
+    assert "f32" in reduce.hlo.split("all-reduce(", 1)[0]
+    assert {str(g.dtype) for g in jax.tree.leaves(jax.eval_shape(bf16_grads, params, x))} == {"bfloat16"}
+    timed = next(t for t in prog.estimate("tpu-v5p").collectives if t.name == reduce.name)
+    assert timed.bytes == reduce.result_bytes // 2
+    assert f"{len(reduce.parts)} of its {len(reduce.parts)} operands are bfloat16" in timed.note

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..program.hlo import element_bits, parse_instruction
-from ..program.model import Collective, ProgramData
+from ..program.model import Collective, ProgramData, SourceLocation
 
 _NARROW_FLOAT_BITS = {"bfloat16": 16, "float16": 16}
 
@@ -55,24 +55,47 @@ def value_dtypes(program: ProgramData) -> ValueDtypes:
     return index
 
 
+def _device_bits(index: ValueDtypes, source: SourceLocation | None, op_name: str, module_bits: int) -> tuple[int, str]:
+    """The bits per element the device moves for values made on ``source``'s line by ``op_name``'s primitive,
+    and their dtype ('' where they are the CPU module's own)."""
+    if source is None or not op_name:
+        return module_bits, ""
+    dtypes = index.get((source.file, source.line, op_name.rsplit("/", 1)[-1]), set())
+    if len(dtypes) != 1:
+        return module_bits, ""
+    dtype = next(iter(dtypes))
+    bits = _NARROW_FLOAT_BITS.get(dtype)
+    return (bits, dtype) if bits is not None and bits < module_bits else (module_bits, "")
+
+
 def device_bytes(program: ProgramData, collective: Collective, index: ValueDtypes | None = None) -> DeviceBytes:
     """The ratio of device bytes to the CPU module's for one collective (1.0 unless XLA:CPU widened it);
-    ``index`` is :func:`value_dtypes` of the program, made once for all its collectives."""
-    if collective.parts or collective.source is None:
-        return SAME  # a combined collective's operands come from many lines: left as compiled
+    ``index`` is :func:`value_dtypes` of the program, made once for all its collectives. A combined
+    collective's operands are read one by one, each on the line that made it."""
     module_bits = _module_bits(collective)
     if module_bits is None:
         return SAME
     index = value_dtypes(program) if index is None else index
-    primitive = collective.op_name.rsplit("/", 1)[-1]
-    dtypes = set(index.get((collective.source.file, collective.source.line, primitive), ()))
-    if len(dtypes) != 1:
+    if not collective.parts:
+        bits, dtype = _device_bits(index, collective.source, collective.op_name, module_bits)
+        if not dtype:
+            return SAME
+        note = f"{dtype} on the device: XLA:CPU moved it as a {module_bits}-bit float"
+        return DeviceBytes(bits / module_bits, dtype, note)
+    total = device = 0.0
+    narrowed: dict[str, int] = {}
+    for part in collective.parts:
+        bits, dtype = _device_bits(index, part.source, part.op_name, module_bits)
+        total += part.result_bytes
+        device += part.result_bytes * bits / module_bits
+        if dtype:
+            narrowed[dtype] = narrowed.get(dtype, 0) + 1
+    if not narrowed or total == 0:
         return SAME
-    dtype = dtypes.pop()
-    device_bits = _NARROW_FLOAT_BITS.get(dtype)
-    if device_bits is None or device_bits >= module_bits:
-        return SAME
-    return DeviceBytes(
-        device_bits / module_bits, dtype,
-        f"{dtype} on the device: XLA:CPU moved it as a {module_bits}-bit float",
-    )  # fmt: skip
+    kinds = ", ".join(narrowed)
+    count = sum(narrowed.values())
+    note = (
+        f"{count} of its {len(collective.parts)} operands are {kinds} on the device: "
+        f"XLA:CPU moved them as {module_bits}-bit floats"
+    )
+    return DeviceBytes(device / total, kinds, note)

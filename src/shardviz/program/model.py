@@ -148,6 +148,7 @@ class CollectivePart:
     source: SourceLocation | None
     stack: tuple[SourceLocation, ...]
     listing_line: int | None
+    op_name: str = ""  # XLA's op_name of the instruction that made the operand (its primitive last)
 
 
 @dataclass(frozen=True)

@@ -749,9 +749,13 @@ def _parts(
     out = []
     for index, (operand, shape) in enumerate(zip(operands, leaves)):
         stack: tuple[SourceLocation, ...] = ()
+        op_name = ""
         if operands.count(operand) > 1:  # one value merged twice: only the reader of each result can tell them apart
-            stack = _tuple_reader_stack(module, computation, op.inst.name, index)
-        stack = stack or _producer_stack(module, computation, operand) or own_stack
+            stack, op_name = _tuple_reader_origin(module, computation, op.inst.name, index)
+        if not stack:
+            stack, op_name = _producer_origin(module, computation, operand)
+        if not stack:
+            stack, op_name = own_stack, op.inst.metadata.op_name or ""
         mine = user_frame(stack)
         size = shape.byte_size
         out.append(
@@ -762,15 +766,16 @@ def _parts(
                 source=mine,
                 stack=stack,
                 listing_line=source.line_of(stack) if source else None,
+                op_name=op_name,
             )
         )
     return tuple(out)
 
 
-def _tuple_reader_stack(
+def _tuple_reader_origin(
     module: hlo.Module, computation: hlo.Computation | None, tuple_name: str, index: int
-) -> tuple[SourceLocation, ...]:
-    """The stack of the ``get-tuple-element`` that reads result ``index`` of a combined collective.
+) -> tuple[tuple[SourceLocation, ...], str]:
+    """The stack and op_name of the ``get-tuple-element`` that reads result ``index`` of a combined collective.
 
     XLA's combiner gives each of those readers the metadata of the collective
     it replaced, so when one producer feeds several operands (common
@@ -778,20 +783,22 @@ def _tuple_reader_stack(
     names each original's line.
     """
     if computation is None:
-        return ()
+        return (), ""
     for inst in computation.instructions:
         if inst.opcode == "get-tuple-element" and inst.operands == (tuple_name,) and inst.attr("index") == str(index):
             stack = _stack(module, inst)
             if stack:
-                return stack
-    return ()
+                return stack, inst.metadata.op_name or ""
+    return (), ""
 
 
-def _producer_stack(
+def _producer_origin(
     module: hlo.Module, computation: hlo.Computation | None, name: str, limit: int = 32
-) -> tuple[SourceLocation, ...]:
+) -> tuple[tuple[SourceLocation, ...], str]:
+    """The stack and op_name of the first instruction with a stack on the way back from ``name``
+    (through tuples, copies, bitcasts): the instruction that made the operand."""
     if computation is None:
-        return ()
+        return (), ""
     pending: list[str] = [name]
     seen: set[str] = set()
     while pending and len(seen) < limit:
@@ -802,9 +809,9 @@ def _producer_stack(
         inst = computation.by_name[current]
         stack = _stack(module, inst)
         if stack:
-            return stack
+            return stack, inst.metadata.op_name or ""
         pending.extend(inst.operands)
-    return ()
+    return (), ""
 
 
 def _memory(compiled: Any) -> MemoryStats | None:
