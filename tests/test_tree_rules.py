@@ -329,3 +329,52 @@ def test_copy_code_gives_the_pytree_of_shardings(tree, mesh):
     # and jax.jit takes it as in/out shardings
     out = jax.jit(lambda t: t, in_shardings=(wanted,), out_shardings=wanted)(placed)
     assert out["head"].sharding.is_equivalent_to(NamedSharding(mesh, P("data", "model")), 2)
+
+
+# --------------------------------------------------------------------------
+# one group per layout, and "already laid out so" as JAX judges it
+
+
+def test_specs_written_two_ways_share_a_group_and_lay_out_alike():
+    """P('x') and P('x', None) (and memory kinds None and device on an AbstractMesh) compare unequal
+    in JAX but lay a leaf out alike: one group, so the browser's rules engine can tell groups apart."""
+    mesh = jax.make_mesh((4, 2), ("x", "y"), devices=jax.devices()[:8])
+    short = jax.device_put(jnp.zeros((8, 4)), NamedSharding(mesh, P("x")))
+    long = jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P("x", None)))
+    assert short.sharding != long.sharding
+    assert short.sharding.devices_indices_map((8, 4)) == long.sharding.devices_indices_map((8, 4))
+    layout = shardviz.describe_tree({"a": short, "b": long})
+    assert layout.leaf_group.tolist() == [0, 0]
+    assert layout.type_str(0) == str(jax.typeof(short)) and layout.type_str(1) == str(jax.typeof(long))
+
+    pod = AbstractMesh((4, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    plain = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=NamedSharding(pod, P("x")))
+    named = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=NamedSharding(pod, P("x"), memory_kind="device"))
+    assert plain.sharding != named.sharding
+    assert shardviz.describe_tree([plain, named]).leaf_group.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_already_laid_out_so_is_what_jax_calls_equivalent(seed):
+    """The notice's "already laid out so" agrees with NamedSharding.is_equivalent_to on Auto and Explicit meshes."""
+    import random
+
+    from shardviz.tree.rules import lays_out_alike
+
+    rng = random.Random(seed)
+    kind = rng.choice([AxisType.Auto, AxisType.Explicit])
+    mesh = jax.make_mesh((2, 1, 4), ("a", "b", "c"), devices=jax.devices()[:8], axis_types=(kind,) * 3)
+    entries = [None, "a", "b", "c", ("a", "b"), ("b", "c"), ("c", "a"), ("a", "b", "c")]
+
+    def spec() -> P:
+        used: set[str] = set()
+        out = []
+        for _ in range(rng.randint(0, 2)):
+            entry = rng.choice([e for e in entries if not set(jax.tree.leaves(e)) & used])
+            used |= set(jax.tree.leaves(entry))
+            out.append(entry)
+        return P(*out)
+
+    for _ in range(40):
+        old, new = NamedSharding(mesh, spec()), NamedSharding(mesh, spec())
+        assert lays_out_alike(old, new, 2) == old.is_equivalent_to(new, 2), (old.spec, new.spec)

@@ -24,7 +24,8 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz.engine.edits import EditError
 from shardviz.tree.describe import describe_tree
-from shardviz.tree.rules import apply_rules
+from shardviz.tree.paths import path_segments
+from shardviz.tree.rules import apply_rules, parse_rules
 from shardviz.widgets.tree import TreeState
 
 HOSTILE_KEY = "<img src=x onerror=alert(1)>"
@@ -331,6 +332,139 @@ def glob_cases() -> list[list[Any]]:
     return [[pattern, path, fnmatch.fnmatchcase(path, pattern)] for pattern in patterns for path in paths]
 
 
+# --------------------------------------------------------------------------
+# rules parity: the browser answers a rules edit from the tree payload alone
+
+
+FIXED_RULES = (
+    "",
+    "   \n# only a comment\n",
+    "foo",
+    " = x",
+    "*.w = (x",
+    "a[bc = None",
+    "a[z-a] = None",
+    "*embed* = nope",
+    "*",
+)
+
+
+def random_rules(rng: random.Random, tree: Any) -> str:
+    """Rules a user might type for ``tree``: globs from its paths, specs over its meshes' axes, and mistakes."""
+    layout = describe_tree(tree)
+    arrays = [i for i, g in enumerate(layout.leaf_group.tolist()) if g >= 0]
+    axes = sorted({a for m in layout.meshes for a in m.info.axis_names}) or ["x"]
+    lines = []
+    for _ in range(rng.randint(1, 4)):
+        leaf = rng.choice(arrays) if arrays else None
+        segments = list(layout.segments[leaf]) if leaf is not None else ["w"]
+        if segments and rng.random() < 0.4:
+            segments[rng.randrange(len(segments))] = "*"
+        glob = ("/" if rng.random() < 0.25 else ".").join(segments) or "*"
+        if rng.random() < 0.15:
+            glob = "*" + glob[-2:]
+        fitting = leaf is not None and rng.random() < 0.7
+        spec = _fitting_spec(rng, layout, leaf) if fitting else _any_spec(rng, axes)
+        lines.append(f"{glob} = {spec}")
+        if rng.random() < 0.1:
+            lines.append("# " + glob)
+    return "\n".join(lines) + rng.choice(["", "\n"])
+
+
+def _fitting_spec(rng: random.Random, layout: Any, leaf: int) -> str:
+    """A spec that fits leaf ``leaf`` on its own mesh (any axis that divides each dimension, each axis once)."""
+    group = layout.groups[int(layout.leaf_group[leaf])]
+    if group.mesh is None:
+        return "None"
+    mesh = layout.meshes[group.mesh].info
+    free = list(zip(mesh.axis_names, mesh.axis_sizes))
+    rng.shuffle(free)
+    entries = []
+    for n in layout.shapes[leaf]:
+        fits = [(a, k) for a, k in free if n % k == 0]
+        if fits and rng.random() < 0.7:
+            a, k = rng.choice(fits)
+            free.remove((a, k))
+            entries.append(a)
+        else:
+            entries.append("None")
+    while entries and entries[-1] == "None" and rng.random() < 0.5:
+        entries.pop()
+    return ", ".join(entries) if entries else rng.choice(["None", "P()"])
+
+
+def _any_spec(rng: random.Random, axes: list[str]) -> str:
+    entries = []
+    for _ in range(rng.choice([0, 1, 1, 2, 2, 3])):
+        pick = rng.random()
+        if pick < 0.3:
+            entries.append("None")
+        elif pick < 0.8:
+            entries.append(rng.choice(axes))
+        elif pick < 0.95:
+            entries.append("(" + ", ".join(rng.sample(axes, min(2, len(axes)))) + ")")
+        else:
+            entries.append("nope")
+    return ", ".join(entries) if entries else rng.choice(["None", "P()"])
+
+
+def rules_answer(tree: Any, text: str, name: str | None) -> dict[str, Any]:
+    """What TreeState.with_rules answers: the payload and notice, or the refusal."""
+    state = TreeState(original=tree, rules_text="", applied=None, tree_layout=describe_tree(tree), tree_name=name)
+    try:
+        after, notice = state.with_rules(text)
+    except EditError as err:
+        return {"status": "refused", "message": str(err), "source": err.source}
+    return {"status": "applied", "payload": after.payload, "notice": notice}
+
+
+def off_mesh_match(tree: Any, text: str) -> bool:
+    """True when a rule matches a leaf off every mesh: its answer needs JAX (the browser may leave it to the kernel)."""
+    try:
+        rules = parse_rules(text)
+    except Exception:
+        return False
+    flat, _ = jax.tree_util.tree_flatten_with_path(tree)
+    arrays = [(p, x) for p, x in flat if isinstance(x, (jax.Array, jax.ShapeDtypeStruct))]
+    for segments, (_, x) in zip(path_segments([p for p, _ in arrays]), arrays):
+        for rule in rules:
+            path = ("/" if "/" in rule.glob else ".").join(segments)
+            if fnmatch.fnmatchcase(path, rule.glob):
+                if not isinstance(x.sharding, NamedSharding):
+                    return True
+                break
+    return False
+
+
+def rules_parity_cases(seed: int = 20261125, trees: int = 80) -> dict[str, Any]:
+    """Tree payloads with no rules, and for rules texts, what Python's TreeState answers."""
+    rng = random.Random(seed)
+    named = {
+        "concrete": (concrete_tree(), [CONCRETE_RULES, "params/layers/*/mlp/w = data, model", "*mlp.b = model",
+                                      "params.embed = model\nparams.embed = data", "*.w = data, model, None"]),
+        "multi_mesh": (multi_mesh_tree(), ["first = y, x", "second.* = c", "outside = None", "dotted.key = None"]),
+        "what_if_small": (what_if_tree(layers=2), [WHAT_IF_RULES, "*kernel = seq", "*scale = (data, model)"]),
+    }  # fmt: skip
+    cases = []
+    for name, (tree, texts) in named.items():
+        texts = [*texts, *FIXED_RULES, *(random_rules(rng, tree) for _ in range(6))]
+        cases.append(_rules_case(name, tree, texts, rng))
+    for k in range(trees):
+        tree = random_tree(rng)
+        cases.append(_rules_case(f"random_{k}", tree, [random_rules(rng, tree) for _ in range(5)], rng))
+    return {"seed": seed, "cases": cases}
+
+
+def _rules_case(name: str, tree: Any, texts: list[str], rng: random.Random) -> dict[str, Any]:
+    tree_name = rng.choice([None, "params", "state"])
+    base = rules_answer(tree, "", tree_name)["payload"]
+    edits = [
+        {"rules_text": t, "kernel_may_answer": off_mesh_match(tree, t), **rules_answer(tree, t, tree_name)}
+        for t in texts
+    ]
+    return {"name": name, "original": base, "edits": edits}
+
+
 def jax_truth(tree: Any) -> dict[str, Any]:
     """What JAX says about a tree, for the front end's decoding tests (never shardviz's output).
 
@@ -393,6 +527,7 @@ def write_tree_fixtures(target: Any) -> int:
     files = {
         **tree_fixtures(),
         "tree_leaf_parity": leaf_parity_cases(),
+        "tree_rules_parity": rules_parity_cases(),
         "tree_glob_cases": {"cases": glob_cases()},
         "tree_truth": truth,
     }

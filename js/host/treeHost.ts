@@ -1,25 +1,74 @@
 /**
- * Hosts of the tree view: over a live model (rules edits go to the kernel,
- * leaf layouts can be asked for), and over a saved page's payload (read-only:
- * rules need a kernel to apply them with JAX).
+ * Hosts of the tree view: over a live model (a rules edit is answered in the
+ * browser first, js/engine/treeEdits.ts, and by the kernel last; leaf layouts
+ * can be asked for), and over a saved page's payload (read-only: the page
+ * shows the rules in force).
  */
 
 import type { AnyModel } from "@anywidget/types";
-import type { TreePayload } from "../payload/tree";
-import { type EditNumbers, sendEdit } from "../traits/edits";
+import { applyTreeRules } from "../engine/treeEdits";
+import { isTreePayload, TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
+import type { EditNumbers } from "../traits/edits";
 import { readOnlyHost } from "../traits/readOnly";
 import type { LeafLayoutRequest, TreeHost, TreeTraits } from "../traits/tree";
+import { LocalFirstHost } from "./localFirst";
 
 /** A tree widget's model: its traits and the edit numbers every view's edits carry. */
 export type TreeModel = AnyModel<TreeTraits & EditNumbers>;
 
+const ANSWERED: readonly (keyof TreeTraits)[] = ["payload", "rules_text", "error", "error_source", "notice"];
+
+/** The live tree host: rules answered locally from the tree as given, the kernel's answer last. */
+export class TreeLiveHost extends LocalFirstHost<TreeTraits, keyof TreeTraits> implements TreeHost {
+  /** The payload of the tree as the widget was given it (the rules apply to it), once the kernel has shown it. */
+  private original: TreePayload | null = null;
+
+  constructor(model: TreeModel) {
+    super(model, {
+      answeredKeys: ANSWERED,
+      comparedKeys: ANSWERED,
+      disagreement: "shardviz: the rules applied in the browser differ from the kernel's; the kernel's answer stays.",
+      answer: (get, _key, value) => this.answer(get, value),
+      announceKernelAnswers: true,
+    });
+    this.remember();
+  }
+
+  override modelChanged(key: keyof TreeTraits): void {
+    if (key === "payload" || key === "rules_text") this.remember();
+    super.modelChanged(key);
+  }
+
+  override edit(key: "rules_text", value: string): void {
+    super.edit(key, value);
+  }
+
+  readonly send = (message: LeafLayoutRequest): void => this.model.send(message);
+
+  /** The kernel's payload with no rules in force is the tree as given: the base of every rules edit. */
+  private remember(): void {
+    const payload = this.modelValue("payload");
+    if (isTreePayload(payload) && this.modelValue("rules_text") === "" && !payload.rules_text) this.original = payload;
+  }
+
+  private answer(get: <K extends keyof TreeTraits>(key: K) => TreeTraits[K], text: string): TreeTraits | null {
+    const shown = get("payload");
+    if (!isTreePayload(shown) || shown.version !== TREE_PAYLOAD_VERSION) return null;
+    const current = { payload: shown, rules_text: get("rules_text"), notice: get("notice") };
+    // The rules in force again (after a refusal): Python withdraws the refusal and keeps the rest.
+    if (text === current.rules_text) return { ...current, error: "", error_source: "" };
+    if (this.original === null) return null;
+    const outcome = applyTreeRules(this.original, text);
+    if (outcome.status === "kernel-only") return null;
+    if (outcome.status === "refused") {
+      return { ...current, error: outcome.message, error_source: outcome.source, notice: "" };
+    }
+    return { payload: outcome.payload, rules_text: text, error: "", error_source: "", notice: outcome.notice };
+  }
+}
+
 export function modelTreeHost(model: TreeModel): TreeHost {
-  return {
-    readOnly: false,
-    get: (key) => model.get(key),
-    edit: (key, value) => sendEdit(model, key, value),
-    send: (message: LeafLayoutRequest) => model.send(message),
-  };
+  return new TreeLiveHost(model);
 }
 
 export const SAVED_PAGE_NOTE =

@@ -99,6 +99,8 @@ export interface TreePayload {
   /** The widget adds the rules in force and the Python that applies them. */
   rules_text?: string;
   code?: string;
+  /** The name the copy code reads the tree from (`TREE` when unknown), for a rules edit answered in the browser. */
+  code_tree?: string;
 }
 
 /** A tree payload decoded once: per-leaf and per-device columns ready for drawing and lookups. */

@@ -15,6 +15,8 @@ export interface RenderedTree {
   fromPython: (changes: Partial<TreeTraits>) => void;
   /** The rules edits the front end saved. */
   saved: () => Partial<TreeTraits>[];
+  /** Python answers edit `seq`: the traits its answer changed, then `edit_answered`. */
+  answer: (seq: number, changes: Partial<TreeTraits>) => void;
 }
 
 /** Like anywidget's Backbone model, `set` fires `change:<key>` at once (inside the caller's event). */
@@ -46,5 +48,6 @@ export function renderTree(
     cleanup,
     fromPython: (changes) => model.fromPython(changes as unknown as Partial<SyncedTraits>),
     saved: () => model.saved as unknown as Partial<TreeTraits>[],
+    answer: (seq, changes) => model.answer(seq, changes as unknown as Partial<SyncedTraits>),
   };
 }

@@ -34,7 +34,18 @@ export function formatIndex(intervals: readonly Interval[]): string {
   return `[${intervals.map(formatInterval).join(", ")}]`;
 }
 
-/** Human byte counts: `512 B`, `4.0 KiB`, `1.5 MiB`. */
+/**
+ * `f"{value:.{digits}f}"`: Python rounds a tie (an exact half, as 52.5 or
+ * 2.25 are in binary) to even, where `toFixed` rounds it up.
+ */
+export function pyFixed(value: number, digits: number): string {
+  const scaled = value * 10 ** digits;
+  const floor = Math.floor(scaled);
+  if (scaled - floor !== 0.5) return value.toFixed(digits);
+  return ((floor % 2 === 0 ? floor : floor + 1) / 10 ** digits).toFixed(digits);
+}
+
+/** Human byte counts: `512 B`, `4.0 KiB`, `1.5 MiB`, rounded as Python's `format_bytes` rounds them. */
 export function formatBytes(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
   let value = bytes;
@@ -43,5 +54,5 @@ export function formatBytes(bytes: number): string {
     value /= 1024;
     unit++;
   }
-  return unit === 0 ? `${value} B` : `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+  return unit === 0 ? `${value} B` : `${pyFixed(value, value < 10 ? 1 : 0)} ${units[unit]}`;
 }

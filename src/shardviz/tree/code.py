@@ -33,7 +33,7 @@ def rules_code(
     ``TREE`` when None) and binds the re-sharded tree to ``resharded``; the
     tree itself is left as it is, as :func:`apply_rules` leaves it.
     """
-    source = tree_name if tree_name is not None and tree_name.isidentifier() else "TREE"
+    source = code_tree_name(tree_name)
     parsed, fallback_mesh = _rules_and_mesh(rules, fallback_mesh)
     imports, mesh_lines = _imports_and_mesh(fallback_mesh)
     table = ["sharding_rules = ["] + [f"    ({r.glob!r}, {_spec_source(r)}),  # line {r.line}" for r in parsed] + ["]"]
@@ -42,6 +42,11 @@ def rules_code(
         parts += ["# The mesh for leaves that have none of their own.", *mesh_lines, ""]
     parts += ["# GLOB = SPEC, first match wins; leaves no rule matches keep their sharding.", *table]
     return "\n".join(parts) + _functions_source(source, fallback_mesh is not None)
+
+
+def code_tree_name(tree_name: str | None) -> str:
+    """The name the copy code reads the tree from: the user's variable, or the placeholder ``TREE``."""
+    return tree_name if tree_name is not None and tree_name.isidentifier() else "TREE"
 
 
 def _rules_and_mesh(

@@ -19,7 +19,7 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import AbstractMesh, NamedSharding, Sharding, SingleDeviceSharding
+from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
 from ..engine.checks import check_spec, entry_axes
 from ..engine.devices import columns_of, device_columns, memory_kinds, mesh_columns
@@ -114,9 +114,10 @@ def _group_leaves(flat: Sequence[Any], paths: Sequence[str]) -> _Leaves:
     """Group the array leaves by sharding, dtype and rank; refuse a leaf JAX could not lay out."""
     leaves = _Leaves([], [], [], {}, [], [])
     group_of_key: dict[tuple[Any, ...], int] = {}
+    canonical: dict[tuple[Sharding, int], Sharding] = {}
     for i, x in enumerate(flat):
         leaves.sources.append(x)
-        key = _group_key(x, paths[i])
+        key = _group_key(x, paths[i], canonical)
         if key is None:
             leaves.shapes.append(_host_shape(x))
             leaves.other_types[i] = _python_type(x)
@@ -133,7 +134,7 @@ def _group_leaves(flat: Sequence[Any], paths: Sequence[str]) -> _Leaves:
     return leaves
 
 
-def _group_key(x: Any, path: str) -> tuple[Any, ...] | None:
+def _group_key(x: Any, path: str, canonical: dict[tuple[Sharding, int], Sharding]) -> tuple[Any, ...] | None:
     """What lays an array leaf out (None for a leaf that is no array), or why it cannot be."""
     if isinstance(x, jax.Array):
         if isinstance(x, jax.core.Tracer):
@@ -145,7 +146,13 @@ def _group_key(x: Any, path: str) -> tuple[Any, ...] | None:
             raise ShardingError(
                 f"leaf {leaf_name(path)!r} is a deleted array (by .delete() or by donation to a jitted function)"
             )
-        return (x.sharding, x.dtype, getattr(x, "weak_type", False), len(x.shape), True)
+        return (
+            _canonical(x.sharding, len(x.shape), canonical),
+            x.dtype,
+            getattr(x, "weak_type", False),
+            len(x.shape),
+            True,
+        )
     if isinstance(x, jax.ShapeDtypeStruct):
         sharding = x.sharding
         if not isinstance(sharding, Sharding):
@@ -154,8 +161,38 @@ def _group_key(x: Any, path: str) -> tuple[Any, ...] | None:
                 f"leaf {leaf_name(path)!r} ({jax.typeof(x)}) has {what}; give it one, e.g. "
                 "jax.eval_shape(jax.jit(init, out_shardings=...), ...) or a rule"
             )
-        return (sharding, x.dtype, x.weak_type, len(x.shape), False)
+        return (_canonical(sharding, len(x.shape), canonical), x.dtype, x.weak_type, len(x.shape), False)
     return None
+
+
+def _canonical(sharding: Sharding, ndim: int, made: dict[tuple[Sharding, int], Sharding]) -> Sharding:
+    """The sharding with its spec written one way: no trailing None, a lone axis as a name.
+
+    ``P('x')`` and ``P('x', None)`` lay a matrix out alike but compare
+    unequal, and so do memory kinds None and ``device`` on an AbstractMesh;
+    read as one, their leaves share a group, so a group is fixed by its mesh,
+    spec, memory kind, dtype and rank alone (what the browser's rules engine
+    can tell from the payload). Made once per sharding and rank.
+    """
+    if not isinstance(sharding, NamedSharding):
+        return sharding
+    found = made.get((sharding, ndim))
+    if found is not None:
+        return found
+    spec = sharding.spec
+    entries = [None if not entry_axes(e) else e for e in spec]
+    if len(entries) > ndim or getattr(spec, "unreduced", None) or getattr(spec, "reduced", None):
+        out: Sharding = sharding  # refused later with its own words, or a spec beyond what shardviz draws
+    else:
+        while entries and entries[-1] is None:
+            entries.pop()
+        kind = sharding.memory_kind
+        if kind is None and isinstance(sharding.mesh, AbstractMesh):
+            kind = "device"  # as a real mesh's sharding reads None: what the payload says
+        out = NamedSharding(sharding.mesh, PartitionSpec(*entries), memory_kind=kind)
+        out = sharding if out == sharding else out
+    made[(sharding, ndim)] = out
+    return out
 
 
 def _leaf_group(

@@ -27,7 +27,7 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.checks import check_spec, spec_from_entries
+from ..engine.checks import check_spec, entry_axes, spec_from_entries
 from ..engine.grammar import MAX_TEXT, format_spec, parse_spec
 from ..errors import ShardingError
 from .paths import path_segments
@@ -165,7 +165,7 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
             )
         used_fallback |= not isinstance(old, NamedSharding)
         sharding = shardings.of(rule, k, leaf_mesh, tuple(x.shape), getattr(old, "memory_kind", None), path)
-        if not (isinstance(old, NamedSharding) and old.is_equivalent_to(sharding, len(x.shape))):
+        if not lays_out_alike(old, sharding, len(x.shape)):
             changed.append(path)
         if isinstance(x, jax.ShapeDtypeStruct):
             new_leaves[i] = jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=sharding, weak_type=x.weak_type)
@@ -182,6 +182,27 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         fallback_mesh=tree_mesh if used_fallback else None,
         changed=tuple(changed),
     )
+
+
+def lays_out_alike(old: Any, new: NamedSharding, ndim: int) -> bool:
+    """Whether a leaf on ``old`` already sits where ``new`` would put it.
+
+    True for one mesh, one memory kind, and per dimension the same mesh axes
+    once axes of size 1 (which split nothing) are left out: what JAX's
+    ``is_equivalent_to`` answers, without building HLO shardings (which
+    asserts on some specs over Manual axes).
+    """
+    if not isinstance(old, NamedSharding) or old.mesh != new.mesh:
+        return False
+    if (old.memory_kind or "device") != (new.memory_kind or "device"):
+        return False
+    return _splitting_axes(old, ndim) == _splitting_axes(new, ndim)
+
+
+def _splitting_axes(sharding: NamedSharding, ndim: int) -> tuple[tuple[str, ...], ...]:
+    size = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
+    axes = [tuple(a for a in entry_axes(e) if size[a] != 1) for e in sharding.spec]
+    return tuple(axes[:ndim]) + ((),) * (ndim - len(axes))
 
 
 class _Matcher:

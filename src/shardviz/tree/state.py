@@ -15,7 +15,7 @@ from typing import Any
 
 from ..engine.edits import EditError
 from ..errors import ShardingError
-from .code import rules_code
+from .code import code_tree_name, rules_code
 from .describe import describe_tree
 from .rules import RulesApplied, apply_rules, rules_notice
 from .tree import TreeLayout
@@ -44,6 +44,8 @@ class TreeState:
         payload = self.tree_layout.to_json()
         payload["rules_text"] = self.rules_text
         payload["code"] = rules_code(self.applied, tree_name=self.tree_name) if self.applied is not None else ""
+        # The browser writes the same copy code for a rules edit it answers first.
+        payload["code_tree"] = code_tree_name(self.tree_name)
         return payload
 
     def with_rules(self, text: str) -> tuple[TreeState, str]:

@@ -1,0 +1,93 @@
+/**
+ * A rules edit answered in the browser: what `TreeState.with_rules`
+ * (src/shardviz/tree/state.py) answers, from the payload of the tree the
+ * rules apply to (the tree as the user gave it). Each matched leaf keeps its
+ * mesh and memory kind and takes its rule's spec; the tree is laid out again
+ * and audited. Rules that touch a leaf off every mesh, a payload too old to
+ * carry its type pieces, or glob syntax this engine cannot read are the
+ * kernel's (`kernel-only`): JAX decides those.
+ */
+
+import { TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
+import { LayoutError } from "./errors";
+import { pyStrip } from "./pytext";
+import { rulesCode } from "./treeCode";
+import { type LeafSpec, relayoutTree } from "./treeRelayout";
+import { checkEveryRuleSetsSomething, checkRuleFits, parseRules, RuleMatcher, rulesNotice } from "./treeRules";
+
+export type TreeEditOutcome =
+  | { status: "applied"; payload: TreePayload; notice: string }
+  | { status: "refused"; message: string; source: "rules" }
+  | { status: "kernel-only" };
+
+const KERNEL_ONLY: TreeEditOutcome = { status: "kernel-only" };
+
+/** Each leaf's path segments, from the prefix-shared encoding. */
+function pathSegments(encoded: TreePayload["leaves"]["path"]): string[][] {
+  let previous: string[] = [];
+  return encoded.map((entry) => {
+    const segments = previous.slice(0, entry[0] as number);
+    for (let s = 1; s < entry.length; s++) segments.push(String(entry[s]));
+    previous = segments;
+    return segments;
+  });
+}
+
+/** Axes per dimension with the axes of size 1 left out: two specs alike so lay a leaf out alike. */
+function effective(spec: LeafSpec, names: readonly string[], sizes: readonly number[]): string {
+  return JSON.stringify(spec.map((axes) => axes.filter((a) => sizes[names.indexOf(a)] !== 1)));
+}
+
+/** `original` (the payload of the tree as given, no rules in force) under the rules `text`. */
+export function applyTreeRules(original: TreePayload, text: string): TreeEditOutcome {
+  if (original.version !== TREE_PAYLOAD_VERSION || original.code_tree === undefined) return KERNEL_ONLY;
+  if (original.groups.some((g) => g.type.length === 0)) return KERNEL_ONLY;
+  try {
+    return answer(original, text, original.code_tree);
+  } catch (err) {
+    if (err instanceof LayoutError) return { status: "refused", message: err.message, source: "rules" };
+    return KERNEL_ONLY; // a glob JavaScript cannot compile, or a payload this engine misreads
+  }
+}
+
+function answer(original: TreePayload, text: string, treeName: string): TreeEditOutcome {
+  // No rules: the tree as given.
+  if (!pyStrip(text)) return { status: "applied", payload: { ...original, rules_text: "", code: "" }, notice: "" };
+  const rules = parseRules(text);
+  const { leaves, groups, meshes } = original;
+  const segments = pathSegments(leaves.path);
+  const arrayLeaves: number[] = [];
+  for (let i = 0; i < leaves.count; i++) if (leaves.group[i] >= 0) arrayLeaves.push(i);
+  const matcher = new RuleMatcher(
+    rules,
+    arrayLeaves.map((i) => segments[i]),
+  );
+  const matched = rules.map(() => 0);
+  const winner = new Map<number, number>();
+  const specs = new Map<number, LeafSpec>();
+  let changed = 0;
+  for (let n = 0; n < arrayLeaves.length; n++) {
+    const k = matcher.firstRule(n);
+    if (k === null) continue;
+    const i = arrayLeaves[n];
+    const group = groups[leaves.group[i]];
+    if (group.mesh === null) return KERNEL_ONLY; // the leaf takes the tree's mesh, or has none: JAX's call
+    const rule = rules[k];
+    matched[k]++;
+    winner.set(n, k);
+    const mesh = meshes[group.mesh];
+    const shape = leaves.shape[i];
+    checkRuleFits(rule, mesh, shape, matcher.paths[n]);
+    const spec = shape.map((_, d) => rule.spec[d] ?? []);
+    specs.set(i, spec);
+    if (effective(spec, mesh.names, mesh.sizes) !== effective(group.spec, mesh.names, mesh.sizes)) changed++;
+  }
+  checkEveryRuleSetsSomething(rules, matched, matcher, winner);
+  const payload = relayoutTree(original, specs);
+  const total = matched.reduce((a, b) => a + b, 0);
+  return {
+    status: "applied",
+    payload: { ...payload, rules_text: text, code: rulesCode(rules, treeName) },
+    notice: rulesNotice(changed, total, rules.length),
+  };
+}
