@@ -235,3 +235,128 @@ def test_edits_only_the_kernel_can_judge_are_waited_for(live: LiveSession) -> No
     assert live.drawn()["renders"] == at_keystroke["rendersTotal"]
     assert live.disagreements() == []
     live.nb.assert_healthy()
+
+
+# --------------------------------------------------------------------------
+# the model (tree) view: rules answered in the browser first
+
+TREE_SETUP, TREE_PROBE = range(2)
+TREE_CELLS = [
+    f"""import json, time
+import jax, jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+import shardviz
+
+mesh = jax.make_mesh((2, 4), ('data', 'model'))
+rep = NamedSharding(mesh, P())
+params = {{'embed': jax.device_put(jnp.ones((512, 64)), rep),
+          'layers': [{{'w': jax.device_put(jnp.ones((64, 256)), rep),
+                       'b': jax.device_put(jnp.ones((256,)), NamedSharding(mesh, P('model')))}} for _ in range(3)]}}
+t = shardviz.show(params)
+
+# The kernel answers late, so that the browser's own answer is seen alone first.
+_apply_edit = t.apply_edit
+def _late_apply_edit(**edits):
+    time.sleep({KERNEL_DELAY_S})
+    return _apply_edit(**edits)
+t.apply_edit = _late_apply_edit""",
+    """_probe = globals().get('_probe', 0) + 1
+print(f'PROBE {_probe} ' + json.dumps({
+    'rules_text': t.rules_text, 'error': t.error, 'error_source': t.error_source, 'notice': t.notice,
+    'answered': t.edit_answered,
+}))""",
+]
+
+# Commits rules as the editor takes them (Ctrl+Enter) and reads the widget in the same task.
+TREE_COMMIT = """(root, text) => {
+    const before = performance.getEntriesByName('shardviz:render').length;
+    const input = root.querySelector('[data-role="rules-input"]');
+    input.focus();
+    input.value = text;
+    input.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', code: 'Enter', ctrlKey: true, bubbles: true, cancelable: true }));
+    const typeOf = (path) => [...root.querySelectorAll('[data-role="leaf"]')]
+        .find((row) => row.children[0].textContent === path)?.querySelector('.sv-cell-type')?.textContent ?? null;
+    return {
+        notice: root.querySelector('[data-role="notice"]')?.textContent ?? null,
+        alert: root.querySelector('[role="alert"]')?.textContent ?? null,
+        w: typeOf('layers.1.w'),
+        embed: typeOf('embed'),
+        renders: performance.getEntriesByName('shardviz:render').length - before,
+        rendersTotal: performance.getEntriesByName('shardviz:render').length,
+    };
+}"""
+
+
+class TreeSession(LiveSession):
+    def __init__(self, nb: LabNotebook) -> None:
+        self.nb = nb
+        self.page = nb.page
+        self.probes = 1
+        self.committed = 0
+        self.warnings = []
+        self.page.on("console", lambda msg: self.warnings.append(msg.text) if msg.type == "warning" else None)
+        self.widget = nb.output(TREE_SETUP)
+        self.root = self.widget.locator(".shardviz")
+
+    def commit_rules(self, text: str) -> dict[str, Any]:
+        self.committed += 1
+        return dict(self.root.evaluate(TREE_COMMIT, text))
+
+    def kernel_state(self) -> dict[str, Any]:
+        deadline = time.monotonic() + 60
+        while True:
+            self.probes += 1
+            state = self.nb.probe(TREE_PROBE, self.probes)
+            if state["answered"] >= self.committed or time.monotonic() > deadline:
+                return state
+
+    def renders(self) -> int:
+        return int(self.root.evaluate("() => performance.getEntriesByName('shardviz:render').length"))
+
+    def disagreements(self) -> list[str]:
+        return [w for w in self.warnings if "differ from the kernel" in w]
+
+
+@pytest.fixture(scope="module")
+def live_tree(own_lab: JupyterLab, browser: Any) -> Iterator[TreeSession]:
+    with open_notebook(own_lab, browser, "shardviz-local-first-tree.ipynb", TREE_CELLS) as nb:
+        nb.run_all(len(TREE_CELLS))
+        expect(nb.output(TREE_SETUP)).to_have_count(1, timeout=60_000)
+        nb.assert_healthy()
+        yield TreeSession(nb)
+
+
+def test_a_rules_edit_is_drawn_at_once_and_the_kernel_keeps_it(live_tree: TreeSession) -> None:
+    mesh = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
+    replicated = NamedSharding(mesh, P())
+    ruled = NamedSharding(mesh, P(None, "model"))
+    w = jax.device_put(jnp.ones((64, 256)), replicated)
+    moved = jax.device_put(w, ruled)
+    # JAX's own answers: the new type, and the notice counts leaves whose layout really changed.
+    changed = sum(not replicated.is_equivalent_to(ruled, 2) for _ in range(3))
+    rules = "layers.*.w = None, model"
+    at_keystroke = live_tree.commit_rules(rules)
+    # Drawn in the keystroke's own task: the kernel waits 1.5 s before it answers.
+    assert at_keystroke["w"] == str(jax.typeof(moved)), at_keystroke
+    assert at_keystroke["notice"] == f"{changed} leaves re-sharded by 1 rule.", at_keystroke
+    assert at_keystroke["renders"] >= 1 and at_keystroke["alert"] is None, at_keystroke
+
+    state = live_tree.kernel_state()
+    assert (state["rules_text"], state["error"], state["notice"]) == (rules, "", at_keystroke["notice"]), state
+    # The kernel's answer left the picture as the browser drew it: nothing redrawn, no disagreement.
+    expect(live_tree.root.locator('[data-role="notice"]')).to_have_text(state["notice"])
+    assert live_tree.renders() == at_keystroke["rendersTotal"]
+    assert live_tree.disagreements() == [], live_tree.disagreements()
+    live_tree.nb.assert_healthy()
+
+
+def test_a_refused_rule_shows_at_once_in_the_kernel_words(live_tree: TreeSession) -> None:
+    at_keystroke = live_tree.commit_rules("layers.*.w = None, model\nembed = nope")
+    assert at_keystroke["alert"] and at_keystroke["alert"].startswith("line 2: "), at_keystroke
+    assert at_keystroke["renders"] == 0, at_keystroke  # the last good picture stays
+    state = live_tree.kernel_state()
+    assert state["error"] == at_keystroke["alert"] and state["error_source"] == "rules", state
+    expect(live_tree.root.locator('[role="alert"]')).to_have_text(state["error"])
+    assert live_tree.disagreements() == []
+    live_tree.nb.assert_healthy()

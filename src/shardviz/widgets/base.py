@@ -135,13 +135,19 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
 
     def _publish(self) -> None:
         ctrl = self._controller
+        texts = self._editor_texts(ctrl.state)
         with self._quietly():
-            for name, text in self._editor_texts(ctrl.state).items():
+            for name, text in texts.items():
                 setattr(self, name, text)
             self.payload = ctrl.state.payload  # type: ignore[attr-defined]
             self.error = ctrl.error
             self.error_source = ctrl.error_source
             self.notice = ctrl.notice
+            if ctrl.error and texts:
+                # A refused edit never reached the trait here, so setting it changed nothing and
+                # sent nothing, while the front end's model still holds the refused text: send
+                # the text in force, so that both sides hold it (the editor keeps the user's).
+                self.send_state(list(texts))
 
     @property
     def _quiet(self) -> bool:
