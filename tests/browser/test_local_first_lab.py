@@ -358,5 +358,11 @@ def test_a_refused_rule_shows_at_once_in_the_kernel_words(live_tree: TreeSession
     state = live_tree.kernel_state()
     assert state["error"] == at_keystroke["alert"] and state["error_source"] == "rules", state
     expect(live_tree.root.locator('[role="alert"]')).to_have_text(state["error"])
+    # The same bad text sent again is judged again, by both sides: it is still wrong.
+    again = live_tree.commit_rules("layers.*.w = None, model\nembed = nope")
+    assert again["alert"] == state["error"], again
+    state = live_tree.kernel_state()
+    assert (state["error"], state["rules_text"]) == (again["alert"], "layers.*.w = None, model"), state
+    expect(live_tree.root.locator('[role="alert"]')).to_have_text(state["error"])
     assert live_tree.disagreements() == []
     live_tree.nb.assert_healthy()
