@@ -38,12 +38,20 @@ function effective(spec: LeafSpec, names: readonly string[], sizes: readonly num
   return JSON.stringify(spec.map((axes) => axes.filter((a) => sizes[names.indexOf(a)] !== 1)));
 }
 
-/** `original` (the payload of the tree as given, no rules in force) under the rules `text`. */
-export function applyTreeRules(original: TreePayload, text: string): TreeEditOutcome {
-  if (original.version !== TREE_PAYLOAD_VERSION || original.code_tree === undefined) return KERNEL_ONLY;
+/**
+ * `original` (the payload of the tree as given, no rules in force) under the
+ * rules `text`; the copy code reads the tree from `treeName` (by default the
+ * name the payload carries: a payload without one is the kernel's to answer).
+ */
+export function applyTreeRules(
+  original: TreePayload,
+  text: string,
+  treeName: string | undefined = original.code_tree,
+): TreeEditOutcome {
+  if (original.version !== TREE_PAYLOAD_VERSION || treeName === undefined) return KERNEL_ONLY;
   if (original.groups.some((g) => g.type.length === 0)) return KERNEL_ONLY;
   try {
-    return answer(original, text, original.code_tree);
+    return answer(original, text, treeName);
   } catch (err) {
     if (err instanceof LayoutError) return { status: "refused", message: err.message, source: "rules" };
     return KERNEL_ONLY; // a glob JavaScript cannot compile, or a payload this engine misreads

@@ -1,8 +1,8 @@
 /**
  * Hosts of the tree view: over a live model (a rules edit is answered in the
  * browser first, js/engine/treeEdits.ts, and by the kernel last; leaf layouts
- * can be asked for), and over a saved page's payload (read-only: the page
- * shows the rules in force).
+ * can be asked for), and over a saved page's payload (rules answered in the
+ * page when it was saved with none in force, else read-only).
  */
 
 import type { AnyModel } from "@anywidget/types";
@@ -73,8 +73,61 @@ export function modelTreeHost(model: TreeModel): TreeHost {
 
 export const SAVED_PAGE_NOTE =
   "Saved page, no kernel: the rules in force are shown; applying new ones needs a live kernel.";
+const PLACEHOLDER_TREE = "TREE";
+export const TREE_PAGE_NOTE =
+  "Computed in this page, no kernel: rules re-shard the tree as it was saved (one GLOB = SPEC per line).";
 
+/** Why a rules edit this page cannot answer is refused, beside the editor. */
+export const NEEDS_KERNEL =
+  "these rules reach a leaf off every mesh (on one device, or laid out only through index maps): " +
+  "JAX gives it the tree's mesh, which needs a live kernel";
+
+/**
+ * A saved page of a tree with no rules in force: every rules edit is answered
+ * in the page (js/engine/treeEdits.ts), what needs JAX is refused beside the
+ * editor, and the last good picture stays.
+ */
+export class TreePageHost implements TreeHost {
+  readonly readOnly = false;
+  readonly note = TREE_PAGE_NOTE;
+  private readonly original: TreePayload;
+  private readonly traits: TreeTraits;
+  private listener: ((keys: (keyof TreeTraits)[]) => void) | null = null;
+
+  constructor(payload: TreePayload) {
+    this.original = payload;
+    this.traits = { payload, error: "", error_source: "", notice: "", rules_text: "" };
+  }
+
+  /** Called with the traits an edit changed (the view's `update`). */
+  onChange(listener: (keys: (keyof TreeTraits)[]) => void): void {
+    this.listener = listener;
+  }
+
+  get<K extends keyof TreeTraits>(key: K): TreeTraits[K] {
+    return this.traits[key];
+  }
+
+  edit(_key: "rules_text", value: string): void {
+    // A saved tree has no variable name: the copy code says TREE, as Python's does for an unnamed tree.
+    const outcome = applyTreeRules(this.original, value, this.original.code_tree ?? PLACEHOLDER_TREE);
+    if (outcome.status === "applied") {
+      Object.assign(this.traits, { payload: outcome.payload, rules_text: value, error: "", error_source: "" });
+      this.traits.notice = outcome.notice;
+    } else {
+      this.traits.error = outcome.status === "refused" ? outcome.message : NEEDS_KERNEL;
+      this.traits.error_source = "rules";
+      this.traits.notice = "";
+    }
+    this.listener?.(["payload", "rules_text", "error", "error_source", "notice"]);
+  }
+}
+
+/** A saved page's host: rules applied in the page when it was saved with none in force, else read-only. */
 export function staticTreeHost(payload: TreePayload): TreeHost {
+  if (isTreePayload(payload) && payload.version === TREE_PAYLOAD_VERSION && !payload.rules_text) {
+    return new TreePageHost(payload);
+  }
   const traits: TreeTraits = {
     payload,
     error: "",

@@ -378,9 +378,8 @@ describe("a saved page of a tree", () => {
     document.body.textContent = "";
   });
 
-  it("shows the table, the heat map and the audit, the rules read-only, and says what needs a kernel", async () => {
+  async function savedPage(payload: TreePayload): Promise<HTMLElement> {
     const { renderAllExports } = await import("../host/exportPage");
-    const payload = loadTreeFixture("tree_multi_mesh");
     const root = document.createElement("div");
     root.setAttribute("data-shardviz-root", "");
     const script = document.createElement("script");
@@ -389,10 +388,48 @@ describe("a saved page of a tree", () => {
     script.textContent = JSON.stringify(payload);
     document.body.append(root, script);
     expect(renderAllExports(document)).toHaveLength(1);
+    return root;
+  }
+
+  function commitRules(root: HTMLElement, text: string): void {
+    const input = query<HTMLTextAreaElement>(root, '[data-role="rules-input"]');
+    input.value = text;
+    input.dispatchEvent(new Event("input"));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+  }
+
+  it("applies rules in the page, as Python does, and refuses what needs a kernel beside the editor", async () => {
+    const { cases } = loadJson<{
+      cases: { name: string; original: TreePayload; edits: { rules_text: string; status: string; notice?: string }[] }[];
+    }>("tree_rules_parity");
+    const { original, edits } = cases.find((c) => c.name === "multi_mesh") as (typeof cases)[number];
+    const root = await savedPage(original);
+    const input = query<HTMLTextAreaElement>(root, '[data-role="rules-input"]');
+    expect(input.disabled).toBe(false);
+    expect(root.querySelector(".sv-rules")?.textContent).toContain("Computed in this page, no kernel");
+    const edit = edits.find((e) => e.rules_text === "first = y, x" && e.status === "applied");
+    commitRules(root, "first = y, x");
+    expect(query(root, '[data-role="notice"]').textContent).toBe(edit?.notice);
+    expect(root.querySelector('[role="alert"]')).toBeNull();
+    const notice = query(root, '[data-role="notice"]').textContent;
+    // The counter on one device would take the tree's mesh: JAX's call, refused here; the picture stays.
+    commitRules(root, "outside = None");
+    expect(query(root, '[role="alert"]').textContent).toContain("needs a live kernel");
+    expect(query(root, '[data-role="notice"]').textContent).not.toBe(notice);
+    expect(input.value).toBe("outside = None");
+  });
+
+  it("keeps a page saved with rules in force read-only: the tree as given is not in it", async () => {
+    const root = await savedPage(loadTreeFixture("tree_concrete"));
+    expect(query<HTMLTextAreaElement>(root, '[data-role="rules-input"]').disabled).toBe(true);
+  });
+
+  it("shows the table, the heat map and the audit, and says what needs a kernel", async () => {
+    const payload = loadTreeFixture("tree_multi_mesh");
+    const root = await savedPage(payload);
     expect(root.querySelectorAll('[data-role="leaf"]')).toHaveLength(payload.leaves.count);
     expect(root.querySelectorAll('[data-role="heat-map"] [data-device-id]')).toHaveLength(12);
     expect(root.querySelector('[data-role="audit"]')).not.toBeNull();
-    expect(root.querySelector<HTMLTextAreaElement>('[data-role="rules-input"]')?.disabled).toBe(true);
     // A leaf on a mesh is laid out in the page; one off every mesh needs a kernel.
     root.querySelector<HTMLElement>('[data-leaf="2"]')?.click();
     expect(root.querySelector('[data-role="leaf-detail"] [data-role="type"]')?.textContent).toBe(

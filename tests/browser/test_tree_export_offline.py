@@ -17,6 +17,8 @@ import jax
 import jax.numpy as jnp
 import pytest
 from browser_support import IMAGES, OfflineContext, check_front_end_built, png_size
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 from playwright.sync_api import expect
 
 import shardviz
@@ -70,7 +72,7 @@ def test_a_concrete_tree_page(offline_context: OfflineContext, tmp_path: pathlib
     expect(page.locator('[data-role="heat-map"] .sv-mesh')).to_have_attribute("data-render", "dom")
     expect(page.locator('[data-role="heat-map"] [data-device-id]')).to_have_count(8)
     expect(page.locator('[data-role="audit"]')).to_contain_text("is replicated over")
-    expect(page.locator('[data-role="rules-input"]')).to_be_disabled()
+    expect(page.locator('[data-role="rules-input"]')).to_be_enabled()
     # Every heat cell really drawn, and labelled with what JAX's shards put on that device.
     per_device = {d.id: 0 for d in jax.devices()[:8]}
     for _, x in leaves:
@@ -94,6 +96,20 @@ def test_a_concrete_tree_page(offline_context: OfflineContext, tmp_path: pathlib
     # The counter lives on one device: only a kernel lays it out.
     leaf_row(page, "opt_state.count").click()
     expect(page.locator('[data-role="leaf-unavailable"]')).to_contain_text("not available offline")
+
+    # Rules are applied in the page, with no kernel: the leaf's new type is JAX's for the same move.
+    moved = jax.device_put(x, NamedSharding(x.sharding.mesh, P("model", "data")))
+    page.locator('[data-role="rules-input"]').fill("params.layers.*.mlp.w = model, data")
+    page.locator('[data-role="rules-input"]').press("Control+Enter")
+    expect(page.locator('[data-role="notice"]')).to_have_text("3 leaves re-sharded by 1 rule.")
+    leaf_row(page, path).click()
+    expect(detail.locator('[data-role="type"]')).to_have_text(str(jax.typeof(moved)))
+    expect(detail.locator("[data-total-tiles]")).to_have_attribute("data-total-tiles", str(distinct_blocks(moved)))
+    # What needs JAX is refused beside the editor, and the picture stays.
+    page.locator('[data-role="rules-input"]').fill("opt_state.count = None")
+    page.locator('[data-role="rules-input"]').press("Control+Enter")
+    expect(page.locator('[role="alert"][data-source="rules"]')).to_contain_text("needs a live kernel")
+    expect(detail.locator('[data-role="type"]')).to_have_text(str(jax.typeof(moved)))
     assert_offline(offline_context, watch, page)
 
 
