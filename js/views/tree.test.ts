@@ -400,7 +400,11 @@ describe("a saved page of a tree", () => {
 
   it("applies rules in the page, as Python does, and refuses what needs a kernel beside the editor", async () => {
     const { cases } = loadJson<{
-      cases: { name: string; original: TreePayload; edits: { rules_text: string; status: string; notice?: string }[] }[];
+      cases: {
+        name: string;
+        original: TreePayload;
+        edits: { rules_text: string; status: string; notice?: string }[];
+      }[];
     }>("tree_rules_parity");
     const { original, edits } = cases.find((c) => c.name === "multi_mesh") as (typeof cases)[number];
     const root = await savedPage(original);
