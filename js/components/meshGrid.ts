@@ -158,9 +158,13 @@ class DomMeshGrid implements PictureView {
   readonly element: HTMLElement;
   private layout: Layout;
   private style: MeshGridStyle;
+  /** Cells below 30px show no tag: one element with the id as its text (a third of the elements to style). */
+  private readonly compact: boolean;
   private cells: HTMLElement[] = [];
-  /** The cells of the last build by device id. */
-  private byId = new Map<number, HTMLElement>();
+  /** What each cell was last given, by mesh position: an edit writes only what changed. */
+  private written: CellWrites[] = [];
+  /** The cells of the last build by device id, with what they were last given. */
+  private byId = new Map<number, { cell: HTMLElement; written: CellWrites }>();
   private roving: ReturnType<typeof rovingFocus> = rovingFocus([]);
   private lit: number[] = [];
   private pinnedCell: HTMLElement | null = null;
@@ -171,7 +175,8 @@ class DomMeshGrid implements PictureView {
     this.element = gridRoot(layout, "dom");
     const cellSize = cellSizeFor(layout.deviceCount);
     this.element.style.setProperty("--sv-cell-size", `${cellSize}px`);
-    if (cellSize < 30) this.element.classList.add("sv-compact");
+    this.compact = cellSize < 30;
+    if (this.compact) this.element.classList.add("sv-compact");
     if (style.label === "physical") this.element.classList.add("sv-physical-labels");
     this.build();
     this.listen(events, signal);
@@ -180,55 +185,64 @@ class DomMeshGrid implements PictureView {
   /** Lays the cells out for the current layout, reusing the cells of the last build by device id. */
   private build(): void {
     this.cells = new Array(this.layout.deviceCount);
+    this.written = new Array(this.layout.deviceCount);
     this.element.replaceChildren(meshBlocks(this.layout, 0, [], (k) => this.cellAt(k)));
-    this.byId = new Map(this.cells.map((cell, k) => [this.layout.ids[k], cell]));
+    this.byId = new Map(this.cells.map((cell, k) => [this.layout.ids[k], { cell, written: this.written[k] }]));
     this.roving = rovingFocus(this.cells);
   }
 
   private cellAt(k: number): HTMLElement {
-    const { layout, style } = this;
+    const { layout } = this;
     const id = layout.ids[k];
-    const className = isRemote(layout, k) ? "sv-cell sv-remote" : "sv-cell";
-    let cell = this.byId.get(id);
-    if (cell) {
-      cell.className = className;
-      cell.setAttribute("data-position", String(k));
-      cell.tabIndex = k === 0 ? 0 : -1;
-      (cell.firstChild as HTMLElement).textContent = cellText(layout, k, style.label);
-    } else {
-      const attributes = {
-        class: className,
-        "data-device-id": id,
-        "data-position": k,
-        role: "button",
-        tabindex: k === 0 ? 0 : -1,
-      };
-      cell = h("div", attributes, [
-        h("span", { class: "sv-cell-id" }, [cellText(layout, k, style.label)]),
-        h("span", { class: "sv-cell-tile" }),
-      ]);
-    }
+    const reused = this.byId.get(id);
+    const cell = reused?.cell ?? this.newCell(id);
+    const written = reused?.written ?? blankWrites();
     this.cells[k] = cell;
+    this.written[k] = written;
+    // Read back, not remembered: highlights and roving focus change these between builds.
+    const className = isRemote(layout, k) ? "sv-cell sv-remote" : "sv-cell";
+    if (cell.className !== className) cell.className = className;
+    if (cell.getAttribute("data-position") !== String(k)) cell.setAttribute("data-position", String(k));
+    const tabIndex = k === 0 ? "0" : "-1";
+    if (cell.getAttribute("tabindex") !== tabIndex) cell.setAttribute("tabindex", tabIndex);
+    write(written, "text", cellText(layout, k, this.style.label), (v) => {
+      (this.compact ? cell : (cell.firstChild as HTMLElement)).textContent = v;
+    });
     this.paintCell(k);
     return cell;
+  }
+
+  private newCell(id: number): HTMLElement {
+    const attributes = { class: "sv-cell", "data-device-id": id, role: "button" };
+    if (this.compact) return h("div", attributes);
+    return h("div", attributes, [h("span", { class: "sv-cell-id" }), h("span", { class: "sv-cell-tile" })]);
   }
 
   /** Everything about a cell that depends on the tile it holds (or on the caller's paint). */
   private paintCell(k: number): void {
     const cell = this.cells[k];
+    const written = this.written[k];
     const { paint } = this.style;
-    if (paint) {
-      cell.setAttribute("aria-label", paint.label(k));
-      cell.style.backgroundColor = paint.fill(k);
-      cell.style.color = paint.ink(k);
-      (cell.lastChild as HTMLElement).textContent = paint.tag(k);
-      return;
-    }
     const t = this.layout.tileOf[k];
-    cell.setAttribute("data-tile-of", String(t));
-    cell.setAttribute("aria-label", deviceAriaLabel(this.layout, k));
-    cell.style.backgroundColor = this.style.fill(t);
-    (cell.lastChild as HTMLElement).textContent = `t${t}`;
+    write(written, "label", paint ? paint.label(k) : deviceAriaLabel(this.layout, k), (v) =>
+      cell.setAttribute("aria-label", v),
+    );
+    write(written, "fill", paint ? paint.fill(k) : this.style.fill(t), (v) => {
+      cell.style.backgroundColor = v;
+    });
+    if (paint) {
+      write(written, "ink", paint.ink(k), (v) => {
+        cell.style.color = v;
+      });
+    } else {
+      write(written, "tile", String(t), (v) => cell.setAttribute("data-tile-of", v));
+    }
+    // A compact cell shows no tag (its accessible name says it).
+    if (!this.compact) {
+      write(written, "tag", paint ? paint.tag(k) : `t${t}`, (v) => {
+        (cell.lastChild as HTMLElement).textContent = v;
+      });
+    }
   }
 
   private listen(events: PictureEvents, signal: AbortSignal): void {
@@ -322,6 +336,20 @@ function sameDevices(a: Layout, b: Layout): boolean {
     if (a.ids[k] !== b.ids[k] || a.addressable[k] !== b.addressable[k] || a.process[k] !== b.process[k]) return false;
   }
   return true;
+}
+
+/** What a DOM cell was last given (null: never): a write that would change nothing is skipped. */
+type CellWrites = Record<"text" | "label" | "fill" | "ink" | "tile" | "tag", string | null>;
+
+function blankWrites(): CellWrites {
+  return { text: null, label: null, fill: null, ink: null, tile: null, tag: null };
+}
+
+/** Applies `value` through `apply` unless the cell has it already (an unchanged write still costs a restyle). */
+function write(written: CellWrites, key: keyof CellWrites, value: string, apply: (value: string) => void): void {
+  if (written[key] === value) return;
+  written[key] = value;
+  apply(value);
 }
 
 // ------------------------------------------------------------- canvas path
