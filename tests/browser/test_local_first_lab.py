@@ -34,6 +34,17 @@ from playwright.sync_api import expect
 pytestmark = pytest.mark.browser
 
 KERNEL_DELAY_S = 1.5
+
+
+def answer_late(widget: str) -> str:
+    """Cell source that makes the kernel answer `widget`'s edits late, so that the browser's own answer is seen alone first."""
+    return f"""_apply_edit = {widget}.apply_edit
+def _late_apply_edit(**edits):
+    time.sleep({KERNEL_DELAY_S})
+    return _apply_edit(**edits)
+{widget}.apply_edit = _late_apply_edit"""
+
+
 SETUP, PROBE = range(2)
 CELLS = [
     f"""import json, time
@@ -45,13 +56,7 @@ assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
 mesh = jax.make_mesh((2, 4), ('x', 'y'))
 x = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P('x', 'y')))
 w = shardviz.show(x)
-
-# The kernel answers late, so that the browser's own answer is seen alone first.
-_apply_edit = w.apply_edit
-def _late_apply_edit(**edits):
-    time.sleep({KERNEL_DELAY_S})
-    return _apply_edit(**edits)
-w.apply_edit = _late_apply_edit""",
+{answer_late("w")}""",
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({
     'type': w.layout.type_str, 'error': w.error, 'error_source': w.error_source, 'spec_text': w.spec_text,
@@ -253,13 +258,7 @@ params = {{'embed': jax.device_put(jnp.ones((512, 64)), rep),
           'layers': [{{'w': jax.device_put(jnp.ones((64, 256)), rep),
                        'b': jax.device_put(jnp.ones((256,)), NamedSharding(mesh, P('model')))}} for _ in range(3)]}}
 t = shardviz.show(params)
-
-# The kernel answers late, so that the browser's own answer is seen alone first.
-_apply_edit = t.apply_edit
-def _late_apply_edit(**edits):
-    time.sleep({KERNEL_DELAY_S})
-    return _apply_edit(**edits)
-t.apply_edit = _late_apply_edit""",
+{answer_late("t")}""",
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({
     'rules_text': t.rules_text, 'error': t.error, 'error_source': t.error_source, 'notice': t.notice,
