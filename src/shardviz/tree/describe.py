@@ -189,7 +189,10 @@ def _canonical(sharding: Sharding, ndim: int, made: dict[tuple[Sharding, int], S
         kind = sharding.memory_kind
         if kind is None and isinstance(sharding.mesh, AbstractMesh):
             kind = "device"  # as a real mesh's sharding reads None: what the payload says
-        out = NamedSharding(sharding.mesh, PartitionSpec(*entries), memory_kind=kind)
+        try:
+            out = NamedSharding(sharding.mesh, PartitionSpec(*entries), memory_kind=kind)
+        except Exception:  # a spec JAX takes only as written (an UNCONSTRAINED entry): leave it so
+            out = sharding
         out = sharding if out == sharding else out
     made[(sharding, ndim)] = out
     return out
