@@ -73,7 +73,7 @@ PAGE_SPECS = ["a, (b, c)", "(a, b), c"]
 PAGE_MESHES = {512: ["a=8, b=8, c=8", "a=8, b=64"], 4096: ["a=16, b=16, c=16", "a=16, b=256"]}
 # Mesh edits in JupyterLab: the same 512 devices as another mesh, and back.
 LAB_MESHES = {512: PAGE_MESHES[512]}
-ENGINE_SOURCES = re.compile(r"^js/(engine/(?!.*\.test\.ts$)|host/(liveHost|pageHost|localEdits)\.ts$)")
+ENGINE_SOURCES = re.compile(r"^js/(engine/(?!.*\.test\.ts$)|host/(liveHost|localFirst|pageHost|localEdits)\.ts$)")
 
 
 # ----------------------------------------------------------------------------
