@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz.engine.devices import device_columns
-from shardviz.text.ranges import picture_dims
+from shardviz.text.ranges import format_bytes, picture_dims
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from program_js_fixtures import write_program_fixtures
@@ -135,6 +135,13 @@ def edit_estimate_cases() -> list[dict]:
     return cases
 
 
+def format_bytes_cases() -> list[list[int | str]]:
+    """``[count, format_bytes(count)]``, ties included (2.25 KiB, 52.5 MiB: Python rounds them to even)."""
+    counts = [0, 1, 1023, 1024, 1536, 2304, 2560, 10 * 1024 - 1, 10 * 1024, 10752, 11776, 52.5 * 2**20, 53.5 * 2**20]
+    counts += [int(k * 2**30) for k in (0.05, 0.25, 0.75, 9.95, 9.96, 1023.5)] + [2**40 * 5 // 2, 2**50]
+    return [[int(c), format_bytes(int(c))] for c in counts]
+
+
 def main(target: pathlib.Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     payloads = fixtures()
@@ -142,7 +149,11 @@ def main(target: pathlib.Path) -> None:
         payloads["multiprocess"] = run_two_processes(pathlib.Path(tmp))[0]["payload"]
     for name, payload in payloads.items():
         (target / f"{name}.json").write_text(json.dumps(payload, indent=1))
-    answers = {"picture_dims": picture_dims_cases(payloads), "edit_estimates": edit_estimate_cases()}
+    answers = {
+        "picture_dims": picture_dims_cases(payloads),
+        "edit_estimates": edit_estimate_cases(),
+        "format_bytes": format_bytes_cases(),
+    }
     (target / "python_answers.json").write_text(json.dumps(answers, indent=1))
     print(f"wrote {len(payloads)} payloads and Python's answers to {target}")
     print(f"wrote {write_tree_fixtures(target)} tree fixtures to {target}")

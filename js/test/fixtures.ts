@@ -56,6 +56,8 @@ export interface PythonAnswers {
     bytes: number | null;
     error: string;
   }[];
+  /** `[count, format_bytes(count)]` as Python writes them. */
+  format_bytes: [number, string][];
 }
 
 export function loadPythonAnswers(): PythonAnswers {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { loadPythonAnswers } from "../test/fixtures";
 import { compressIds, formatBytes, formatIndex } from "./ranges";
 
 describe("compressIds", () => {
@@ -26,6 +27,11 @@ describe("formatting", () => {
       ]),
     ).toBe("[0:2, 4:8]");
     expect(formatIndex([])).toBe("[]");
+  });
+  it("rounds as Python's format_bytes does, ties to even", () => {
+    const cases = loadPythonAnswers().format_bytes;
+    expect(cases.map(([count]) => [count, formatBytes(count)])).toEqual(cases);
+    expect(cases.some(([, text]) => text === "52 MiB")).toBe(true); // 52.5 MiB: toFixed alone says 53
   });
   it("writes byte counts", () => {
     expect(formatBytes(16)).toBe("16 B");
