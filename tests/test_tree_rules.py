@@ -378,3 +378,15 @@ def test_already_laid_out_so_is_what_jax_calls_equivalent(seed):
     for _ in range(40):
         old, new = NamedSharding(mesh, spec()), NamedSharding(mesh, spec())
         assert lays_out_alike(old, new, 2) == old.is_equivalent_to(new, 2), (old.spec, new.spec)
+
+
+def test_rules_over_a_manual_axis_say_what_changed_where_jax_cannot_compare():
+    """JAX's is_equivalent_to asserts on P() against P('x') over a Manual axis; the rules still apply and
+    count the leaf as changed, and its new sharding is the one JAX builds from the spec."""
+    mesh = AbstractMesh((2, 4), ("x", "y"), axis_types=(AxisType.Manual, AxisType.Explicit))
+    tree = {"w": jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=NamedSharding(mesh, P()))}
+    with pytest.raises(AssertionError):
+        tree["w"].sharding.is_equivalent_to(NamedSharding(mesh, P("x")), 2)
+    applied = apply_rules(tree, "w = x")
+    assert applied.changed == ("w",)
+    assert applied.tree["w"].sharding == NamedSharding(mesh, P("x"))
