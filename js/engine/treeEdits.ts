@@ -18,9 +18,17 @@ import { checkEveryRuleSetsSomething, checkRuleFits, parseRules, RuleMatcher, ru
 export type TreeEditOutcome =
   | { status: "applied"; payload: TreePayload; notice: string }
   | { status: "refused"; message: string; source: "rules" }
-  | { status: "kernel-only" };
+  | { status: "kernel-only"; reason: string };
 
-const KERNEL_ONLY: TreeEditOutcome = { status: "kernel-only" };
+/** Why the browser leaves an edit to the kernel, as a saved page says it beside the editor. */
+const kernelOnly = (reason: string): TreeEditOutcome => ({ status: "kernel-only", reason });
+const OFF_MESH =
+  "these rules reach a leaf off every mesh (on one device, or laid out only through index maps): " +
+  "JAX gives it the tree's mesh, which needs a live kernel";
+const OLD_PAYLOAD = "this tree's payload lacks what the browser needs to apply rules (a newer shardviz writes it)";
+const TYPED_ONE_BY_ONE = "JAX typed this tree's leaves one by one (an axis name that reads like a number)";
+const NOT_HERE =
+  "the browser could not apply these rules (a glob its regular expressions cannot take); a live kernel can";
 
 /** Each leaf's path segments, from the prefix-shared encoding. */
 function pathSegments(encoded: TreePayload["leaves"]["path"]): string[][] {
@@ -48,13 +56,13 @@ export function applyTreeRules(
   text: string,
   treeName: string | undefined = original.code_tree,
 ): TreeEditOutcome {
-  if (original.version !== TREE_PAYLOAD_VERSION || treeName === undefined) return KERNEL_ONLY;
-  if (original.groups.some((g) => g.type.length === 0)) return KERNEL_ONLY;
+  if (original.version !== TREE_PAYLOAD_VERSION || treeName === undefined) return kernelOnly(OLD_PAYLOAD);
+  if (original.groups.some((g) => g.type.length === 0)) return kernelOnly(TYPED_ONE_BY_ONE);
   try {
     return answer(original, text, treeName);
   } catch (err) {
     if (err instanceof LayoutError) return { status: "refused", message: err.message, source: "rules" };
-    return KERNEL_ONLY; // a glob JavaScript cannot compile, or a payload this engine misreads
+    return kernelOnly(NOT_HERE); // a glob JavaScript cannot compile, or a payload this engine misreads
   }
 }
 
@@ -79,7 +87,7 @@ function answer(original: TreePayload, text: string, treeName: string): TreeEdit
     if (k === null) continue;
     const i = arrayLeaves[n];
     const group = groups[leaves.group[i]];
-    if (group.mesh === null) return KERNEL_ONLY; // the leaf takes the tree's mesh, or has none: JAX's call
+    if (group.mesh === null) return kernelOnly(OFF_MESH); // the leaf takes the tree's mesh, or has none: JAX's call
     const rule = rules[k];
     matched[k]++;
     winner.set(n, k);

@@ -77,11 +77,6 @@ const PLACEHOLDER_TREE = "TREE";
 export const TREE_PAGE_NOTE =
   "Computed in this page, no kernel: rules re-shard the tree as it was saved (one GLOB = SPEC per line).";
 
-/** Why a rules edit this page cannot answer is refused, beside the editor. */
-export const NEEDS_KERNEL =
-  "these rules reach a leaf off every mesh (on one device, or laid out only through index maps): " +
-  "JAX gives it the tree's mesh, which needs a live kernel";
-
 /**
  * A saved page of a tree with no rules in force: every rules edit is answered
  * in the page (js/engine/treeEdits.ts), what needs JAX is refused beside the
@@ -115,7 +110,7 @@ export class TreePageHost implements TreeHost {
       Object.assign(this.traits, { payload: outcome.payload, rules_text: value, error: "", error_source: "" });
       this.traits.notice = outcome.notice;
     } else {
-      this.traits.error = outcome.status === "refused" ? outcome.message : NEEDS_KERNEL;
+      this.traits.error = outcome.status === "refused" ? outcome.message : outcome.reason;
       this.traits.error_source = "rules";
       this.traits.notice = "";
     }
