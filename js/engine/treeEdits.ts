@@ -8,7 +8,7 @@
  * kernel's (`kernel-only`): JAX decides those.
  */
 
-import { TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
+import { decodePathSegments, TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
 import { LayoutError } from "./errors";
 import { pyStrip } from "./pytext";
 import { rulesCode } from "./treeCode";
@@ -29,17 +29,6 @@ const OLD_PAYLOAD = "this tree's payload lacks what the browser needs to apply r
 const TYPED_ONE_BY_ONE = "JAX typed this tree's leaves one by one (an axis name that reads like a number)";
 const NOT_HERE =
   "the browser could not apply these rules (a glob its regular expressions cannot take); a live kernel can";
-
-/** Each leaf's path segments, from the prefix-shared encoding. */
-function pathSegments(encoded: TreePayload["leaves"]["path"]): string[][] {
-  let previous: string[] = [];
-  return encoded.map((entry) => {
-    const segments = previous.slice(0, entry[0] as number);
-    for (let s = 1; s < entry.length; s++) segments.push(String(entry[s]));
-    previous = segments;
-    return segments;
-  });
-}
 
 /** Axes per dimension with the axes of size 1 left out: two specs alike so lay a leaf out alike. */
 function effective(spec: LeafSpec, names: readonly string[], sizes: readonly number[]): string {
@@ -71,7 +60,7 @@ function answer(original: TreePayload, text: string, treeName: string): TreeEdit
   if (!pyStrip(text)) return { status: "applied", payload: { ...original, rules_text: "", code: "" }, notice: "" };
   const rules = parseRules(text);
   const { leaves, groups, meshes } = original;
-  const segments = pathSegments(leaves.path);
+  const segments = decodePathSegments(leaves.path);
   const arrayLeaves: number[] = [];
   for (let i = 0; i < leaves.count; i++) if (leaves.group[i] >= 0) arrayLeaves.push(i);
   const matcher = new RuleMatcher(

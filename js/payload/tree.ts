@@ -141,9 +141,9 @@ export function isTreePayload(value: unknown): value is TreePayload {
   return typeof value === "object" && value !== null && (value as { kind?: unknown }).kind === "tree";
 }
 
-/** Dotted paths from the prefix-shared encoding; a segment with a dot in it stays one segment. */
-export function decodePaths(encoded: readonly (readonly (number | string)[])[]): string[] {
-  const out = new Array<string>(encoded.length);
+/** Each leaf's path segments (dict keys, indices, attribute names) from the prefix-shared encoding. */
+export function decodePathSegments(encoded: readonly (readonly (number | string)[])[]): string[][] {
+  const out = new Array<string[]>(encoded.length);
   let previous: string[] = [];
   for (let i = 0; i < encoded.length; i++) {
     const entry = encoded[i];
@@ -153,10 +153,15 @@ export function decodePaths(encoded: readonly (readonly (number | string)[])[]):
     }
     const segments = previous.slice(0, keep);
     for (let s = 1; s < entry.length; s++) segments.push(String(entry[s]));
-    out[i] = segments.join(".");
+    out[i] = segments;
     previous = segments;
   }
   return out;
+}
+
+/** Dotted paths from the prefix-shared encoding; a segment with a dot in it stays one segment. */
+export function decodePaths(encoded: readonly (readonly (number | string)[])[]): string[] {
+  return decodePathSegments(encoded).map((segments) => segments.join("."));
 }
 
 function checkLength(what: string, length: number, expected: number): void {
