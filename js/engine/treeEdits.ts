@@ -88,7 +88,11 @@ function answer(original: TreePayload, text: string, treeName: string): TreeEdit
     if (effective(spec, mesh.names, mesh.sizes) !== effective(group.spec, mesh.names, mesh.sizes)) changed++;
   }
   checkEveryRuleSetsSomething(rules, matched, matcher, winner);
-  const payload = relayoutTree(original, specs);
+  const payload = relayoutTree(
+    original,
+    specs,
+    segments.map((s) => s.join(".")),
+  );
   const total = matched.reduce((a, b) => a + b, 0);
   return {
     status: "applied",

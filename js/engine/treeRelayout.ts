@@ -10,7 +10,6 @@
 import type { Run } from "../payload/array";
 import { expandRuns } from "../payload/array";
 import type { TreeGroup, TreePayload } from "../payload/tree";
-import { decodePaths } from "../payload/tree";
 import { encodeRuns } from "./runs";
 import { auditTree } from "./treeAudit";
 import { dtypePrefix } from "./typeStr";
@@ -82,7 +81,12 @@ function groupKey(group: TreeGroup, spec: LeafSpec, g: number): string {
  * caller has checked each new spec against its leaf's mesh and shape, and
  * that every group carries its type pieces.
  */
-export function relayoutTree(base: TreePayload, specs: ReadonlyMap<number, LeafSpec>): TreePayload {
+export function relayoutTree(
+  base: TreePayload,
+  specs: ReadonlyMap<number, LeafSpec>,
+  /** Every leaf's dotted path (the audit names leaves by them). */
+  paths: readonly string[],
+): TreePayload {
   const { leaves, groups: oldGroups } = base;
   const groups: TreeGroup[] = [];
   const groupOfKey = new Map<string, number>();
@@ -108,11 +112,17 @@ export function relayoutTree(base: TreePayload, specs: ReadonlyMap<number, LeafS
     group[i] = k;
     if (specs.has(i)) bytes[i] = product(leaves.shape[i].map((n, d) => n / groups[k].divisors[d])) * old.itemsize;
   }
-  return withColumns(base, groups, group, bytes);
+  return withColumns(base, groups, group, bytes, paths);
 }
 
 /** The payload with new groups and leaf columns, and what follows from them: bytes per device, the audit. */
-function withColumns(base: TreePayload, groups: TreeGroup[], group: number[], bytes: number[]): TreePayload {
+function withColumns(
+  base: TreePayload,
+  groups: TreeGroup[],
+  group: number[],
+  bytes: number[],
+  paths: readonly string[],
+): TreePayload {
   const count = base.devices.count;
   const meshPositions = base.meshes.map((mesh) => expandRuns(mesh.devices, product(mesh.sizes)));
   const positions = groups.map((g) => (g.mesh === null ? expandRuns(g.devices ?? []) : meshPositions[g.mesh]));
@@ -137,7 +147,7 @@ function withColumns(base: TreePayload, groups: TreeGroup[], group: number[], by
     });
   }
   const audit = auditTree({
-    paths: decodePaths(base.leaves.path),
+    paths,
     shapes: base.leaves.shape,
     group,
     bytes,

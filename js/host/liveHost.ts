@@ -32,10 +32,6 @@ export class LiveHost extends LocalFirstHost<SyncedTraits, keyof AnsweredTraits>
     });
   }
 
-  override edit(key: EditableTrait, value: string): void {
-    super.edit(key, value);
-  }
-
   /** Sends a custom message (an arrow: the view calls it detached). */
   readonly send = (message: PreviewRequest): void => this.model.send(message);
 }

@@ -39,10 +39,6 @@ export class TreeLiveHost extends LocalFirstHost<TreeTraits, keyof TreeTraits> i
     super.modelChanged(key);
   }
 
-  override edit(key: "rules_text", value: string): void {
-    super.edit(key, value);
-  }
-
   readonly send = (message: LeafLayoutRequest): void => this.model.send(message);
 
   /** The kernel's payload with no rules in force is the tree as given: the base of every rules edit. */

@@ -99,6 +99,10 @@ COMMIT = """(root, [role, value]) => {
 
 
 class LiveSession:
+    """A notebook with a widget whose kernel answers late: its setup and probe cells are these."""
+
+    setup_cell, probe_cell = SETUP, PROBE
+
     def __init__(self, nb: LabNotebook) -> None:
         self.nb = nb
         self.page = nb.page
@@ -106,7 +110,7 @@ class LiveSession:
         self.committed = 0  # edits sent, each answered in turn by edit_answered = its number
         self.warnings: list[str] = []
         self.page.on("console", lambda msg: self.warnings.append(msg.text) if msg.type == "warning" else None)
-        self.widget = nb.output(SETUP)
+        self.widget = nb.output(self.setup_cell)
         self.root = self.widget.locator(".shardviz")
         self.root.evaluate(INSTRUMENT)
 
@@ -120,7 +124,7 @@ class LiveSession:
         deadline = time.monotonic() + 60
         while True:
             self.probes += 1
-            state = self.nb.probe(PROBE, self.probes)
+            state = self.nb.probe(self.probe_cell, self.probes)
             if state["answered"] >= self.committed or time.monotonic() > deadline:
                 return state
 
@@ -138,8 +142,12 @@ class LiveSession:
             )
         )
 
+    def renders(self) -> int:
+        return int(self.root.evaluate("() => window.__renders()"))
+
     def disagreements(self) -> list[str]:
-        return [w for w in self.warnings if "differs from the kernel" in w]
+        """What the hosts log when the browser's answer and the kernel's differ (either view's words)."""
+        return [w for w in self.warnings if "from the kernel's" in w]
 
 
 @pytest.fixture(scope="module")
@@ -288,33 +296,11 @@ TREE_COMMIT = """(root, text) => {
 
 
 class TreeSession(LiveSession):
-    def __init__(self, nb: LabNotebook) -> None:
-        self.nb = nb
-        self.page = nb.page
-        self.probes = 1
-        self.committed = 0
-        self.warnings = []
-        self.page.on("console", lambda msg: self.warnings.append(msg.text) if msg.type == "warning" else None)
-        self.widget = nb.output(TREE_SETUP)
-        self.root = self.widget.locator(".shardviz")
+    setup_cell, probe_cell = TREE_SETUP, TREE_PROBE
 
     def commit_rules(self, text: str) -> dict[str, Any]:
         self.committed += 1
         return dict(self.root.evaluate(TREE_COMMIT, text))
-
-    def kernel_state(self) -> dict[str, Any]:
-        deadline = time.monotonic() + 60
-        while True:
-            self.probes += 1
-            state = self.nb.probe(TREE_PROBE, self.probes)
-            if state["answered"] >= self.committed or time.monotonic() > deadline:
-                return state
-
-    def renders(self) -> int:
-        return int(self.root.evaluate("() => performance.getEntriesByName('shardviz:render').length"))
-
-    def disagreements(self) -> list[str]:
-        return [w for w in self.warnings if "differ from the kernel" in w]
 
 
 @pytest.fixture(scope="module")
