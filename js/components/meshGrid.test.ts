@@ -5,7 +5,7 @@ import { makePayload } from "../test/payloads";
 import { tileColor } from "../util/palette";
 import type { PictureEvents } from "./interaction";
 import { renderMeshGrid } from "./meshGrid";
-import { neighbour } from "./meshLayout";
+import { domCellOrigins, neighbour } from "./meshLayout";
 
 function draw(payload: Payload, events: Partial<PictureEvents> = {}) {
   const controller = new AbortController();
@@ -20,6 +20,12 @@ function draw(payload: Payload, events: Partial<PictureEvents> = {}) {
 }
 
 const cells = (root: Element) => Array.from(root.querySelectorAll<HTMLElement>("[data-device-id]"));
+
+/** The cells a block's leaf grid owns (the cells are one layer over the frames; aria-owns groups them). */
+const owned = (block: Element) =>
+  (block.querySelector("[aria-owns]")?.getAttribute("aria-owns") ?? "")
+    .split(" ")
+    .map((id) => document.getElementById(id) as HTMLElement);
 
 describe("mesh grid (DOM path)", () => {
   it("draws one labelled cell per device of a 2x4 mesh", () => {
@@ -61,7 +67,7 @@ describe("mesh grid (DOM path)", () => {
     expect(blocks.map((b) => b.querySelector(".sv-block-caption")?.textContent)).toEqual(["a = 0", "a = 1"]);
     for (const [i, block] of blocks.entries()) {
       expect(block.getAttribute("data-axis")).toBe("a");
-      const inside = cells(block).map((c) => Number(c.getAttribute("data-device-id")));
+      const inside = owned(block).map((c) => Number(c.getAttribute("data-device-id")));
       expect(inside).toEqual([0, 1, 2, 3].map((j) => i * 4 + j));
       // every level labelled: the inner axes run along each block's edges
       expect(Array.from(block.querySelectorAll(".sv-axis-title")).map((t) => t.textContent)).toEqual([
@@ -161,6 +167,42 @@ describe("mesh grid (canvas path)", () => {
     canvas.dispatchEvent(new KeyboardEvent("keydown", { key: "ArrowDown", bubbles: true }));
     expect(onFocus).toHaveBeenLastCalledWith({ kind: "device", position: 17 });
     expect(root.querySelector("[aria-live]")?.textContent).toContain("Device 17, a=0 b=1 c=1");
+  });
+});
+
+describe("DOM cell placement", () => {
+  it("puts each cell at its leaf's slot, a pitch per row and column", () => {
+    // 2x2x3: two leaf grids of 2 rows x 3 columns, their slots at (10, 20) and (200, 20).
+    const at = domCellOrigins([2, 2, 3], [10, 20, 200, 20], 24);
+    const xy = (k: number) => [at[2 * k], at[2 * k + 1]];
+    expect(xy(0)).toEqual([10, 20]);
+    expect(xy(2)).toEqual([58, 20]); // a=0 b=0 c=2
+    expect(xy(3)).toEqual([10, 44]); // a=0 b=1 c=0
+    expect(xy(6)).toEqual([200, 20]); // a=1 b=0 c=0
+    expect(xy(11)).toEqual([248, 44]); // a=1 b=1 c=2
+  });
+
+  it("lays a one-axis mesh in one row and a single device at its slot", () => {
+    expect(Array.from(domCellOrigins([4], [5, 6], 10))).toEqual([5, 6, 15, 6, 25, 6, 35, 6]);
+    expect(Array.from(domCellOrigins([], [5, 6], 10))).toEqual([5, 6]);
+  });
+
+  it("gives every leaf grid the cells of its outer coordinates, in mesh order", () => {
+    const { root } = draw(
+      makePayload({ names: ["p", "q", "r", "s"], sizes: [2, 3, 2, 2], shape: [4, 6], spec: [["p"], ["q"]] }),
+    );
+    const grids = Array.from(root.querySelectorAll(".sv-leaf"));
+    expect(grids).toHaveLength(6);
+    for (const [leaf, grid] of grids.entries()) {
+      const ids = owned(grid.parentElement as Element).map((c) => Number(c.getAttribute("data-device-id")));
+      expect(ids).toEqual([0, 1, 2, 3].map((j) => leaf * 4 + j));
+      // and the blocks around it name the same outer coordinates
+      const captions = [];
+      for (let at = grid.closest(".sv-block"); at; at = at.parentElement?.closest(".sv-block") ?? null) {
+        captions.unshift(at.getAttribute("aria-label"));
+      }
+      expect(captions).toEqual([`p = ${Math.floor(leaf / 3)}`, `q = ${leaf % 3}`]);
+    }
   });
 });
 

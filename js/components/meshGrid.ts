@@ -5,14 +5,22 @@
  */
 
 import type { Layout } from "../payload/array";
-import { ravel } from "../payload/array";
 import { cssVar, h } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { beginPaint, framePainter, sizeCanvas, strokeMark, strokePin, wireCanvas } from "./canvasPaint";
 import { deviceAriaLabel, isRemote, physicalCoordsText } from "./describe";
 import type { Highlight, PictureEvents, PictureStyle, PictureView, Target } from "./interaction";
 import { CANVAS_THRESHOLD, delegateTargets, itemNumber, navigateByKeys, rovingFocus } from "./interaction";
-import { axisRoles, type CanvasGeometry, canvasGeometry, type Direction, hitTest, neighbour } from "./meshLayout";
+import {
+  axisRoles,
+  type CanvasGeometry,
+  canvasGeometry,
+  type Direction,
+  domCellOrigins,
+  hitTest,
+  leafShape,
+  neighbour,
+} from "./meshLayout";
 
 const ARROWS: Record<string, Direction> = {
   ArrowLeft: "left",
@@ -87,34 +95,46 @@ function cellSizeFor(deviceCount: number): number {
   return deviceCount <= 16 ? 44 : deviceCount <= 64 ? 34 : deviceCount <= 256 ? 26 : 22;
 }
 
+/** The space between neighbouring cells, in CSS pixels. */
+const CELL_GAP = 2;
+
 function axisTitle(axis: number, text: string, vertical = false): HTMLElement {
   const title = h("div", { class: vertical ? "sv-axis-title sv-vertical" : "sv-axis-title" }, [text]);
   title.style.setProperty("--sv-axis", axisColor(axis));
   return title;
 }
 
-/** The two innermost axes as a CSS grid with coordinate headers; ``cellAt(k)`` gives mesh position k's cell. */
-function leafGrid(layout: Layout, prefix: number[], cellAt: (k: number) => HTMLElement): HTMLElement {
+/** A grid item at CSS grid row `row` and column `column` (1-based lines). */
+function placed(element: HTMLElement, row: number, column: number): HTMLElement {
+  element.style.gridArea = `${row} / ${column}`;
+  return element;
+}
+
+/**
+ * The frame of the two innermost axes: a CSS grid of coordinate headers
+ * around an empty slot the size of its rows x columns of cells, pushed to
+ * `leafGrids` with it (the cells are placed over the slot, see DomMeshGrid).
+ */
+function leafFrame(layout: Layout, leafGrids: HTMLElement[]): HTMLElement {
   const sizes = layout.meshSizes;
   const names = layout.payload.mesh?.names ?? [];
   const rank = sizes.length;
   const colAxis = rank - 1;
   const rowAxis = rank - 2;
-  const cols = rank >= 1 ? sizes[colAxis] : 1;
-  const rows = rank >= 2 ? sizes[rowAxis] : 1;
+  const { rows, cols } = leafShape(sizes);
   const grid = h("div", { class: "sv-leaf" });
+  // Headers take the first row (any axis) and the first column (two axes or more).
+  const top = rank >= 1 ? 2 : 1;
+  const left = rank >= 2 ? 2 : 1;
   grid.style.gridTemplateColumns = `${rank >= 2 ? "auto " : ""}repeat(${cols}, var(--sv-cell-size))`;
-  if (rank >= 1) {
-    if (rank >= 2) grid.append(h("span", { class: "sv-corner" }));
-    for (let c = 0; c < cols; c++) grid.append(h("span", { class: "sv-coord" }, [String(c)]));
-  }
-  for (let r = 0; r < rows; r++) {
-    if (rank >= 2) grid.append(h("span", { class: "sv-coord" }, [String(r)]));
-    for (let c = 0; c < cols; c++) {
-      const coords = rank === 0 ? [] : rank === 1 ? [c] : [...prefix, r, c];
-      grid.append(cellAt(ravel(coords, sizes)));
-    }
-  }
+  grid.style.gridTemplateRows = `${rank >= 1 ? "auto " : ""}repeat(${rows}, var(--sv-cell-size))`;
+  const coord = (axis: number, i: number) => h("span", { class: "sv-coord", "data-axis": names[axis] }, [String(i)]);
+  for (let c = 0; rank >= 1 && c < cols; c++) grid.append(placed(coord(colAxis, c), 1, left + c));
+  for (let r = 0; rank >= 2 && r < rows; r++) grid.append(placed(coord(rowAxis, r), top + r, 1));
+  const slot = h("div", { class: "sv-slot" });
+  slot.style.gridArea = `${top} / ${left} / span ${rows} / span ${cols}`;
+  grid.append(slot);
+  leafGrids.push(grid);
   if (rank === 0) return grid;
   const framed = h("div", { class: "sv-leaf-frame" }, [axisTitle(colAxis, `${names[colAxis]} (${cols}) \u2192`)]);
   if (rank >= 2) {
@@ -127,11 +147,11 @@ function leafGrid(layout: Layout, prefix: number[], cellAt: (k: number) => HTMLE
   return framed;
 }
 
-/** Outer axes nest leaf grids into captioned blocks, alternately across and down. */
-function meshBlocks(layout: Layout, axis: number, prefix: number[], cellAt: (k: number) => HTMLElement): HTMLElement {
+/** Outer axes nest leaf frames into captioned blocks, alternately across and down. */
+function meshFrames(layout: Layout, axis: number, leafGrids: HTMLElement[]): HTMLElement {
   const sizes = layout.meshSizes;
   const names = layout.payload.mesh?.names ?? [];
-  if (axis >= sizes.length - 2) return leafGrid(layout, prefix, cellAt);
+  if (axis >= sizes.length - 2) return leafFrame(layout, leafGrids);
   const across = axisRoles(sizes.length).columns.includes(axis);
   const group = h("div", { class: across ? "sv-blocks sv-across" : "sv-blocks sv-down", "data-axis": names[axis] });
   for (let i = 0; i < sizes[axis]; i++) {
@@ -144,15 +164,25 @@ function meshBlocks(layout: Layout, axis: number, prefix: number[], cellAt: (k: 
       role: "group",
       "aria-label": `${names[axis]} = ${i}`,
     };
-    group.append(h("div", attributes, [caption, meshBlocks(layout, axis + 1, [...prefix, i], cellAt)]));
+    group.append(h("div", attributes, [caption, meshFrames(layout, axis + 1, leafGrids)]));
   }
   return group;
 }
 
 /**
- * The DOM grid: a focusable cell per device. A spec edit repaints the cells;
- * a mesh edit over the same devices moves the very same cells (found by
- * device id) into the new blocks.
+ * Tells DOM grids apart on one page, so cell ids are unique: a counter, and a
+ * random part for hosts that load this module more than once per page.
+ */
+const gridIds = { page: Math.random().toString(36).slice(2, 8), count: 0 };
+
+/**
+ * The DOM grid: a focusable cell per device. The frames (blocks, captions,
+ * coordinates) are laid out by CSS; the cells are one layer over them, each
+ * placed at its slot by a transform. A spec edit repaints the cells; a mesh
+ * edit over the same devices rebuilds only the frames and moves the very
+ * same cells (found by device id): none is re-inserted or laid out in a grid
+ * again, each takes its new paint and place in one style pass (at 512
+ * devices, re-inserting them was most of the edit).
  */
 class DomMeshGrid implements PictureView {
   readonly element: HTMLElement;
@@ -160,6 +190,12 @@ class DomMeshGrid implements PictureView {
   private style: MeshGridStyle;
   /** Cells below 30px show no tag: one element with the id as its text (a third of the elements to style). */
   private readonly compact: boolean;
+  private readonly pitch: number;
+  private readonly idPrefix = `sv-${gridIds.page}-${++gridIds.count}-d`;
+  private frames: HTMLElement;
+  /** The leaf grids, in mesh order of their outer coordinates: each ends with its slot. */
+  private leafGrids: HTMLElement[] = [];
+  private readonly layer = h("div", { class: "sv-cells" });
   private cells: HTMLElement[] = [];
   /** What each cell was last given, by mesh position: an edit writes only what changed. */
   private written: CellWrites[] = [];
@@ -174,21 +210,76 @@ class DomMeshGrid implements PictureView {
     this.style = style;
     this.element = gridRoot(layout, "dom");
     const cellSize = cellSizeFor(layout.deviceCount);
+    this.pitch = cellSize + CELL_GAP;
     this.element.style.setProperty("--sv-cell-size", `${cellSize}px`);
+    this.element.style.setProperty("--sv-cell-gap", `${CELL_GAP}px`);
     this.compact = cellSize < 30;
     if (this.compact) this.element.classList.add("sv-compact");
     if (style.label === "physical") this.element.classList.add("sv-physical-labels");
+    this.frames = h("div");
+    this.element.append(this.frames, this.layer);
     this.build();
+    onResize(this.element, this.place, signal);
     this.listen(events, signal);
   }
 
-  /** Lays the cells out for the current layout, reusing the cells of the last build by device id. */
+  /** Frames for the current layout and its cells, reusing the cells of the last build by device id. */
   private build(): void {
-    this.cells = new Array(this.layout.deviceCount);
-    this.written = new Array(this.layout.deviceCount);
-    this.element.replaceChildren(meshBlocks(this.layout, 0, [], (k) => this.cellAt(k)));
-    this.byId = new Map(this.cells.map((cell, k) => [this.layout.ids[k], { cell, written: this.written[k] }]));
+    const { layout } = this;
+    this.leafGrids = [];
+    const frames = meshFrames(layout, 0, this.leafGrids);
+    // The screen reader's grouping: each leaf grid owns its cells (a contiguous run of mesh positions).
+    const inner = layout.deviceCount / this.leafGrids.length;
+    for (const [leaf, grid] of this.leafGrids.entries()) {
+      const ids = Array.from({ length: inner }, (_, i) => this.cellId(layout.ids[leaf * inner + i]));
+      grid.setAttribute("aria-owns", ids.join(" "));
+    }
+    this.frames.replaceWith(frames);
+    this.frames = frames;
+    // Where the slots are is read before any cell changes: the layout this forces is the new
+    // frames' (the cells are out of flow), and each cell then takes its paint and its place in
+    // one style pass (a second pass over 512 cells cost 8 ms in JupyterLab).
+    const at = this.cellOrigins();
+    this.cells = new Array(layout.deviceCount);
+    this.written = new Array(layout.deviceCount);
+    for (let k = 0; k < layout.deviceCount; k++) {
+      this.cellAt(k);
+      if (at) this.moveCell(k, at);
+    }
+    this.byId = new Map(this.cells.map((cell, k) => [layout.ids[k], { cell, written: this.written[k] }]));
+    // Document order is mesh order (reading and tab order); a mesh edit seldom changes it.
+    const inOrder =
+      this.layer.children.length === this.cells.length && this.cells.every((c, k) => this.layer.children[k] === c);
+    if (!inOrder) this.layer.replaceChildren(...this.cells);
     this.roving = rovingFocus(this.cells);
+  }
+
+  /** Where each cell goes (see domCellOrigins); null while the grid is not in the page. */
+  private cellOrigins(): Float32Array | null {
+    if (!this.element.isConnected) return null;
+    const origins = new Float32Array(2 * this.leafGrids.length);
+    for (const [leaf, grid] of this.leafGrids.entries()) {
+      const slot = grid.lastElementChild as HTMLElement;
+      [origins[2 * leaf], origins[2 * leaf + 1]] = offsetWithin(slot, this.element);
+    }
+    return domCellOrigins(this.layout.meshSizes, origins, this.pitch);
+  }
+
+  private moveCell(k: number, at: Float32Array): void {
+    const cell = this.cells[k];
+    write(this.written[k], "at", `translate(${at[2 * k]}px, ${at[2 * k + 1]}px)`, (v) => {
+      cell.style.transform = v;
+    });
+  }
+
+  /** Places the cells again where the frames moved: the grid first shown, or its blocks wrapped anew. */
+  private readonly place = (): void => {
+    const at = this.cellOrigins();
+    for (let k = 0; at && k < this.cells.length; k++) this.moveCell(k, at);
+  };
+
+  private cellId(deviceId: number): string {
+    return `${this.idPrefix}${deviceId}`;
   }
 
   private cellAt(k: number): HTMLElement {
@@ -213,7 +304,7 @@ class DomMeshGrid implements PictureView {
   }
 
   private newCell(id: number): HTMLElement {
-    const attributes = { class: "sv-cell", "data-device-id": id, role: "button" };
+    const attributes = { class: "sv-cell", id: this.cellId(id), "data-device-id": id, role: "button" };
     if (this.compact) return h("div", attributes);
     return h("div", attributes, [h("span", { class: "sv-cell-id" }), h("span", { class: "sv-cell-tile" })]);
   }
@@ -318,6 +409,29 @@ class DomMeshGrid implements PictureView {
   };
 }
 
+/** Calls `then` whenever `element` changes size, first shown included (not at all without ResizeObserver). */
+function onResize(element: HTMLElement, then: () => void, signal: AbortSignal): void {
+  if (typeof ResizeObserver === "undefined") return;
+  const observer = new ResizeObserver(then);
+  observer.observe(element);
+  signal.addEventListener("abort", () => observer.disconnect(), { once: true });
+}
+
+/**
+ * Where `element` sits inside `root` (a positioned ancestor), in layout
+ * pixels: the offsets up the chain of positioned ancestors, which ignore
+ * scrolling and transforms above, as absolutely placed children do.
+ */
+function offsetWithin(element: HTMLElement, root: HTMLElement): [number, number] {
+  let x = 0;
+  let y = 0;
+  for (let at: HTMLElement | null = element; at && at !== root; at = at.offsetParent as HTMLElement | null) {
+    x += at.offsetLeft;
+    y += at.offsetTop;
+  }
+  return [x, y];
+}
+
 /** The same devices (ids, owners) in any order, on a mesh of the same rank or not. */
 function sameDeviceSet(a: Layout, b: Layout): boolean {
   if (a.deviceCount !== b.deviceCount || a.physical.coords || b.physical.coords) return false;
@@ -339,10 +453,10 @@ function sameDevices(a: Layout, b: Layout): boolean {
 }
 
 /** What a DOM cell was last given (null: never): a write that would change nothing is skipped. */
-type CellWrites = Record<"text" | "label" | "fill" | "ink" | "tile" | "tag", string | null>;
+type CellWrites = Record<"text" | "label" | "fill" | "ink" | "tile" | "tag" | "at", string | null>;
 
 function blankWrites(): CellWrites {
-  return { text: null, label: null, fill: null, ink: null, tile: null, tag: null };
+  return { text: null, label: null, fill: null, ink: null, tile: null, tag: null, at: null };
 }
 
 /** Applies `value` through `apply` unless the cell has it already (an unchanged write still costs a restyle). */

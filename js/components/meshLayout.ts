@@ -44,6 +44,33 @@ export function neighbour(k: number, sizes: readonly number[], direction: Direct
   return k;
 }
 
+/** The rows and columns of the innermost grid: the two innermost axes (one row for a 1-axis mesh). */
+export function leafShape(sizes: readonly number[]): { rows: number; cols: number } {
+  const rank = sizes.length;
+  return { rows: rank >= 2 ? sizes[rank - 2] : 1, cols: rank >= 1 ? sizes[rank - 1] : 1 };
+}
+
+/**
+ * Where each DOM cell goes: the cells of mesh position k sit in leaf grid
+ * floor(k / (rows * cols)) (the outer coordinates, in mesh order), at their
+ * row and column `pitch` apart from that grid's first slot. `slotOrigins`
+ * holds each leaf's first slot, x at 2L and y at 2L + 1; so does the result
+ * for each k.
+ */
+export function domCellOrigins(sizes: readonly number[], slotOrigins: ArrayLike<number>, pitch: number): Float32Array {
+  const { rows, cols } = leafShape(sizes);
+  const inner = rows * cols;
+  const count = sizes.reduce((a, b) => a * b, 1);
+  const origins = new Float32Array(2 * count);
+  for (let k = 0; k < count; k++) {
+    const leaf = Math.floor(k / inner);
+    const i = k % inner;
+    origins[2 * k] = slotOrigins[2 * leaf] + (i % cols) * pitch;
+    origins[2 * k + 1] = slotOrigins[2 * leaf + 1] + Math.floor(i / cols) * pitch;
+  }
+  return origins;
+}
+
 /** A text label drawn on the canvas grid. */
 export interface CanvasLabel {
   text: string;

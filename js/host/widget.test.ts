@@ -57,7 +57,8 @@ describe("widget entry", () => {
     // The same eight devices on a 2x2x2 mesh: device 4 (a=1, b=0, c=0) is the same cell, in block a = 1.
     const moved = el.querySelector('[data-device-id="4"]') as HTMLElement;
     expect(moved).toBe(before);
-    expect(moved.closest(".sv-block")?.getAttribute("aria-label")).toBe("a = 1");
+    const grid = el.querySelector(`[aria-owns~="${moved.id}"]`);
+    expect(grid?.closest(".sv-block")?.getAttribute("aria-label")).toBe("a = 1");
     expect(el.querySelectorAll(".sv-block")).toHaveLength(2);
     expect(el.querySelectorAll("[data-device-id]")).toHaveLength(8);
   });

@@ -290,6 +290,82 @@ def test_4096_device_what_if_page_edits_offline(offline_context: OfflineContext,
 
 
 # ----------------------------------------------------------------------------
+# where the cells are drawn
+
+# For each DOM cell, whether it is drawn where its coordinates say: inside the leaf grid whose
+# blocks' captions name its outer coordinates, centred on the headers of its row and column.
+CELLS_OFF_THEIR_COORDINATES_JS = """([coords]) => {
+    const grid = document.querySelector('[data-shardviz-root] .sv-mesh');
+    const centre = (r) => [(r.left + r.right) / 2, (r.top + r.bottom) / 2];
+    const leaves = [...grid.querySelectorAll('.sv-leaf')].map((leaf) => {
+        const outer = {};
+        for (let b = leaf.closest('.sv-block'); b; b = b.parentElement.closest('.sv-block'))
+            outer[b.dataset.axis] = Number(b.dataset.axisIndex);
+        return { leaf, outer };
+    });
+    const off = [];
+    for (const cell of grid.querySelectorAll('[data-device-id]')) {
+        const at = coords[cell.dataset.deviceId];
+        const names = Object.keys(at);
+        const [rowAxis, colAxis] = names.length >= 2 ? names.slice(-2) : [null, names[0]];
+        const home = leaves.find(({ outer }) => Object.entries(outer).every(([n, i]) => at[n] === i));
+        const box = cell.getBoundingClientRect();
+        const leafBox = home.leaf.getBoundingClientRect();
+        const header = (axis) => [...home.leaf.querySelectorAll('.sv-coord')]
+            .find((h) => h.dataset.axis === axis && h.textContent === String(at[axis]));
+        const [x, y] = centre(box);
+        const inside = box.left >= leafBox.left && box.right <= leafBox.right + 0.5
+            && box.top >= leafBox.top && box.bottom <= leafBox.bottom + 0.5;
+        const column = colAxis === undefined || Math.abs(centre(header(colAxis).getBoundingClientRect())[0] - x) <= 1;
+        const row = rowAxis === null || Math.abs(centre(header(rowAxis).getBoundingClientRect())[1] - y) <= 1;
+        if (!inside || !column || !row) off.push({ id: cell.dataset.deviceId, at, inside, column, row });
+    }
+    return off;
+}"""
+
+
+def device_coordinates(widget: ShardingWidget) -> dict[str, dict[str, int]]:
+    """Each device's mesh coordinates, from JAX's mesh (virtual devices are numbered in mesh order)."""
+    mesh = widget.array.sharding.mesh if widget.array is not None else widget.layout.sharding.mesh
+    names = list(mesh.axis_names)
+    if isinstance(mesh, AbstractMesh):
+        ids = np.arange(math.prod(mesh.axis_sizes)).reshape(mesh.axis_sizes)
+    else:
+        ids = np.vectorize(lambda d: d.id)(mesh.devices)
+    return {str(ids[c]): dict(zip(names, map(int, c))) for c in np.ndindex(ids.shape)}
+
+
+def cells_off_their_coordinates(view: EditedPage) -> list[dict[str, Any]]:
+    view.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    return view.page.evaluate(CELLS_OFF_THEIR_COORDINATES_JS, [device_coordinates(view.widget)])
+
+
+@pytest.mark.parametrize("what", ["real", "what-if"])
+def test_cells_are_drawn_at_their_coordinates(
+    what: str, offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """The cells are one layer placed over the blocks: after mesh edits (devices in an order of
+    their own included) and as the page narrows and the blocks wrap anew, each cell is drawn in
+    its block at its row and column, as JAX's mesh places the device."""
+    if what == "real":
+        widget, meshes = ShardingWidget(real_array(), name="x"), ["x=2, y=2, z=2", "z=2, y=2, x=2", "x=8", "x=2, y=4"]
+    else:
+        pod = AbstractMesh((8, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+        widget = ShardingWidget(NamedSharding(pod, P("a", ("b", "c"))), shape=(1024, 4096))
+        meshes = ["a=8, b=64", "a=2, b=4, c=4, d=16", "a=8, b=8, c=8"]
+    view = EditedPage(offline_context, saved(tmp_path, what, widget), widget)
+    expect(view.root.locator(".sv-mesh")).to_have_attribute("data-render", "dom")
+    assert cells_off_their_coordinates(view) == []
+    for text in meshes:
+        view.commit("mesh-input", text)
+        view.assert_like_python()
+        assert cells_off_their_coordinates(view) == [], text
+    view.page.set_viewport_size({"width": 700, "height": 900})
+    assert cells_off_their_coordinates(view) == []
+    view.assert_offline_and_clean()
+
+
+# ----------------------------------------------------------------------------
 # hostile names, edited
 
 
