@@ -113,6 +113,50 @@ def test_a_concrete_tree_page(offline_context: OfflineContext, tmp_path: pathlib
     assert_offline(offline_context, watch, page)
 
 
+def test_devices_off_the_first_mesh_are_a_row_of_their_own(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """A tree on two meshes of eight devices, four shared: the heat map's grid is the first leaf's
+    mesh, and the other mesh's own devices are cells in a row beside it, each drawn whole and
+    apart, holding what JAX put there."""
+    devices = jax.devices()
+    tree = {
+        "stage": jax.device_put(
+            jnp.ones((8, 32)), NamedSharding(jax.make_mesh((8,), ("pipe",), devices=devices[4:12]), P("pipe"))
+        ),
+        "w": jax.device_put(
+            jnp.ones((8, 16)),
+            NamedSharding(jax.make_mesh((2, 4), ("data", "model"), devices=devices[:8]), P("data", "model")),
+        ),
+    }
+    leaves = jax.tree_util.tree_leaves(tree)
+    first = {d.id for d in leaves[0].sharding.mesh.devices.flat}
+    held: dict[int, int] = {}
+    for leaf in leaves:
+        for shard in leaf.addressable_shards:
+            held[shard.device.id] = held.get(shard.device.id, 0) + shard.data.nbytes
+    off_first = sorted(set(held) - first)
+    assert len(off_first) == 4
+    page, watch = open_tree(offline_context, tmp_path, tree, "two-meshes")
+    grid = page.locator('[data-role="heat-map"] .sv-mesh')
+    expect(grid.locator("[data-device-id]")).to_have_count(8)
+    extra = page.locator('[data-role="heat-map"] [data-place]')
+    expect(extra).to_have_count(4)
+    assert sorted(int(i) for i in extra.evaluate_all("(cs) => cs.map((c) => c.dataset.deviceId)")) == off_first
+    grid_box = grid.bounding_box()
+    boxes = [extra.nth(i).bounding_box() for i in range(4)]
+    for box in boxes:
+        assert box["width"] >= 20 and box["height"] >= 20, box
+        # outside the grid (below or beside it), not stacked on its cells
+        assert box["y"] >= grid_box["y"] + grid_box["height"] or box["x"] >= grid_box["x"] + grid_box["width"], box
+    for a, b in zip(boxes, boxes[1:]):
+        assert b["x"] >= a["x"] + a["width"] or b["y"] >= a["y"] + a["height"], (a, b)
+    for device in off_first:
+        page.locator(f'[data-role="heat-map"] [data-place][data-device-id="{device}"]').click()
+        expect(page.locator('[data-role="device-holdings"]')).to_contain_text(f"{held[device]:,} B")
+    assert_offline(offline_context, watch, page)
+
+
 def test_ten_thousand_leaves_on_4096_virtual_devices(offline_context: OfflineContext, tmp_path: pathlib.Path) -> None:
     tree = what_if_tree()
     leaves = flat_paths(tree)
