@@ -7,6 +7,7 @@ itself, and what it shows is checked against JAX computed here.
 
 from __future__ import annotations
 
+import itertools
 import math
 import pathlib
 import re
@@ -149,7 +150,7 @@ def test_devices_off_the_first_mesh_are_a_row_of_their_own(
         assert box["width"] >= 20 and box["height"] >= 20, box
         # outside the grid (below or beside it), not stacked on its cells
         assert box["y"] >= grid_box["y"] + grid_box["height"] or box["x"] >= grid_box["x"] + grid_box["width"], box
-    for a, b in zip(boxes, boxes[1:]):
+    for a, b in itertools.pairwise(boxes):
         assert b["x"] >= a["x"] + a["width"] or b["y"] >= a["y"] + a["height"], (a, b)
     for device in off_first:
         page.locator(f'[data-role="heat-map"] [data-place][data-device-id="{device}"]').click()
