@@ -41,6 +41,8 @@ export class EditorsPanel {
   private readonly specControls = h("div", { class: "sv-dim-rows" });
   private readonly generalAlert = h("div", { class: "sv-alert-slot" });
   private payload: Payload | null = null;
+  /** What the structured rows were last built from: rows that would come out the same are kept. */
+  private readonly rowsFrom = { mesh: "", spec: "", kinds: "" };
 
   constructor(host: ViewHost, signal: AbortSignal) {
     this.host = host;
@@ -152,19 +154,40 @@ export class EditorsPanel {
     const kinds = payload.memory_kinds.includes(payload.memory_kind)
       ? payload.memory_kinds
       : [payload.memory_kind, ...payload.memory_kinds];
+    const key = JSON.stringify(kinds);
+    if (key === this.rowsFrom.kinds) return;
+    this.rowsFrom.kinds = key;
     replaceChildren(
       this.memoryKind,
       kinds.map((kind) => h("option", { value: kind }, [kind])),
     );
   }
 
-  /** The structured rows always show the payload; focus stays on the control it was on. */
+  /**
+   * The structured rows always show the payload; focus stays on the control
+   * it was on. Rows that would be built the same (the mesh's rows after a spec
+   * edit) are kept, their fields put back to the payload's values: a rebuild
+   * restyles and lays out every field again, dear in a busy notebook page.
+   */
   private rebuildRows(payload: Payload): void {
-    const refocus = [this.meshControls, this.specControls].map(focusedControl);
-    replaceChildren(this.meshControls, this.axisRows(payload));
-    replaceChildren(this.specControls, this.dimRows(payload));
-    refocus[0]?.(this.meshControls);
-    refocus[1]?.(this.specControls);
+    const readOnly = this.host.readOnly;
+    const from = {
+      mesh: JSON.stringify([payload.mesh, readOnly]),
+      spec: JSON.stringify([payload.shape, payload.spec, payload.mesh?.names ?? [], readOnly]),
+    };
+    const build = { mesh: () => this.axisRows(payload), spec: () => this.dimRows(payload) };
+    const controls = { mesh: this.meshControls, spec: this.specControls };
+    for (const part of ["mesh", "spec"] as const) {
+      const container = controls[part];
+      if (from[part] === this.rowsFrom[part]) {
+        showDefaults(container);
+        continue;
+      }
+      this.rowsFrom[part] = from[part];
+      const refocus = focusedControl(container);
+      replaceChildren(container, build[part]());
+      refocus?.(container);
+    }
   }
 
   // -------------------------------------------------------- mesh axes
@@ -353,6 +376,20 @@ function axisPicker({ axes, d, free, disabled, signal, setAxes }: DimControls & 
     { signal },
   );
   return picker;
+}
+
+/** Puts every field under `container` back to the value it was built with (what the payload says). */
+function showDefaults(container: HTMLElement): void {
+  for (const input of container.querySelectorAll("input")) {
+    if (input.value !== input.defaultValue) input.value = input.defaultValue;
+  }
+  for (const select of container.querySelectorAll("select")) {
+    const built = Math.max(
+      0,
+      Array.from(select.options).findIndex((option) => option.defaultSelected),
+    );
+    if (select.selectedIndex !== built) select.selectedIndex = built;
+  }
 }
 
 /** Enter commits a row field, Escape puts the payload's value back; neither reaches the notebook. */

@@ -285,6 +285,20 @@ describe("widget entry", () => {
       expect(model.saved[1]).toEqual({ mesh_text: "x=2:auto, y=4" });
     });
 
+    it("keeps the mesh's rows through a spec edit, showing the payload's values, and rebuilds them for a new mesh", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const names = () => Array.from(el.querySelectorAll<HTMLInputElement>('[data-role="axis-name"]'));
+      const [first] = names();
+      first.value = "typed, not committed";
+      model.fromPython({ payload: loadFixture("replicated_sum") }); // the same mesh, another spec
+      expect(names()[0]).toBe(first);
+      expect(names().map((i) => i.value)).toEqual(["x", "y"]);
+      expect(el.querySelectorAll('[data-role="spec-axis"]').length).toBeGreaterThan(0);
+      model.fromPython({ payload: loadFixture("mesh3axis") });
+      expect(names().map((i) => i.value)).toEqual(["a", "b", "c"]);
+      expect(names()[0]).not.toBe(first);
+    });
+
     it("commits a per-axis size on Enter only, and Escape puts the payload's size back", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];
