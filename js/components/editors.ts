@@ -52,6 +52,7 @@ export class EditorsPanel {
       <T>(f: (payload: Payload, text: string) => T) =>
       (text: string): T | null =>
         this.payload ? f(this.payload, text) : null;
+    const inFlight = (): boolean => host.editsInFlight?.() ?? false;
     const confirm = (estimate: Parameters<typeof needsConfirmation>[1]): boolean =>
       this.payload !== null && needsConfirmation(this.payload, estimate);
     this.mesh = new TextEditor({
@@ -62,6 +63,7 @@ export class EditorsPanel {
       disabled,
       current: () => this.pythonText("mesh_text"),
       send: (text) => host.edit("mesh_text", text),
+      inFlight,
       estimate: withPayload((payload, text) => estimateEdit(payload, { mesh_text: text })),
       needsConfirmation: confirm,
       signal,
@@ -75,6 +77,7 @@ export class EditorsPanel {
       current: () => this.pythonText("spec_text"),
       shown: shownSpecText,
       send: (text) => host.edit("spec_text", text),
+      inFlight,
       estimate: withPayload((payload, text) => estimateEdit(payload, { spec_text: text })),
       needsConfirmation: confirm,
       signal,
@@ -83,7 +86,8 @@ export class EditorsPanel {
     this.memoryKind.addEventListener(
       "change",
       () => {
-        if (this.memoryKind.value !== this.pythonText("memory_kind")) host.edit("memory_kind", this.memoryKind.value);
+        if (this.memoryKind.value !== this.pythonText("memory_kind") || inFlight())
+          host.edit("memory_kind", this.memoryKind.value);
       },
       { signal },
     );

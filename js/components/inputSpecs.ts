@@ -23,6 +23,8 @@ export interface InputSpecsOptions {
   canonical: (text: string) => string | null;
   /** Sends one spec text per array input. Called only from user events. */
   send: (specs: string[]) => void;
+  /** True while an edit sent from this view awaits Python's answer (which may change Python's specs). */
+  inFlight?: () => boolean;
   onSelectInput: (k: number) => void;
   onSelectOutput: (k: number) => void;
   signal: AbortSignal;
@@ -60,6 +62,8 @@ export class InputSpecs {
   private answer: InputsAnswer = { error: "", errorSource: "" };
   /** The editor whose edit Python is answering now (-1: none). */
   private pending = -1;
+  /** The specs this view sent last, whatever became of them. */
+  private lastSent: string[] | null = null;
   /** The editor that sent the last edit (its text stays while a program error shows). */
   private lastSender = -1;
 
@@ -244,7 +248,10 @@ export class InputSpecs {
     const python = this.python(k);
     const same = text === python || text === shownSpecText(python) || this.options.canonical(text) === python;
     editor.typed = false;
-    if (same && !this.answer.error) {
+    // While an edit is still to be answered, Python's specs are about to become those sent last:
+    // Python's spec now may be an earlier edit's, so only the spec sent last is nothing new.
+    const settled = this.options.inFlight?.() ? (this.lastSent?.[k] ?? python) : python;
+    if (same && settled === python && !this.answer.error) {
       // Python's own spec, written another way: nothing to trace again.
       editor.sent = null;
       editor.input.value = shownSpecText(python);
@@ -260,6 +267,7 @@ export class InputSpecs {
     this.pending = k;
     this.lastSender = k;
     this.renderStatus(k);
+    this.lastSent = specs;
     this.options.send(specs);
   }
 

@@ -15,6 +15,8 @@ export interface RulesEditorOptions {
   /** Why it is read-only, or how edits are worked out (shown above the editor). */
   note?: string;
   onCommit: (text: string) => void;
+  /** True while an edit sent from this view awaits the kernel's answer (which may change the rules in force). */
+  inFlight?: () => boolean;
   signal: AbortSignal;
 }
 
@@ -38,6 +40,8 @@ export class RulesEditor {
   private sent: string | null = null;
   /** A commit whose error has not arrived yet: its text stays while Python puts the old rules back. */
   private awaiting = false;
+  /** The text this editor sent last, whatever became of it. */
+  private lastSent: string | null = null;
   private errorShown = false;
 
   constructor(options: RulesEditorOptions) {
@@ -87,8 +91,11 @@ export class RulesEditor {
   commit(): void {
     if (this.options.readOnly) return;
     const text = this.input.value;
-    // The rules in force, with no error showing: there is nothing to apply.
-    if (text === this.base && !this.errorShown) return;
+    // The rules in force (or those on their way), with no error showing: there is nothing to apply.
+    // While an edit is still to be answered, the rules are about to become those sent last.
+    const settled = this.options.inFlight?.() ? this.lastSent : this.base;
+    if (text === settled && !this.errorShown) return;
+    this.lastSent = text;
     this.sent = text;
     this.awaiting = true;
     this.options.onCommit(text);

@@ -31,6 +31,13 @@ export interface TextEditorOptions {
   shown?: (python: string) => string;
   /** Sends a text to Python. Called only from user events. */
   send: (text: string) => void;
+  /**
+   * True while an edit sent from this view awaits Python's answer: Python's
+   * text is then about to become the one sent last, so a text equal to
+   * Python's is sent unless it is that one (else a burst of edits could end
+   * in an earlier edit).
+   */
+  inFlight?: () => boolean;
   /** What typing `text` would give each device; null when unknown. */
   estimate?: (text: string) => EditEstimate | null;
   /** True when an edit with this estimate must be confirmed first. */
@@ -53,6 +60,8 @@ export class TextEditor {
   /** The reserved line under the field. */
   readonly status: HTMLElement;
   private readonly options: TextEditorOptions;
+  /** The text this editor sent last, whatever became of it. */
+  private lastSent: string | null = null;
   /** Text the user typed and sent; kept in the box while Python refuses it. */
   private sent: string | null = null;
   /** The user has typed since the box last showed Python's text or was sent. */
@@ -130,13 +139,21 @@ export class TextEditor {
     const current = this.options.current();
     const isPython = text === current || text === this.pythonShown();
     if (isPython) this.input.value = this.pythonShown();
-    if (!isPython) {
-      this.options.send(text);
+    // While an edit is still to be answered, Python's text is about to become what was sent last:
+    // Python's text now may be an earlier edit's, so only the text sent last is nothing new.
+    const inFlight = this.options.inFlight?.() ?? false;
+    if (!isPython || (inFlight && current !== this.lastSent)) {
+      this.sendText(isPython ? current : text);
     } else if (this.answer.error) {
       // Python's own text again, after a refused edit: send it so that Python clears the error
       // (the trait is unchanged; the edit's number alone asks Python to answer).
-      this.options.send(current);
+      this.sendText(current);
     }
+  }
+
+  private sendText(text: string): void {
+    this.lastSent = text;
+    this.options.send(text);
   }
 
   /** Python's text as the box shows it. */

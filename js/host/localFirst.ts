@@ -92,6 +92,11 @@ export class LocalFirstHost<T extends object, A extends keyof T> {
     sendEdit(this.model as AnyModel<EditNumbers & Record<string, string>>, key as string, value, seq);
   }
 
+  /** True while an edit sent to the kernel awaits its answer. */
+  editsInFlight(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** Takes the kernel's answer to edit `seq` (and to any earlier one it merged in), now in the model. */
   answered(seq: number): void {
     const answered: PendingEdit<T, A>[] = [];

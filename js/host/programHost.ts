@@ -6,7 +6,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import type { ProgramPayload } from "../payload/program";
-import { type EditNumbers, sendEdit } from "../traits/edits";
+import { EDIT_ANSWERED, EDIT_SEQ, type EditNumbers, sendEdit } from "../traits/edits";
 import type { ProgramHost, ProgramTraits } from "../traits/program";
 import { readOnlyHost } from "../traits/readOnly";
 
@@ -22,6 +22,7 @@ export function modelProgramHost(model: ProgramModel): ProgramHost {
     readOnly: false,
     get: (key) => model.get(key),
     edit: (key, value) => sendEdit(model, key, value),
+    editsInFlight: () => Number(model.get(EDIT_SEQ) ?? 0) > Number(model.get(EDIT_ANSWERED) ?? 0),
   };
 }
 

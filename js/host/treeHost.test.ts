@@ -106,6 +106,23 @@ describe("a live tree widget: rules answered in the browser first, the kernel's 
     expect(notice(el)).toBe(edit.notice);
   });
 
+  it("sends rules equal to the kernel's while a later rules edit is unanswered", () => {
+    const ruled = loadTreeFixture("tree_concrete");
+    const inForce = ruled.rules_text ?? "";
+    const other = concrete.edits.find((e) => e.status === "applied" && e.rules_text !== inForce)?.rules_text;
+    if (!inForce || !other) throw new Error("the fixtures lack two different rule sets for the concrete tree");
+    const { el, model, answer } = renderTree(ruled);
+    commit(el, other);
+    commit(el, inForce);
+    // Python answers the first edit: its rules are `other` now, and the edit back is on its way.
+    answer(model.editSeqs[0], { rules_text: other });
+    commit(el, other); // must reach the kernel, or it would end at the edit before
+    expect(model.saved).toEqual([{ rules_text: other }, { rules_text: inForce }, { rules_text: other }]);
+    answer(model.editSeqs[2], { rules_text: other });
+    commit(el, other); // nothing in flight now: the rules in force again change nothing
+    expect(model.saved).toHaveLength(3);
+  });
+
   it("clears the rules locally, back to the tree as given", () => {
     const { el, model, answer } = renderTree(concrete.original);
     const plain = audit(el);

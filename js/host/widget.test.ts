@@ -299,6 +299,25 @@ describe("widget entry", () => {
       expect(names()[0]).not.toBe(first);
     });
 
+    it("sends Python's own text while an earlier edit is unanswered, so a burst ends in its last edit", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];
+      size.value = "3";
+      size.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" })); // 12 devices: the kernel's call
+      const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+      input.value = "y, x";
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" })); // waits for the kernel too
+      model.answer(model.editSeqs[0], { error: "the mesh x=3, y=4 needs 12 devices", error_source: "mesh" });
+      // Python still holds "x, y", but the "y, x" edit is on its way: typing "x, y" again must go out.
+      input.value = "x, y";
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(model.saved.map((edit) => edit.spec_text ?? edit.mesh_text)).toEqual(["x=3, y=4", "y, x", "x, y"]);
+      model.answer(model.editSeqs[2], { error: "", error_source: "" });
+      input.value = "x, y";
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(model.saved).toHaveLength(3); // nothing in flight: Python's own text changes nothing
+    });
+
     it("commits a per-axis size on Enter only, and Escape puts the payload's size back", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];

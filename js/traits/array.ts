@@ -73,6 +73,8 @@ export interface ViewHost {
   edit(key: EditableTrait, value: string): void;
   /** Sends a custom message; absent where there is no kernel. */
   send?: (message: PreviewRequest) => void;
+  /** True while an edit sent to the kernel awaits its answer; absent where edits are answered at once. */
+  editsInFlight?: () => boolean;
 }
 
 /** The traits a model would hold with `payload` shown and nothing wrong: the editors' texts are the payload's. */

@@ -33,4 +33,6 @@ export interface ProgramHost {
   get<K extends keyof ProgramTraits>(key: K): ProgramTraits[K];
   /** Records an edit (set + save_changes). Called only from user events, never from a change handler. */
   edit(key: "input_specs", value: string[]): void;
+  /** True while an edit sent to the kernel awaits its answer; absent where there is no kernel. */
+  editsInFlight?: () => boolean;
 }

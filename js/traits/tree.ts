@@ -50,6 +50,8 @@ export interface TreeHost {
   edit(key: "rules_text", value: string): void;
   /** Sends a custom message to the kernel; absent where there is none. */
   send?: (message: LeafLayoutRequest) => void;
+  /** True while a rules edit sent to the kernel awaits its answer; absent where edits are answered at once. */
+  editsInFlight?: () => boolean;
 }
 
 export function isLeafLayoutReply(message: unknown): message is LeafLayoutReply {

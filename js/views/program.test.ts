@@ -368,6 +368,28 @@ describe("the program view", () => {
     expect(kinds.length).toBeGreaterThan(loadProgram("mlp").collectives.length);
   });
 
+  it("sends an input's spec equal to Python's while an earlier edit is unanswered", () => {
+    const answers = programAnswers();
+    const view = show("mlp");
+    const editor = query<HTMLInputElement>(view.el, '[data-role="input-spec"][data-input="0"]');
+    editor.value = "x, y";
+    editor.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    editor.value = answers.start[0];
+    editor.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    // Python answers the first edit: its spec is now "x, y", and the edit back is still on its way.
+    view.model.answer(view.model.editSeqs[0], {
+      payload: answers.good.payload,
+      input_specs: answers.good.input_specs,
+    } as unknown as Partial<SyncedTraits>);
+    editor.value = answers.good.input_specs[0];
+    editor.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(view.saved().map((edit) => edit.input_specs?.[0])).toEqual([
+      "x, y",
+      answers.start[0],
+      answers.good.input_specs[0],
+    ]);
+  });
+
   it("shows a bad spec's error beside its input, keeps what was typed, and a program error in the general alert", () => {
     const answers = programAnswers();
     const view = show("mlp");

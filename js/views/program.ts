@@ -95,6 +95,7 @@ export class ProgramView {
       note: host.note,
       canonical: canonicalSpec,
       send: (specs) => host.edit("input_specs", specs),
+      inFlight: () => host.editsInFlight?.() ?? false,
       onSelectInput: (k) => this.select({ kind: "input", index: k }),
       onSelectOutput: (k) => this.select({ kind: "output", index: k }),
       signal,

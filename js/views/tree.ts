@@ -90,6 +90,7 @@ export class TreeView {
       readOnly: host.readOnly,
       note: host.note,
       onCommit: (text) => host.edit("rules_text", text),
+      inFlight: () => host.editsInFlight?.() ?? false,
       signal,
     });
     this.root = h("div", { class: `${ROOT_CLASS} sv-tree`, "data-shardviz": "", "data-view": "tree" }, [
