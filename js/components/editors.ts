@@ -41,8 +41,8 @@ export class EditorsPanel {
   private readonly specControls = h("div", { class: "sv-dim-rows" });
   private readonly generalAlert = h("div", { class: "sv-alert-slot" });
   private payload: Payload | null = null;
-  /** What the structured rows were last built from: rows that would come out the same are kept. */
-  private readonly rowsFrom = { mesh: "", spec: "", kinds: "" };
+  /** What the structured rows and the memory-kind options were last built from: what would come out the same is kept. */
+  private readonly builtFrom = { mesh: "", spec: "", kinds: "" };
 
   constructor(host: ViewHost, signal: AbortSignal) {
     this.host = host;
@@ -159,8 +159,8 @@ export class EditorsPanel {
       ? payload.memory_kinds
       : [payload.memory_kind, ...payload.memory_kinds];
     const key = JSON.stringify(kinds);
-    if (key === this.rowsFrom.kinds) return;
-    this.rowsFrom.kinds = key;
+    if (key === this.builtFrom.kinds) return;
+    this.builtFrom.kinds = key;
     replaceChildren(
       this.memoryKind,
       kinds.map((kind) => h("option", { value: kind }, [kind])),
@@ -183,11 +183,11 @@ export class EditorsPanel {
     const controls = { mesh: this.meshControls, spec: this.specControls };
     for (const part of ["mesh", "spec"] as const) {
       const container = controls[part];
-      if (from[part] === this.rowsFrom[part]) {
+      if (from[part] === this.builtFrom[part]) {
         showDefaults(container);
         continue;
       }
-      this.rowsFrom[part] = from[part];
+      this.builtFrom[part] = from[part];
       const refocus = focusedControl(container);
       replaceChildren(container, build[part]());
       refocus?.(container);
