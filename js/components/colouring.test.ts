@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodePayload, unravel } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
-import { query, renderWidget } from "../test/render";
+import { cellFill, query, renderWidget } from "../test/render";
 import { rampColor, relativeLuminance, structureColor, tileColor } from "../util/palette";
 import { colouring, DISTINGUISHABLE_TILES, defaultColourMode, renderColourLegend } from "./colouring";
 
@@ -47,8 +47,9 @@ describe("colour by structure", () => {
   it("colours 512 devices of P('data', 'tensor') by tensor, one colour per column of the mesh", () => {
     const { el } = renderWidget(loadFixture("abstract_512"));
     expect(query<HTMLSelectElement>(el, '[data-role="colour-by"]').value).toBe("dim:1");
-    const colourOf = (id: number) => query(el, `[data-device-id="${id}"]`).style.backgroundColor;
+    const colourOf = (id: number) => cellFill(query(el, `[data-device-id="${id}"]`));
     // mesh (data=8, tensor=8, pipe=8): device id = (data * 8 + tensor) * 8 + pipe
+    expect(colourOf(0)).not.toBe("");
     expect(colourOf(0)).toBe(colourOf(7)); // pipe does not split
     expect(colourOf(0)).toBe(colourOf(64)); // nor does data, for dim 1
     expect(colourOf(0)).not.toBe(colourOf(8)); // tensor does
@@ -61,7 +62,8 @@ describe("colour by structure", () => {
     expect(Array.from(select.options).map((o) => o.value)).toEqual(["tile", "dim:0", "dim:1"]);
     select.value = "dim:0";
     select.dispatchEvent(new Event("change"));
-    const colourOf = (id: number) => query(el, `[data-device-id="${id}"]`).style.backgroundColor;
+    const colourOf = (id: number) => cellFill(query(el, `[data-device-id="${id}"]`));
+    expect(colourOf(0)).not.toBe("");
     expect(colourOf(0)).toBe(colourOf(8));
     expect(colourOf(0)).not.toBe(colourOf(64));
     const tile = query(el, `[data-tile="${0}"]`);

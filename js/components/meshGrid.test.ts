@@ -146,6 +146,32 @@ describe("mesh grid (DOM path)", () => {
     expect(root.getAttribute("data-render")).toBe("dom");
     expect(cells(root)).toHaveLength(512);
   });
+
+  it("past 64 devices fills the cells from one canvas under them, each cell saying its colour", () => {
+    const payload = makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["a"], ["c"]] });
+    const layout = decodePayload(payload);
+    const { root, view } = draw(payload);
+    const canvas = root.querySelector("canvas.sv-cell-fills");
+    expect(canvas?.getAttribute("aria-hidden")).toBe("true");
+    // Before the cells' layer: the cells are drawn over their fills.
+    expect(canvas?.nextElementSibling?.classList.contains("sv-cells")).toBe(true);
+    const all = cells(root);
+    for (const [k, cell] of all.entries()) {
+      expect(cell.style.backgroundColor).toBe("");
+      expect(cell.getAttribute("data-fill")).toBe(tileColor(layout.tileOf[k]));
+    }
+    // A spec edit over the same devices repaints what the cells say (the canvas with them).
+    const next = decodePayload(
+      makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["b"], []] }),
+    );
+    expect(view.update?.(next, { fill: tileColor })).toBe(true);
+    expect(cells(root)).toEqual(all);
+    for (const [k, cell] of all.entries()) expect(cell.getAttribute("data-fill")).toBe(tileColor(next.tileOf[k]));
+    // Up to 64 devices each cell keeps its own background (and its fade when dimmed).
+    const small = draw(loadFixture("mesh3axis")).root;
+    expect(small.querySelector("canvas")).toBeNull();
+    expect(cells(small).every((c) => c.style.backgroundColor !== "" && !c.hasAttribute("data-fill"))).toBe(true);
+  });
 });
 
 describe("mesh grid (canvas path)", () => {

@@ -8,6 +8,7 @@ import type { Layout } from "../payload/array";
 import { cssVar, h } from "../util/dom";
 import { axisColor } from "../util/palette";
 import { beginPaint, framePainter, sizeCanvas, strokeMark, strokePin, wireCanvas } from "./canvasPaint";
+import { cellFill, drawCellFills } from "./cellFills";
 import { deviceAriaLabel, isRemote, physicalCoordsText } from "./describe";
 import type { Highlight, PictureEvents, PictureStyle, PictureView, Target } from "./interaction";
 import { CANVAS_THRESHOLD, delegateTargets, itemNumber, navigateByKeys, rovingFocus } from "./interaction";
@@ -196,6 +197,13 @@ class DomMeshGrid implements PictureView {
   /** The leaf grids, in mesh order of their outer coordinates: each ends with its slot. */
   private leafGrids: HTMLElement[] = [];
   private readonly layer = h("div", { class: "sv-cells" });
+  /** Compact grids draw their cells' fills on this canvas under them (see cellFills.ts); null: inline backgrounds. */
+  private readonly fills: HTMLCanvasElement | null;
+  /** Where the cells were last placed (null until the grid is in the page). */
+  private origins: Float32Array | null = null;
+  /** The highlighted tile's holders, while a highlight is shown. */
+  private partners: ReadonlySet<number> | null = null;
+  private shown: ReadonlySet<number> | null = null;
   private cells: HTMLElement[] = [];
   /** What each cell was last given, by mesh position: an edit writes only what changed. */
   private written: CellWrites[] = [];
@@ -217,7 +225,8 @@ class DomMeshGrid implements PictureView {
     if (this.compact) this.element.classList.add("sv-compact");
     if (style.label === "physical") this.element.classList.add("sv-physical-labels");
     this.frames = h("div");
-    this.element.append(this.frames, this.layer);
+    this.fills = this.compact ? h("canvas", { class: "sv-cell-fills", "aria-hidden": "true" }) : null;
+    this.element.append(...[this.frames, this.fills, this.layer].filter((e): e is HTMLElement => e !== null));
     this.build();
     onResize(this.element, this.place, signal);
     this.listen(events, signal);
@@ -246,6 +255,8 @@ class DomMeshGrid implements PictureView {
       this.cellAt(k);
       if (at) this.moveCell(k, at);
     }
+    this.origins = at;
+    this.drawFills();
     this.byId = new Map(this.cells.map((cell, k) => [layout.ids[k], { cell, written: this.written[k] }]));
     // Document order is mesh order (reading and tab order); a mesh edit seldom changes it.
     const inOrder =
@@ -275,8 +286,25 @@ class DomMeshGrid implements PictureView {
   /** Places the cells again where the frames moved: the grid first shown, or its blocks wrapped anew. */
   private readonly place = (): void => {
     const at = this.cellOrigins();
-    for (let k = 0; at && k < this.cells.length; k++) this.moveCell(k, at);
+    // The observer also fires after an edit that placed the cells already: nothing moved, nothing to do.
+    if (at === null || (this.origins !== null && sameOrigins(at, this.origins))) return;
+    for (let k = 0; k < this.cells.length; k++) this.moveCell(k, at);
+    this.origins = at;
+    this.drawFills();
   };
+
+  /** The fills canvas, as the cells' CSS would paint their backgrounds. */
+  private drawFills(): void {
+    if (!this.fills || !this.origins) return;
+    const { layout, partners, shown } = this;
+    const { paint, fill } = this.style;
+    drawCellFills(this.fills, this.origins, this.pitch - CELL_GAP, (k) =>
+      cellFill(paint ? paint.fill(k) : fill(layout.tileOf[k]), {
+        dimmed: partners !== null && !partners.has(k),
+        outside: shown !== null && !shown.has(layout.tileOf[k]),
+      }),
+    );
+  }
 
   private cellId(deviceId: number): string {
     return `${this.idPrefix}${deviceId}`;
@@ -319,7 +347,9 @@ class DomMeshGrid implements PictureView {
       cell.setAttribute("aria-label", v),
     );
     write(written, "fill", paint ? paint.fill(k) : this.style.fill(t), (v) => {
-      cell.style.backgroundColor = v;
+      // Under a fills canvas the colour is only said (an attribute no rule reads costs no restyle).
+      if (this.fills) cell.setAttribute("data-fill", v);
+      else cell.style.backgroundColor = v;
     });
     if (paint) {
       write(written, "ink", paint.ink(k), (v) => {
@@ -362,15 +392,19 @@ class DomMeshGrid implements PictureView {
     for (const k of this.lit) cells[k].classList.remove("sv-partner", "sv-active");
     this.lit = [];
     this.element.classList.toggle("sv-highlighting", highlight !== null);
-    if (!highlight) return;
-    for (const k of this.layout.holders[highlight.tile] ?? []) {
-      cells[k].classList.add("sv-partner");
-      this.lit.push(k);
+    const had = this.partners;
+    this.partners = highlight ? new Set(this.layout.holders[highlight.tile] ?? []) : null;
+    if (highlight) {
+      for (const k of this.partners ?? []) {
+        cells[k].classList.add("sv-partner");
+        this.lit.push(k);
+      }
+      if (highlight.position !== null && cells[highlight.position]) {
+        cells[highlight.position].classList.add("sv-active");
+        this.lit.push(highlight.position);
+      }
     }
-    if (highlight.position !== null && cells[highlight.position]) {
-      cells[highlight.position].classList.add("sv-active");
-      this.lit.push(highlight.position);
-    }
+    if (had !== null || this.partners !== null) this.drawFills();
   };
 
   readonly setPinned = (target: Target | null): void => {
@@ -383,6 +417,9 @@ class DomMeshGrid implements PictureView {
     for (let k = 0; k < this.cells.length; k++) {
       this.cells[k].classList.toggle("sv-outside", tiles !== null && !tiles.has(this.layout.tileOf[k]));
     }
+    const had = this.shown;
+    this.shown = tiles;
+    if (had !== null || tiles !== null) this.drawFills();
   };
 
   readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
@@ -406,6 +443,7 @@ class DomMeshGrid implements PictureView {
 
   readonly repaint = (): void => {
     for (let k = 0; k < this.cells.length; k++) this.paintCell(k);
+    this.drawFills();
   };
 }
 
@@ -430,6 +468,10 @@ function offsetWithin(element: HTMLElement, root: HTMLElement): [number, number]
     y += at.offsetTop;
   }
   return [x, y];
+}
+
+function sameOrigins(a: Float32Array, b: Float32Array): boolean {
+  return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
 /** The same devices (ids, owners) in any order, on a mesh of the same rank or not. */

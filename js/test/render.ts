@@ -30,6 +30,17 @@ export function query<T extends Element = HTMLElement>(root: ParentNode, selecto
   return found;
 }
 
+/**
+ * The colour a mesh grid cell is filled with, as CSS computes it: its inline
+ * background, or (past 64 devices, where fills are drawn on a canvas under
+ * the cells) the colour its data-fill says that canvas draws.
+ */
+export function cellFill(cell: HTMLElement): string {
+  const probe = document.createElement("div");
+  probe.style.backgroundColor = cell.style.backgroundColor || (cell.getAttribute("data-fill") ?? "");
+  return probe.style.backgroundColor;
+}
+
 /** A view's cleanup removes every listener it added to the model and its own DOM. */
 export function expectCleansUp({
   model,

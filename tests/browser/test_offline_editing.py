@@ -365,6 +365,97 @@ def test_cells_are_drawn_at_their_coordinates(
     view.assert_offline_and_clean()
 
 
+# Past 64 devices a cell's fill is drawn on a canvas under it. For each DOM cell: its inline
+# background (none expected), and the canvas's colour at the cell's centre as "r,g,b,a".
+CELL_FILLS_JS = """() => {
+    const grid = document.querySelector('[data-shardviz-root] .sv-mesh');
+    const canvas = grid.querySelector('canvas.sv-cell-fills');
+    if (!canvas) return null;
+    const box = canvas.getBoundingClientRect();
+    const scale = canvas.width / box.width;
+    const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+    const out = {};
+    for (const cell of grid.querySelectorAll('[data-device-id]')) {
+        const r = cell.getBoundingClientRect();
+        const x = Math.floor(((r.left + r.right) / 2 - box.left) * scale);
+        const y = Math.floor(((r.top + r.bottom) / 2 - box.top) * scale);
+        const at = 4 * (y * canvas.width + x);
+        out[cell.dataset.deviceId] = {
+            background: getComputedStyle(cell).backgroundColor,
+            drawn: [...pixels.slice(at, at + 4)].join(','),
+        };
+    }
+    return out;
+}"""
+
+# The map's tiles (DOM at these tile counts): the colour each is filled with, as "r,g,b,255".
+MAP_FILLS_JS = """() => [...document.querySelectorAll('[data-shardviz-root] .sv-map [data-tile]')].map((tile) => {
+    const probe = document.createElement('canvas').getContext('2d');
+    probe.fillStyle = getComputedStyle(tile).backgroundColor;
+    probe.fillRect(0, 0, 1, 1);
+    return [...probe.getImageData(0, 0, 1, 1).data].join(',');
+})"""
+
+
+def jax_blocks(widget: ShardingWidget) -> dict[str, tuple[int, ...]]:
+    """The block of the array each virtual device holds (ids in mesh order), from XLA's tile
+    assignment for the what-if's sharding."""
+    sharding = widget.layout.sharding
+    ndim = len(widget.layout.shape)
+    count = math.prod(sharding.mesh.axis_sizes)
+    hlo = sharding._to_xla_hlo_sharding(ndim)
+    if hlo.is_replicated():
+        return {str(d): () for d in range(count)}
+    dims = hlo.tile_assignment_dimensions()
+    devices = np.asarray(hlo.tile_assignment_devices()).reshape(dims)
+    return {str(int(devices[at])): at[:ndim] for at in np.ndindex(*dims)}
+
+
+def assert_fills_like_jax(view: EditedPage) -> None:
+    """Devices holding the same block of the array are drawn in one colour, others in another,
+    and each colour is one of the map's tiles'; the cells themselves have no background."""
+    view.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    fills = view.page.evaluate(CELL_FILLS_JS)
+    assert fills is not None, "no fills canvas under the cells"
+    blocks = jax_blocks(view.widget)
+    assert sorted(fills, key=int) == sorted(blocks, key=int)
+    assert {cell["background"] for cell in fills.values()} == {"rgba(0, 0, 0, 0)"}
+    colour_of_block: dict[tuple[int, ...], str] = {}
+    for device, cell in fills.items():
+        colour_of_block.setdefault(blocks[device], cell["drawn"])
+        assert cell["drawn"] == colour_of_block[blocks[device]], (device, blocks[device])
+    assert len(set(colour_of_block.values())) == len(colour_of_block), "two blocks share a colour"
+    assert set(colour_of_block.values()) <= set(view.page.evaluate(MAP_FILLS_JS))
+
+
+def test_large_grids_fill_their_cells_as_jax_places_the_blocks(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """Past 64 devices the cells' fills are one canvas under them: after spec and mesh edits each
+    device is drawn in the colour of the block XLA's tile assignment gives it, and a hovered
+    device's block stays bright while the rest dims."""
+    pod = AbstractMesh((8, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+    widget = ShardingWidget(NamedSharding(pod, P("a")), shape=(1024, 4096))
+    view = EditedPage(offline_context, saved(tmp_path, "fills", widget), widget)
+    expect(view.root.locator(".sv-mesh")).to_have_attribute("data-render", "dom")
+    assert_fills_like_jax(view)
+    for role, text in [("spec-input", "None, c"), ("mesh-input", "a=4, b=4, c=32"), ("spec-input", "a, b")]:
+        view.commit(role, text)
+        view.assert_like_python()
+        assert_fills_like_jax(view)
+    before = view.page.evaluate(CELL_FILLS_JS)
+    blocks = jax_blocks(view.widget)
+    view.root.locator('.sv-mesh [data-device-id="0"]').hover()
+    hovered = view.page.evaluate(CELL_FILLS_JS)
+    for device, cell in hovered.items():
+        same = blocks[device] == blocks["0"]
+        assert (cell["drawn"] == before[device]["drawn"]) == same, (device, same)
+    view.page.mouse.move(0, 0)
+    view.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    assert view.page.evaluate(CELL_FILLS_JS) == before
+    view.assert_offline_and_clean()
+
+
 # ----------------------------------------------------------------------------
 # hostile names, edited
 
