@@ -204,6 +204,8 @@ class DomMeshGrid implements PictureView {
   /** The highlighted tile's holders, while a highlight is shown. */
   private partners: ReadonlySet<number> | null = null;
   private shown: ReadonlySet<number> | null = null;
+  /** Asks for the fills to be painted in the next frame, as the other canvases are (one paint however many asks). */
+  private readonly drawFills: () => void;
   private cells: HTMLElement[] = [];
   /** What each cell was last given, by mesh position: an edit writes only what changed. */
   private written: CellWrites[] = [];
@@ -227,6 +229,7 @@ class DomMeshGrid implements PictureView {
     this.frames = h("div");
     this.fills = this.compact ? h("canvas", { class: "sv-cell-fills", "aria-hidden": "true" }) : null;
     this.element.append(...[this.frames, this.fills, this.layer].filter((e): e is HTMLElement => e !== null));
+    this.drawFills = framePainter(() => this.paintFills(), signal);
     this.build();
     onResize(this.element, this.place, signal);
     this.listen(events, signal);
@@ -294,7 +297,7 @@ class DomMeshGrid implements PictureView {
   };
 
   /** The fills canvas, as the cells' CSS would paint their backgrounds. */
-  private drawFills(): void {
+  private paintFills(): void {
     if (!this.fills || !this.origins) return;
     const { layout, partners, shown } = this;
     const { paint, fill } = this.style;
