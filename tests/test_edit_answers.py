@@ -60,3 +60,40 @@ def test_the_front_end_cannot_write_the_answer() -> None:
     w = make_widget()
     w.set_state({"edit_answered": 99, "payload": {}})
     assert w.edit_answered == 0 and w.payload["type_str"] == "float32[4@x,8@y]"
+
+
+def stated(seq: int, name: str, value: str) -> dict[str, object]:
+    """An edit as the front end sends it: its number, the edited trait (when the model's value
+    changed) and the stated edit (js/traits/edits.ts)."""
+    return {"edit_seq": seq, "edit": {"seq": seq, "name": name, "value": value}}
+
+
+def test_a_stated_edit_is_taken_when_its_trait_did_not_travel() -> None:
+    """The kernel's answer to an earlier edit may already have put this very text in the front
+    end's model, which then sends no trait: the stated edit is the one to take (a burst of edits
+    otherwise ended at the one before the last)."""
+    w = make_widget()
+    w.set_state({"spec_text": "y, x", **stated(1, "spec_text", "y, x")})
+    w.set_state({"spec_text": "None, (x, y)", **stated(2, "spec_text", "None, (x, y)")})
+    w.set_state(stated(3, "spec_text", "y, x"))
+    assert (w.spec_text, w.edit_answered, w.error) == ("y, x", 3, "")
+    assert w.payload["type_str"] == str(jax.typeof(w.array)) == "float32[4@y,8@x]"
+
+
+def test_a_stated_edit_wins_over_an_older_value_of_its_trait_in_a_merged_message() -> None:
+    """The widget manager merges a burst into one message: the trait may be an older edit's."""
+    w = make_widget()
+    w.set_state({"spec_text": "y, x", **stated(5, "spec_text", "None, (x, y)")})
+    assert (w.spec_text, w.edit_answered) == ("None, (x, y)", 5)
+    assert w.payload["type_str"] == str(jax.typeof(w.array)) == "float32[4,8@(x,y)]"
+
+
+def test_a_stated_edit_of_pythons_own_text_only_ends_a_refusal() -> None:
+    w = make_widget()
+    w.set_state({"spec_text": "y, x", **stated(1, "spec_text", "y, x")})
+    move, payload = w.move, w.payload
+    w.set_state({"spec_text": "zz", **stated(2, "spec_text", "zz")})
+    assert w.error_source == "spec"
+    w.set_state(stated(3, "spec_text", "y, x"))
+    assert (w.error, w.error_source, w.edit_answered) == ("", "", 3)
+    assert (w.payload, w.move) == (payload, move)  # the picture and the last move line as they were

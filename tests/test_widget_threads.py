@@ -77,7 +77,8 @@ def test_edits_from_two_threads_leave_one_consistent_state():
 
 def test_a_numbered_edit_that_changes_nothing_withdraws_a_refusal():
     """Every view sends Python's own text back after a refusal as it is: the trait does not
-    change, so only the edit's number arrives. The refusal ends; nothing else changes."""
+    change, so only the edit's number (and the stated edit) arrives. The refusal ends; nothing
+    else changes."""
     import jax
     import jax.numpy as jnp
 
@@ -98,3 +99,10 @@ def test_a_numbered_edit_that_changes_nothing_withdraws_a_refusal():
         widget.set_state({"edit_seq": 2})
         assert (widget.error, widget.error_source, widget.edit_answered) == ("", "", 2)
         assert widget.payload == payload  # the picture as it was
+        # As the front end sends it: the edit stated beside its number (js/traits/edits.ts).
+        widget.set_state({**edit, "edit_seq": 3})
+        assert widget.error
+        name = next(iter(edit))
+        widget.set_state({"edit_seq": 4, "edit": {"seq": 4, "name": name, "value": getattr(widget, name)}})
+        assert (widget.error, widget.error_source, widget.edit_answered) == ("", "", 4)
+        assert widget.payload == payload

@@ -318,6 +318,21 @@ describe("widget entry", () => {
       expect(model.saved).toHaveLength(3); // nothing in flight: Python's own text changes nothing
     });
 
+    it("states each edit's text, which the kernel's answer to an earlier edit may already have put in the model", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+      const commit = (text: string) => {
+        input.value = text;
+        input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      };
+      commit("y, x");
+      commit("x, y");
+      // The answer to "y, x" arrives while "x, y" is on its way: the model's trait says "y, x" again.
+      model.answer(model.editSeqs[0], { spec_text: "y, x" });
+      commit("y, x"); // the model holds this text already, so the trait alone would not go out
+      expect(model.saved.map((edit) => edit.spec_text)).toEqual(["y, x", "x, y", "y, x"]);
+    });
+
     it("commits a per-axis size on Enter only, and Escape puts the payload's size back", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];

@@ -35,7 +35,9 @@ export class FakeModel {
     return this.traits[key];
   }
 
+  /** As a widget model does: a value equal to the one held is no change, and is not sent. */
   set<K extends keyof SyncedTraits>(key: K, value: SyncedTraits[K]): void {
+    if (JSON.stringify(this.traits[key]) === JSON.stringify(value)) return;
     this.traits[key] = value;
     this.pending[key] = value;
   }
@@ -54,9 +56,17 @@ export class FakeModel {
 
   save_changes(): void {
     if (this.inChangeHandler) this.savesInsideChangeHandlers++;
-    // The edit's number travels with it (js/host/liveHost.ts); kept apart so `saved` reads as the edits.
-    const { edit_seq: seq, ...edit } = this.pending as Partial<SyncedTraits> & { edit_seq?: number };
-    this.saved.push(edit);
+    // The edit's number and statement travel with it (js/traits/edits.ts); `saved` reads as the
+    // edits Python takes: the changed traits, the stated edit's over its trait.
+    const {
+      edit_seq: seq,
+      edit: stated,
+      ...edit
+    } = this.pending as Partial<SyncedTraits> & {
+      edit_seq?: number;
+      edit?: { name: string; value: unknown };
+    };
+    this.saved.push(stated ? { ...edit, [stated.name]: stated.value } : edit);
     if (seq !== undefined) this.editSeqs.push(seq);
     this.pending = {};
   }

@@ -41,7 +41,11 @@ _received = []
 _numbers = []  # each message's edit number, to tell when the last is answered
 _set_state = w.set_state
 def _recording_set_state(state):
-    if 'spec_text' in state:
+    # The spec text the kernel takes: the edit the message states, over the trait (widgets/base.py).
+    stated = state.get('edit') if isinstance(state.get('edit'), dict) else dict()
+    if stated.get('name') == 'spec_text':
+        _received.append(stated['value'])
+    elif 'spec_text' in state:
         _received.append(state['spec_text'])
     _numbers.append(state.get('edit_seq'))
     return _set_state(state)

@@ -32,6 +32,11 @@ S = TypeVar("S")
 
 # Sent by the front end with each edit (not a trait); the ``edit_answered`` trait echoes it.
 EDIT_SEQ = "edit_seq"
+# Sent with each edit too: ``{"seq", "name", "value"}``, the trait it edits and the text. A model
+# sends only the traits that changed, and this kernel's answer to an earlier edit may have put the
+# very text in the front end's model meanwhile; a burst merged into one message may carry an older
+# value of the trait beside the newest edit. So the stated edit is taken over the trait.
+EDIT = "edit"
 
 
 class ViewWidget(anywidget.AnyWidget, Generic[S]):
@@ -178,7 +183,8 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         # end numbers its edits; the number is echoed once the edit is answered.
         seq = sync_data.get(EDIT_SEQ)
         edits = {k: v for k, v in sync_data.items() if k in self.EDITABLE}
-        skip = (*self.EDITABLE, *self.PYTHON_OWNED, EDIT_SEQ)
+        edits.update(self._stated_edit(sync_data.get(EDIT), edits))
+        skip = (*self.EDITABLE, *self.PYTHON_OWNED, EDIT_SEQ, EDIT)
         rest = {k: v for k, v in sync_data.items() if k not in skip}
         if rest:
             with self._quietly():
@@ -201,6 +207,16 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
             # now holds the kernel's, which stays (it compares the two).
             with self._quietly():
                 self.edit_answered = numbered
+
+    def _stated_edit(self, stated: Any, traits: dict[str, Any]) -> dict[str, Any]:
+        """The edit a message states (see EDIT), unless it only puts back Python's own text."""
+        if not isinstance(stated, dict) or stated.get("name") not in self.EDITABLE or "value" not in stated:
+            return {}
+        name, value = stated["name"], stated["value"]
+        # Python's own text, no trait beside it: the refusal is over (handled as a bare number).
+        if name not in traits and value == self._editor_texts(self.state).get(name):
+            return {}
+        return {name: value}
 
     def _on_editor_trait(self, change: dict[str, Any]) -> None:
         if not self._quiet:
