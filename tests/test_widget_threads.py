@@ -106,3 +106,25 @@ def test_a_numbered_edit_that_changes_nothing_withdraws_a_refusal():
         widget.set_state({"edit_seq": 4, "edit": {"seq": 4, "name": name, "value": getattr(widget, name)}})
         assert (widget.error, widget.error_source, widget.edit_answered) == ("", "", 4)
         assert widget.payload == payload
+
+
+def test_every_view_takes_a_stated_edit_whose_trait_did_not_travel():
+    """The front end's model may already hold an edit's text (the kernel's answer to an earlier
+    edit put it there), so only the number and the stated edit arrive: each view applies it."""
+    import jax
+    import jax.numpy as jnp
+
+    import shardviz
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+    x = jax.device_put(jnp.ones((8, 8)), jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("x")))
+    program = shardviz.trace(lambda a: a.sum(axis=0), x)
+    for widget, name, first, last in (
+        (shardviz.ShardingWidget(x), "spec_text", "y", "None, y"),
+        (shardviz.ProgramWidget(program), "input_specs", ["y"], ["None, y"]),
+        (shardviz.TreeWidget({"w": x}), "rules_text", "w = y", "w = None, y"),
+    ):
+        widget.set_state({name: first, "edit_seq": 1, "edit": {"seq": 1, "name": name, "value": first}})
+        assert (getattr(widget, name), widget.error) == (first, ""), widget.error
+        widget.set_state({"edit_seq": 2, "edit": {"seq": 2, "name": name, "value": last}})
+        assert (getattr(widget, name), widget.error, widget.edit_answered) == (last, "", 2), widget.error
