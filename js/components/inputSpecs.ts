@@ -259,8 +259,8 @@ export class InputSpecs {
       return;
     }
     const specs = this.program.payload.inputs.map((_, j) => this.python(j));
-    // Python's own spec again after a refusal: sent as it is; the edit's number alone asks Python to
-    // answer, which clears the error without tracing again.
+    // Python's own spec again after a refusal: sent as it is; Python takes its own specs as the
+    // refusal withdrawn and clears the error without tracing again.
     specs[k] = same && (text === python || text === shownSpecText(python)) ? python : text;
     editor.sent = same ? null : text;
     editor.dismissed = false;

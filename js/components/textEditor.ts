@@ -146,7 +146,7 @@ export class TextEditor {
       this.sendText(isPython ? current : text);
     } else if (this.answer.error) {
       // Python's own text again, after a refused edit: send it so that Python clears the error
-      // (the trait is unchanged; the edit's number alone asks Python to answer).
+      // (Python takes its own text as the refusal withdrawn and changes nothing else).
       this.sendText(current);
     }
   }
