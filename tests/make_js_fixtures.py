@@ -80,6 +80,11 @@ def fixtures() -> dict[str, dict]:
     payloads["abstract_512"] = shardviz.describe(
         NamedSharding(pod512, P("data", "tensor")), shape=(512, 4096)
     ).to_json()
+    # The largest grid drawn as DOM cells (past 256 devices it is one canvas).
+    pod256 = AbstractMesh((4, 8, 8), ("data", "tensor", "pipe"))
+    payloads["abstract_256"] = shardviz.describe(
+        NamedSharding(pod256, P("data", "tensor")), shape=(512, 4096)
+    ).to_json()
     mesh8 = jax.make_mesh((8,), ("x",), devices=jax.devices()[:8])
     # ShardingWidget(shape=(64, 256)) with spec x: a what-if on real devices, thin tiles.
     payloads["what_if_thin"] = shardviz.describe(NamedSharding(mesh8, P("x")), shape=(64, 256)).to_json()

@@ -33,6 +33,7 @@ import {
 import { type FittedLabels, fitTileLabels, fitTileLabelsInline, type Size, type TileLabelSizes } from "./labelFit";
 import { type RulerSpec, renderRuler, renderRulerName, rulerBands } from "./mapRulers";
 import { chooseDim, type SliceChoice, steppedDims, type VisibleTile, visibleTiles } from "./slicing";
+import { textWidth } from "./textWidth";
 
 /** Up to this many tiles drawn, dimming fades (the mesh grid's cells fade up to 64 devices too). */
 const FADE_MAX_TILES = 64;
@@ -40,6 +41,17 @@ const FADE_MAX_TILES = 64;
 export interface ArrayMapOptions extends PictureStyle {
   choice: SliceChoice;
   onChoice: (choice: SliceChoice) => void;
+  /** The room the caller's last map had (the caller keeps it from map to map; see MapRoom). */
+  room?: MapRoom;
+}
+
+/**
+ * How wide a map area its place had room for, as last laid out (CSS px;
+ * Infinity while no map was narrowed): a new map fits its tiles' labels to
+ * that width before it is laid out.
+ */
+export interface MapRoom {
+  width: number;
 }
 
 /** The map with its dimension pickers and steppers above it. */
@@ -62,7 +74,9 @@ export function renderArrayMap(
   const controls = renderSliceControls(layout, choice, options.onChoice, signal);
   if (controls) root.append(controls);
   const draw = tiles.length > MAP_CANVAS_THRESHOLD ? renderMapCanvas : renderMapDom;
-  const picture = draw({ layout, tiles, choice, events, signal, size: mapSize(layout, choice), fill: options.fill });
+  const room = options.room ?? { width: Number.POSITIVE_INFINITY };
+  const size = mapSize(layout, choice);
+  const picture = draw({ layout, tiles, choice, events, signal, size, fill: options.fill, room });
   root.setAttribute("data-render", tiles.length > MAP_CANVAS_THRESHOLD ? "canvas" : "dom");
   root.append(picture.element);
   return { ...picture, element: root };
@@ -175,6 +189,7 @@ function frame(layout: Layout, choice: SliceChoice, area: HTMLElement, size: Can
 
 /** What either drawing of the map works from. */
 interface MapParts extends PictureStyle {
+  room: MapRoom;
   layout: Layout;
   tiles: VisibleTile[];
   choice: SliceChoice;
@@ -192,7 +207,7 @@ interface MapParts extends PictureStyle {
  */
 export const MIN_TILE_ROW = 14;
 
-function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: MapParts): PictureView {
+function renderMapDom({ layout, tiles, choice, events, signal, size, fill, room }: MapParts): PictureView {
   const area = h("div", { class: "sv-map-area" });
   area.style.aspectRatio = `${size.width} / ${size.height}`;
   const rows = choice.rowDim === null ? 1 : layout.tileCounts[choice.rowDim];
@@ -201,18 +216,19 @@ function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: Map
   const elements: HTMLElement[] = [];
   const platform = platformLabel(layout);
   const shown = [choice.rowDim, choice.colDim].filter((d): d is number => d !== null);
-  const boxes: { element: HTMLElement; width: number; height: number }[] = [];
+  const boxes: TileBox[] = [];
   for (const [i, { tile, row, col }] of tiles.entries()) {
-    const element = tileElement(layout, tile, i === 0, platform, shown);
+    const texts = tileTexts(layout, tile, platform, shown);
+    const element = tileElement(layout, tile, i === 0, texts);
     const box = placeTile(element, layout, choice, row, col);
     element.style.backgroundColor = fill(tile);
     if (layout.holders[tile].every((k) => isRemote(layout, k))) element.classList.add("sv-remote");
     byTile.set(tile, element);
     elements.push(element);
-    boxes.push({ element, ...box });
+    boxes.push({ element, texts, ...box });
     area.append(element);
   }
-  fitLabelsOnResize(area, boxes, signal);
+  fitLabels(area, boxes, size, rows, room, signal);
   delegateTargets(area, events, signal);
   const roving = rovingFocus(elements);
   navigateByKeys(area, signal, {
@@ -227,10 +243,32 @@ function renderMapDom({ layout, tiles, choice, events, signal, size, fill }: Map
   return { element: frame(layout, choice, area, size), ...tileMarks(area, byTile) };
 }
 
-/** One tile's box: its name and copies, its index ranges along the shown dimensions, its devices. */
-function tileElement(layout: Layout, tile: number, first: boolean, platform: string, shown: number[]): HTMLElement {
+/** What a tile's label lines say. */
+interface TileTexts {
+  name: string;
+  /** Null when the tile is not replicated. */
+  badge: string | null;
+  index: string;
+  /** The devices line's prefix (`CPU `), dropped first when the line does not fit. */
+  platform: string;
+  ids: string;
+}
+
+function tileTexts(layout: Layout, tile: number, platform: string, shown: number[]): TileTexts {
   const copies = layout.holders[tile].length;
   const intervals = tileIntervals(tile, layout.bounds);
+  return {
+    name: `t${tile}`,
+    badge: copies > 1 ? `\u00d7${copies}` : null,
+    index: shown.length ? formatIndex(shown.map((d) => intervals[d])) : "scalar",
+    platform: `${platform} `,
+    ids: holderIdsText(layout, tile),
+  };
+}
+
+/** One tile's box: its name and copies, its index ranges along the shown dimensions, its devices. */
+function tileElement(layout: Layout, tile: number, first: boolean, texts: TileTexts): HTMLElement {
+  const copies = layout.holders[tile].length;
   const attributes = {
     class: "sv-tile",
     "data-tile": tile,
@@ -240,13 +278,13 @@ function tileElement(layout: Layout, tile: number, first: boolean, platform: str
   };
   return h("div", attributes, [
     h("span", { class: "sv-tile-head" }, [
-      h("span", { class: "sv-tile-name" }, [`t${tile}`]),
-      copies > 1 ? h("span", { class: "sv-badge", title: `${copies} copies` }, [`\u00d7${copies}`]) : null,
+      h("span", { class: "sv-tile-name" }, [texts.name]),
+      texts.badge ? h("span", { class: "sv-badge", title: `${copies} copies` }, [texts.badge]) : null,
     ]),
-    h("span", { class: "sv-tile-index" }, [shown.length ? formatIndex(shown.map((d) => intervals[d])) : "scalar"]),
+    h("span", { class: "sv-tile-index" }, [texts.index]),
     h("span", { class: "sv-tile-devices" }, [
-      h("span", { class: "sv-tile-platform" }, [`${platform} `]),
-      h("span", { class: "sv-tile-ids" }, [holderIdsText(layout, tile)]),
+      h("span", { class: "sv-tile-platform" }, [texts.platform]),
+      h("span", { class: "sv-tile-ids" }, [texts.ids]),
     ]),
   ]);
 }
@@ -298,32 +336,123 @@ const PAD = { normal: { x: 5, y: 4 }, tight: { x: 3, y: 1 } } as const;
 const TIGHT_LINE = 9 / (10 * 1.25);
 const TIGHT_GAP = 6;
 
+/** A tile of the DOM map: its element, what its lines say, and its share of the map's width and height. */
+interface TileBox {
+  element: HTMLElement;
+  texts: TileTexts;
+  width: number;
+  height: number;
+}
+
 /**
- * Shows in each tile only the label lines that fit it whole, and again
- * whenever the map is resized. The lines' natural sizes are measured once
- * (all lines showing); each tile's box follows from the map's width, so a
- * resize costs no further measuring. Without ResizeObserver (tests without
- * layout) every line stays.
+ * The map area's inner size once laid out (see `frame` and widget.css
+ * `.sv-map-area`): the map's width or the room there is, the height in the
+ * map's proportions or the rows' minimum height, less the area's 1px border.
  */
-function fitLabelsOnResize(
+function expectedArea(size: CanvasSize, rows: number, room: MapRoom): Size {
+  const minHeight = Math.min(rows * MIN_TILE_ROW, MAP_MAX_HEIGHT * MAP_GROWTH_FOR_LABELS);
+  const width = Math.min(size.width, room.width);
+  return { width: width - 2, height: Math.max((width * size.height) / size.width, minHeight) - 2 };
+}
+
+/**
+ * Shows in each tile only the label lines that fit it whole: first before
+ * the tiles are laid out, for the area's expected size and with the fonts
+ * the last map was drawn in (so a new map costs one style and layout pass,
+ * not two), then whenever the area is resized (its first layout included),
+ * which changes nothing where the first fit was right. The lines' sizes
+ * follow from their texts' widths (textWidth.ts) and widget.css's line
+ * boxes; without canvas text measuring they are measured as laid out.
+ * Without ResizeObserver (tests without layout) every line stays.
+ */
+function fitLabels(
   area: HTMLElement,
-  boxes: readonly { element: HTMLElement; width: number; height: number }[],
+  boxes: readonly TileBox[],
+  size: CanvasSize,
+  rows: number,
+  room: MapRoom,
   signal: AbortSignal,
 ): void {
   if (typeof ResizeObserver === "undefined") return;
-  let sizes: TileLabelSizes[] | null = null;
+  const expected = expectedArea(size, rows, room);
+  let fonts = lastTileFonts;
+  let sizes = fonts && measuredByText(boxes, fonts);
+  const fitAll = (width: number, height: number, of: readonly TileLabelSizes[]): void => {
+    boxes.forEach((box, i) => {
+      const tile: Size = { width: box.width * width, height: box.height * height };
+      applyLabels(box.element, chooseLabels(tile, of[i]));
+    });
+  };
+  if (sizes) fitAll(expected.width, expected.height, sizes);
   const observer = new ResizeObserver(() => {
     const width = area.clientWidth;
     const height = area.clientHeight;
     if (width === 0 || height === 0) return;
-    sizes ??= boxes.map(({ element }) => measureLabels(element));
-    boxes.forEach((box, i) => {
-      const tile: Size = { width: box.width * width, height: box.height * height };
-      applyLabels(box.element, chooseLabels(tile, (sizes as TileLabelSizes[])[i]));
-    });
+    room.width = width + 2 < size.width ? width + 2 : Number.POSITIVE_INFINITY;
+    // Styles are computed here: the fonts read now are the ones the tiles were drawn in.
+    const now = tileFonts(area);
+    lastTileFonts = now;
+    if (!sizes || !fonts || !sameFonts(fonts, now)) {
+      fonts = now;
+      sizes = measuredByText(boxes, now) ?? boxes.map(({ element }) => measureLabels(element));
+    }
+    fitAll(width, height, sizes);
   });
   observer.observe(area);
   signal.addEventListener("abort", () => observer.disconnect());
+}
+
+/** The fonts of a tile's lines (widget.css: `.sv-tile` and its lines), in CSS font shorthand. */
+interface TileFonts {
+  name: string;
+  badge: string;
+  index: string;
+  devices: string;
+}
+
+/** The fonts the last map (DOM or canvas) was drawn in (the page's font variables rarely change). */
+let lastTileFonts: TileFonts | null = null;
+
+function tileFonts(element: Element): TileFonts {
+  const font = cssVar(element, "--sv-font", "sans-serif");
+  const mono = cssVar(element, "--sv-mono", "monospace");
+  return { name: `700 11px ${font}`, badge: `700 10px ${font}`, index: `10px ${mono}`, devices: `10px ${font}` };
+}
+
+function sameFonts(a: TileFonts, b: TileFonts): boolean {
+  return a.name === b.name && a.badge === b.badge && a.index === b.index && a.devices === b.devices;
+}
+
+/**
+ * The line boxes of widget.css: tile text 11px at line-height 1.25, index
+ * and devices 10px at the same 1.25; the badge 10px at 1.2 within a 1px
+ * border, 4px padding across; name and badge 4px apart on one centred line.
+ */
+const LINE_HEIGHT = 10 * 1.25;
+const HEAD_HEIGHT = Math.max(11 * 1.25, 10 * 1.2 + 2);
+const BADGE_EDGES = 2 * (4 + 1);
+const HEAD_GAP = 4;
+
+/** Each tile's line sizes from its texts' widths; null without canvas text measuring. */
+function measuredByText(boxes: readonly TileBox[], fonts: TileFonts): TileLabelSizes[] | null {
+  const out: TileLabelSizes[] = [];
+  for (const { texts } of boxes) {
+    const name = textWidth(fonts.name, texts.name);
+    const badge = texts.badge === null ? 0 : textWidth(fonts.badge, texts.badge);
+    const index = textWidth(fonts.index, texts.index);
+    const devices = textWidth(fonts.devices, texts.platform + texts.ids);
+    const ids = textWidth(fonts.devices, texts.ids);
+    if (name === null || badge === null || index === null || devices === null || ids === null) return null;
+    out.push({
+      name: { width: name, height: HEAD_HEIGHT },
+      badge: texts.badge === null ? null : { width: badge + BADGE_EDGES, height: HEAD_HEIGHT },
+      index: { width: index, height: LINE_HEIGHT },
+      devices: { width: devices, height: LINE_HEIGHT },
+      ids: { width: ids, height: LINE_HEIGHT },
+      gap: texts.badge === null ? 0 : HEAD_GAP,
+    });
+  }
+  return out;
 }
 
 /** The fitted lines of a tile of `tile` px, and whether it needs the tight padding. */
@@ -418,6 +547,8 @@ function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill }: 
     const ctx = beginPaint(canvas, size, ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(canvas, "--sv-fg", "#1f2328");
+    // Styles are computed for this paint: the next DOM map may fit its labels with these fonts.
+    lastTileFonts = tileFonts(canvas);
     paintTiles(ctx, tiles, xs, ys, fill, highlight, `10px ${cssVar(canvas, "--sv-font", "sans-serif")}`);
     drawAxisBoundaries(ctx, ink, layout, choice, xs, ys, width, height);
     const mark = (t: number) => tileMarkBox(tiles, xs, ys, t);

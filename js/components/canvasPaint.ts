@@ -132,7 +132,9 @@ function wireHover(
 
 /**
  * Wires hover, click, focus and arrow keys on a canvas. Returns the keyboard
- * cursor (the last clicked or key-selected item, -1 before any) for drawing.
+ * cursor (the last clicked or key-selected item, -1 before any) for drawing;
+ * a picture whose items change sets it back to -1 when its item is gone.
+ * `size` and `items` are read at each event: a picture may change them.
  */
 export function wireCanvas(
   canvas: HTMLCanvasElement,
@@ -140,7 +142,7 @@ export function wireCanvas(
   items: CanvasItems,
   events: PictureEvents,
   signal: AbortSignal,
-): { readonly cursor: number } {
+): { cursor: number } {
   const state = { cursor: -1 };
   const itemAt = (event: MouseEvent): number => {
     const rect = canvas.getBoundingClientRect();

@@ -44,11 +44,11 @@ describe("colour by structure", () => {
     }
   });
 
-  it("colours 512 devices of P('data', 'tensor') by tensor, one colour per column of the mesh", () => {
-    const { el } = renderWidget(loadFixture("abstract_512"));
+  it("colours 256 devices of P('data', 'tensor') by tensor, one colour per column of the mesh", () => {
+    const { el } = renderWidget(loadFixture("abstract_256"));
     expect(query<HTMLSelectElement>(el, '[data-role="colour-by"]').value).toBe("dim:1");
     const colourOf = (id: number) => cellFill(query(el, `[data-device-id="${id}"]`));
-    // mesh (data=8, tensor=8, pipe=8): device id = (data * 8 + tensor) * 8 + pipe
+    // mesh (data=4, tensor=8, pipe=8): device id = (data * 8 + tensor) * 8 + pipe
     expect(colourOf(0)).not.toBe("");
     expect(colourOf(0)).toBe(colourOf(7)); // pipe does not split
     expect(colourOf(0)).toBe(colourOf(64)); // nor does data, for dim 1
@@ -57,7 +57,7 @@ describe("colour by structure", () => {
   });
 
   it("lets the user colour by tile or another dim, in both pictures", () => {
-    const { el } = renderWidget(loadFixture("abstract_512"));
+    const { el } = renderWidget(loadFixture("abstract_256"));
     const select = query<HTMLSelectElement>(el, '[data-role="colour-by"]');
     expect(Array.from(select.options).map((o) => o.value)).toEqual(["tile", "dim:0", "dim:1"]);
     select.value = "dim:0";

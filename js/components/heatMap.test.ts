@@ -57,28 +57,28 @@ describe("the mesh grid painted per device", () => {
 
   it("past 64 devices says each painted fill on its cell (drawn on the canvas under it) and keeps the ink", () => {
     const grid = decodePayload(
-      makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["a"], ["b"]] }),
+      makePayload({ names: ["a", "b", "c"], sizes: [4, 8, 8], shape: [64, 64], spec: [["a"], ["b"]] }),
     );
     let scale = 1;
     const view = renderMeshGrid(grid, noEvents, new AbortController().signal, {
       fill: () => "#ff0000",
       label: "id",
       paint: {
-        fill: (k) => (k * scale > 300 ? "#000000" : "#ffffff"),
-        ink: (k) => (k * scale > 300 ? "#ffffff" : "#000000"),
+        fill: (k) => (k * scale > 150 ? "#000000" : "#ffffff"),
+        ink: (k) => (k * scale > 150 ? "#ffffff" : "#000000"),
         tag: (k) => `v${k}`,
         label: (k) => `device at ${k}`,
       },
     });
     expect(view.element.querySelector("canvas.sv-cell-fills")).not.toBeNull();
     const cells = Array.from(view.element.querySelectorAll<HTMLElement>("[data-device-id]"));
-    expect(cells).toHaveLength(512);
-    expect([cells[301].getAttribute("data-fill"), cells[301].style.backgroundColor]).toEqual(["#000000", ""]);
-    expect(cells[301].style.color).toBe("rgb(255, 255, 255)");
+    expect(cells).toHaveLength(256);
+    expect([cells[201].getAttribute("data-fill"), cells[201].style.backgroundColor]).toEqual(["#000000", ""]);
+    expect(cells[201].style.color).toBe("rgb(255, 255, 255)");
     expect(cells[3].getAttribute("data-fill")).toBe("#ffffff");
     scale = 0;
     view.repaint?.();
-    expect([cells[301].getAttribute("data-fill"), cells[301].style.color]).toEqual(["#ffffff", "rgb(0, 0, 0)"]);
+    expect([cells[201].getAttribute("data-fill"), cells[201].style.color]).toEqual(["#ffffff", "rgb(0, 0, 0)"]);
   });
 });
 

@@ -1,11 +1,11 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodePayload, type Payload } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
 import { tileColor } from "../util/palette";
 import type { PictureEvents } from "./interaction";
 import { renderMeshGrid } from "./meshGrid";
-import { domCellOrigins, neighbour } from "./meshLayout";
+import { canvasGeometry, domCellOrigins, hitTest, neighbour } from "./meshLayout";
 
 function draw(payload: Payload, events: Partial<PictureEvents> = {}) {
   const controller = new AbortController();
@@ -139,16 +139,16 @@ describe("mesh grid (DOM path)", () => {
     expect(onActivate).toHaveBeenLastCalledWith({ kind: "device", position: 6 });
   });
 
-  it("keeps the DOM path up to 512 devices", () => {
+  it("keeps the DOM path up to 256 devices", () => {
     const { root } = draw(
-      makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["a"], ["b", "c"]] }),
+      makePayload({ names: ["a", "b", "c"], sizes: [4, 8, 8], shape: [64, 64], spec: [["a"], ["b", "c"]] }),
     );
     expect(root.getAttribute("data-render")).toBe("dom");
-    expect(cells(root)).toHaveLength(512);
+    expect(cells(root)).toHaveLength(256);
   });
 
   it("past 64 devices fills the cells from one canvas under them, each cell saying its colour", () => {
-    const payload = makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["a"], ["c"]] });
+    const payload = makePayload({ names: ["a", "b", "c"], sizes: [4, 8, 8], shape: [64, 64], spec: [["a"], ["c"]] });
     const layout = decodePayload(payload);
     const { root, view } = draw(payload);
     const canvas = root.querySelector("canvas.sv-cell-fills");
@@ -162,7 +162,7 @@ describe("mesh grid (DOM path)", () => {
     }
     // A spec edit over the same devices repaints what the cells say (the canvas with them).
     const next = decodePayload(
-      makePayload({ names: ["a", "b", "c"], sizes: [8, 8, 8], shape: [64, 64], spec: [["b"], []] }),
+      makePayload({ names: ["a", "b", "c"], sizes: [4, 8, 8], shape: [64, 64], spec: [["b"], []] }),
     );
     expect(view.update?.(next, { fill: tileColor })).toBe(true);
     expect(cells(root)).toEqual(all);
@@ -174,7 +174,101 @@ describe("mesh grid (DOM path)", () => {
   });
 });
 
+/** A 2D context that records the texts drawn (with where) and counts what else is drawn. */
+function recordingContext() {
+  const texts: { text: string; x: number; y: number }[] = [];
+  let fills = 0;
+  const ctx = {
+    font: "",
+    fillStyle: "",
+    strokeStyle: "",
+    lineWidth: 1,
+    globalAlpha: 1,
+    textAlign: "start",
+    textBaseline: "alphabetic",
+    setTransform: () => {},
+    clearRect: () => {},
+    save: () => {},
+    restore: () => {},
+    translate: () => {},
+    rotate: () => {},
+    setLineDash: () => {},
+    strokeRect: () => {},
+    createPattern: () => null,
+    fillRect: () => {
+      fills += 1;
+    },
+    // 6px a character: a device id of up to three digits fits a 23px square, four do not fit 9px.
+    measureText: (text: string) => ({ width: 6 * text.length }),
+    fillText: (text: string, x: number, y: number) => texts.push({ text, x, y }),
+  };
+  return { ctx, texts, fills: () => fills };
+}
+
 describe("mesh grid (canvas path)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  /** Draws `payload` on a recording context; `paint()` runs the frame the grid waits for and returns what it drew. */
+  function drawRecorded(payload: Payload) {
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame"] });
+    let recording = recordingContext();
+    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
+      () => recording.ctx as unknown as CanvasRenderingContext2D,
+    );
+    const drawn = draw(payload);
+    const paint = () => {
+      recording = recordingContext();
+      vi.advanceTimersByTime(20);
+      return recording;
+    };
+    return { ...drawn, paint };
+  }
+
+  it("past 256 devices draws one canvas with each device's id inside its own square", () => {
+    const payload = loadFixture("abstract_512");
+    const layout = decodePayload(payload);
+    const { root, paint } = drawRecorded(payload);
+    expect(root.getAttribute("data-render")).toBe("canvas");
+    expect(cells(root)).toHaveLength(0);
+    const { texts } = paint();
+    const geometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
+    const ids = texts.filter((t) => /^\d+$/.test(t.text));
+    expect(ids.map((t) => t.text).sort()).toEqual(Array.from(layout.ids, String).sort());
+    for (const { text, x, y } of ids) expect(String(layout.ids[hitTest(geometry, x, y)])).toBe(text);
+  });
+
+  it("draws no ids where a device's square is too small for them (4096 devices)", () => {
+    const { paint } = drawRecorded(loadFixture("abstract_4096"));
+    const { texts, fills } = paint();
+    expect(fills()).toBeGreaterThanOrEqual(4096);
+    expect(texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+  });
+
+  it("keeps its canvas through spec and mesh edits, and hands a grid of 256 devices back", () => {
+    const sizes = [8, 8, 8];
+    const start = makePayload({ names: ["a", "b", "c"], sizes, shape: [64, 64], spec: [["a"], ["b"]] });
+    const { root, view, paint } = drawRecorded(start);
+    const canvas = root.querySelector("canvas");
+    paint();
+    const spec = decodePayload(makePayload({ names: ["a", "b", "c"], sizes, shape: [64, 64], spec: [["c"], []] }));
+    expect(view.update?.(spec, { fill: tileColor })).toBe(true);
+    expect(root.querySelector("canvas")).toBe(canvas);
+    expect(paint().fills()).toBeGreaterThanOrEqual(512);
+    const mesh = decodePayload(makePayload({ names: ["a", "b"], sizes: [8, 64], shape: [64, 64], spec: [["a"], []] }));
+    expect(view.update?.(mesh, { fill: tileColor })).toBe(true);
+    expect(root.querySelector("canvas")).toBe(canvas);
+    expect(root.getAttribute("aria-label")).toBe("Device mesh a=8, b=64");
+    const geometry = canvasGeometry(mesh.meshSizes, ["a", "b"]);
+    for (const { text, x, y } of paint().texts.filter((t) => /^\d+$/.test(t.text))) {
+      expect(String(mesh.ids[hitTest(geometry, x, y)])).toBe(text);
+    }
+    const small = decodePayload(makePayload({ names: ["a", "b"], sizes: [4, 64], shape: [64, 64], spec: [["a"], []] }));
+    expect(view.update?.(small, { fill: tileColor })).toBe(false);
+  });
+
   it("draws 4096 devices on one canvas and still reports the count", () => {
     const { root } = draw(loadFixture("abstract_4096"));
     expect(root.getAttribute("data-render")).toBe("canvas");

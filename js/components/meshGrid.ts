@@ -519,39 +519,81 @@ function renderMeshCanvas(
   signal: AbortSignal,
   style: MeshGridStyle,
 ): PictureView {
-  const root = gridRoot(layout, "canvas");
-  const geometry: CanvasGeometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
-  const { canvas, live } = meshCanvas(layout.deviceCount);
-  const ratio = sizeCanvas(canvas, geometry);
-  root.append(canvas, live);
+  return new CanvasMeshGrid(layout, events, signal, style);
+}
 
-  let highlight: Highlight | null = null;
-  let pinned: number | null = null;
-  let shown: ReadonlySet<number> | null = null;
-  const keyboard = wireCanvas(
-    canvas,
-    geometry,
-    {
-      hit: (x, y) => hitTest(geometry, x, y),
-      target: (k) => ({ kind: "device", position: k }),
-      move: (from, key) => meshMove(from, key, layout.meshSizes),
-      onCursor: (k) => {
-        live.textContent = style.paint?.label(k) ?? deviceAriaLabel(layout, k);
+/**
+ * The canvas grid: every device a square on one canvas, with hit-testing,
+ * a keyboard cursor and a live line for screen readers. An edit keeps the
+ * canvas (its context, its backing store while the size holds, the fonts it
+ * has shaped) and paints it again: a new canvas per edit cost JupyterLab
+ * about 3 ms of context and store set-up and first text shaping at 512 devices.
+ */
+class CanvasMeshGrid implements PictureView {
+  readonly element: HTMLElement;
+  private layout: Layout;
+  private style: MeshGridStyle;
+  private geometry: CanvasGeometry;
+  /** The drawing's size in CSS pixels; the keyboard and pointer wiring reads it as it changes. */
+  private readonly size: { width: number; height: number };
+  private ratio: number;
+  private readonly canvas: HTMLCanvasElement;
+  private readonly live: HTMLElement;
+  private readonly keyboard: { cursor: number };
+  private readonly draw: () => void;
+  private highlight: Highlight | null = null;
+  private pinned: number | null = null;
+  private shown: ReadonlySet<number> | null = null;
+  /** Remote devices' stripes, made on the first paint that needs them. */
+  private hatch: CanvasPattern | null | undefined;
+  /** Each text's drawn width, by text (the font never changes). */
+  private readonly textWidths = new Map<string, number>();
+
+  constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
+    this.layout = layout;
+    this.style = style;
+    this.element = gridRoot(layout, "canvas");
+    this.geometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
+    this.size = { width: this.geometry.width, height: this.geometry.height };
+    const { canvas, live } = meshCanvas(layout.deviceCount);
+    this.canvas = canvas;
+    this.live = live;
+    this.ratio = sizeCanvas(canvas, this.size);
+    this.element.append(canvas, live);
+    this.keyboard = wireCanvas(
+      canvas,
+      this.size,
+      {
+        hit: (x, y) => hitTest(this.geometry, x, y),
+        target: (k) => ({ kind: "device", position: k }),
+        move: (from, key) => meshMove(from, key, this.layout.meshSizes),
+        onCursor: (k) => {
+          this.live.textContent = this.style.paint?.label(k) ?? deviceAriaLabel(this.layout, k);
+        },
       },
-    },
-    events,
-    signal,
-  );
+      events,
+      signal,
+    );
+    this.draw = framePainter(() => this.paint(), signal);
+    this.draw();
+  }
 
-  const paint = (): void => {
-    const ctx = beginPaint(canvas, geometry, ratio);
+  private paint(): void {
+    const { canvas, element: root, layout, style, geometry, highlight, keyboard, pinned } = this;
+    const ctx = beginPaint(canvas, this.size, this.ratio);
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(root, "--sv-fg", "#1f2328");
     const lit = highlight ? new Set(layout.holders[highlight.tile]) : null;
-    paintDevices(ctx, layout, style, geometry, {
-      lit,
-      shown,
-      hatch: makeHatch(ctx, cssVar(root, "--sv-muted", "#6e7781")),
+    if (this.hatch === undefined && hasRemote(layout)) {
+      this.hatch = makeHatch(ctx, cssVar(root, "--sv-muted", "#6e7781"));
+    }
+    const marks = { lit, shown: this.shown, hatch: this.hatch ?? null };
+    paintDevices(ctx, layout, style, geometry, marks);
+    const font = cssVar(root, "--sv-font", "sans-serif");
+    paintCellTexts(ctx, layout, style, geometry, marks, {
+      font: `600 ${CELL_TEXT_PX}px ${font}`,
+      ink: cssVar(root, "--sv-tile-ink", "#1f2328"),
+      widths: this.textWidths,
     });
     const { origins, cell } = geometry;
     if (lit) {
@@ -566,26 +608,54 @@ function renderMeshCanvas(
       const [x, y] = [origins[2 * pinned] - 3, origins[2 * pinned + 1] - 3];
       strokePin(ctx, cssVar(root, "--sv-accent", "#0969da"), x, y, cell + 6, cell + 6);
     }
-    paintAxisLabels(ctx, geometry, ink, `11px ${cssVar(root, "--sv-font", "sans-serif")}`);
+    paintAxisLabels(ctx, geometry, ink, `11px ${font}`);
+  }
+
+  readonly setHighlight = (next: Highlight | null): void => {
+    this.highlight = next;
+    this.draw();
   };
 
-  const draw = framePainter(paint, signal);
-  draw();
-  return {
-    element: root,
-    setHighlight: (next) => {
-      highlight = next;
-      draw();
-    },
-    setPinned: (target) => {
-      pinned = target?.kind === "device" ? target.position : null;
-      draw();
-    },
-    setShown: (tiles) => {
-      shown = tiles;
-      draw();
-    },
-    repaint: draw,
+  readonly setPinned = (target: Target | null): void => {
+    this.pinned = target?.kind === "device" ? target.position : null;
+    this.draw();
+  };
+
+  readonly setShown = (tiles: ReadonlySet<number> | null): void => {
+    this.shown = tiles;
+    this.draw();
+  };
+
+  readonly repaint = (): void => this.draw();
+
+  /**
+   * Any layout the canvas draws (past CANVAS_THRESHOLD devices): a spec edit
+   * repaints; a mesh edit lays the squares out anew, and the canvas is sized
+   * again only if the drawing's size changed.
+   */
+  readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
+    if (next.deviceCount <= CANVAS_THRESHOLD) return false;
+    const sameMesh = JSON.stringify(next.payload.mesh) === JSON.stringify(this.layout.payload.mesh);
+    this.layout = next;
+    this.style = { ...this.style, fill: nextStyle.fill };
+    this.highlight = null;
+    this.pinned = null;
+    this.shown = null;
+    if (this.keyboard.cursor >= next.deviceCount) this.keyboard.cursor = -1;
+    if (!sameMesh) {
+      this.geometry = canvasGeometry(next.meshSizes, next.payload.mesh?.names ?? []);
+      this.element.setAttribute("aria-label", gridRoot(next, "canvas").getAttribute("aria-label") ?? "");
+      this.element.setAttribute("data-device-count", String(next.deviceCount));
+      this.canvas.setAttribute("aria-label", meshCanvasLabel(next.deviceCount));
+      const { width, height } = this.geometry;
+      if (width !== this.size.width || height !== this.size.height) {
+        this.size.width = width;
+        this.size.height = height;
+        this.ratio = sizeCanvas(this.canvas, this.size);
+      }
+    }
+    this.draw();
+    return true;
   };
 }
 
@@ -595,9 +665,31 @@ function meshCanvas(deviceCount: number): { canvas: HTMLCanvasElement; live: HTM
     class: "sv-canvas",
     tabindex: 0,
     role: "img",
-    "aria-label": `${deviceCount} devices; use the arrow keys to move between them`,
+    "aria-label": meshCanvasLabel(deviceCount),
   });
   return { canvas, live: h("div", { class: "sv-visually-hidden", "aria-live": "polite" }) };
+}
+
+/** What dims a canvas cell: a highlight (devices outside it) or a slice (tiles not shown). */
+interface CanvasMarks {
+  lit: ReadonlySet<number> | null;
+  shown: ReadonlySet<number> | null;
+  hatch: CanvasPattern | null;
+}
+
+/** The opacity of device k's cell: dimmed outside the lit devices or the shown tiles. */
+function cellAlpha(layout: Layout, k: number, { lit, shown }: CanvasMarks): number {
+  const outside = shown !== null && !shown.has(layout.tileOf[k]);
+  return (lit && !lit.has(k)) || outside ? 0.25 : 1;
+}
+
+function hasRemote(layout: Layout): boolean {
+  for (let k = 0; k < layout.deviceCount; k++) if (isRemote(layout, k)) return true;
+  return false;
+}
+
+function meshCanvasLabel(deviceCount: number): string {
+  return `${deviceCount} devices; use the arrow keys to move between them`;
 }
 
 /** Each device's square in its tile's colour (or the caller's paint), dimmed outside the lit or shown tiles. */
@@ -606,15 +698,14 @@ function paintDevices(
   layout: Layout,
   style: MeshGridStyle,
   geometry: CanvasGeometry,
-  marks: { lit: ReadonlySet<number> | null; shown: ReadonlySet<number> | null; hatch: CanvasPattern | null },
+  marks: CanvasMarks,
 ): void {
   const { origins, cell } = geometry;
-  const { lit, shown, hatch } = marks;
+  const { hatch } = marks;
   for (let k = 0; k < layout.deviceCount; k++) {
     const x = origins[2 * k];
     const y = origins[2 * k + 1];
-    const outside = shown !== null && !shown.has(layout.tileOf[k]);
-    ctx.globalAlpha = (lit && !lit.has(k)) || outside ? 0.25 : 1;
+    ctx.globalAlpha = cellAlpha(layout, k, marks);
     ctx.fillStyle = style.paint ? style.paint.fill(k) : style.fill(layout.tileOf[k]);
     ctx.fillRect(x, y, cell, cell);
     if (hatch && isRemote(layout, k)) {
@@ -623,6 +714,44 @@ function paintDevices(
     }
   }
   ctx.globalAlpha = 1;
+}
+
+/** The text size of a canvas cell's id: a compact DOM cell's (widget.css, `.sv-compact .sv-cell`). */
+const CELL_TEXT_PX = 10;
+
+/**
+ * Each cell's text (its device id, or its physical coordinates) centred in
+ * it, as a compact DOM cell shows it, where the cell is wide enough for the
+ * whole text; a text that would not fit is left out (the cell's
+ * announcement and the inspector say it), as at 4096 devices, where none fits.
+ */
+function paintCellTexts(
+  ctx: CanvasRenderingContext2D,
+  layout: Layout,
+  style: MeshGridStyle,
+  geometry: CanvasGeometry,
+  marks: CanvasMarks,
+  text: { font: string; ink: string; widths: Map<string, number> },
+): void {
+  const { origins, cell } = geometry;
+  if (cell < CELL_TEXT_PX + 4) return;
+  ctx.save();
+  ctx.font = text.font;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (let k = 0; k < layout.deviceCount; k++) {
+    const label = cellText(layout, k, style.label);
+    let width = text.widths.get(label);
+    if (width === undefined) {
+      width = ctx.measureText(label).width;
+      text.widths.set(label, width);
+    }
+    if (width > cell - 2) continue;
+    ctx.globalAlpha = cellAlpha(layout, k, marks);
+    ctx.fillStyle = style.paint ? style.paint.ink(k) : text.ink;
+    ctx.fillText(label, origins[2 * k] + cell / 2, origins[2 * k + 1] + cell / 2 + 0.5);
+  }
+  ctx.restore();
 }
 
 /** The axes' coordinates and titles (rotated down the side) and their coloured bars. */

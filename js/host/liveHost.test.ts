@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { Payload } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { findCase } from "../test/parity";
-import { query, renderWidget } from "../test/render";
+import { query, renderWidget, sendWaitingEdits, sent } from "../test/render";
 import { RENDER_MEASURE } from "../views/array";
 import type { SyncedTraits } from "./traits";
 
@@ -36,8 +36,13 @@ describe("a live widget: the local answer first, the kernel's last", () => {
   beforeEach(() => {
     performance.clearMeasures();
     warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    // Not performance: the tests count the render measures.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame"] });
   });
-  afterEach(() => warn.mockRestore());
+  afterEach(() => {
+    warn.mockRestore();
+    vi.useRealTimers();
+  });
 
   it("draws an edit in the same task as the keystroke and keeps the kernel's equal answer without redrawing", () => {
     const {
@@ -60,7 +65,8 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(typeLine(el)).toBe(after.type_str);
     expect(el.querySelectorAll("[data-device-id]")).toHaveLength(8);
     expect(query(el, '[data-role="code"]').textContent).toBe(after.code);
-    expect(model.saved).toEqual([{ spec_text: c.edit.spec_text }]);
+    expect(model.saved).toEqual([]); // sent once the frame is drawn
+    expect(sent(model)).toEqual([{ spec_text: c.edit.spec_text }]);
     expect(model.editSeqs).toEqual([1]);
     expect(renders()).toBe(before + 1);
 
@@ -114,7 +120,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(typeLine(el)).toBe("float32[4@x,8@y]");
     commitText(el, "spec-input", "y, x");
     expect(typeLine(el)).toBe("float32[4@x,8@y]"); // its starting point is the kernel's answer, not known yet
-    expect(model.saved).toEqual([{ memory_kind: "pinned_host" }, { spec_text: "y, x" }]);
+    expect(sent(model)).toEqual([{ memory_kind: "pinned_host" }, { spec_text: "y, x" }]);
     model.answer(1, accepted({ ...start, memory_kind: "pinned_host", type_str: "float32<host>[4@x,8@y]" }));
     expect(typeLine(el)).toBe("float32<host>[4@x,8@y]");
     model.answer(2, accepted({ ...start, memory_kind: "pinned_host", type_str: "float32<host>[4@y,8@x]" }));
@@ -132,7 +138,28 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     commitText(el, "spec-input", "b");
     expect(typeLine(el)).toBe("float32[4@b,8]");
     expect(el.querySelector('[data-role="notice"]')).toBeNull();
+    sendWaitingEdits();
     expect(model.editSeqs).toEqual([1, 2]);
+  });
+
+  it("sends an edit it answered once its frame is drawn, and edits in the order they were made", () => {
+    const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+    commitText(el, "spec-input", "y, x");
+    expect(typeLine(el)).toBe("float32[4@y,8@x]");
+    expect(model.saved).toEqual([]);
+    vi.advanceTimersByTime(20); // the next frame, then the task after it
+    expect(model.saved).toEqual([{ spec_text: "y, x" }]);
+    commitText(el, "spec-input", "x");
+    // A second edit before the first one's frame sends the first at once, then waits itself.
+    commitText(el, "spec-input", "y");
+    expect(model.saved).toEqual([{ spec_text: "y, x" }, { spec_text: "x" }]);
+    expect(sent(model)).toEqual([{ spec_text: "y, x" }, { spec_text: "x" }, { spec_text: "y" }]);
+    expect(model.editSeqs).toEqual([1, 2, 3]);
+    // An edit the kernel alone can judge goes at once: nothing is drawn before its answer.
+    const select = query<HTMLSelectElement>(el, '[data-role="memory-kind"]');
+    select.value = "pinned_host";
+    select.dispatchEvent(new Event("change"));
+    expect(model.saved).toHaveLength(4);
   });
 
   it("takes one answer to edits the widget manager merged, without comparing it", () => {

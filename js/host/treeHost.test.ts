@@ -7,7 +7,7 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { TreePayload } from "../payload/tree";
-import { query } from "../test/render";
+import { query, sendWaitingEdits } from "../test/render";
 import { renderTree } from "../test/renderTree";
 import { loadJson, loadTreeFixture, type RulesErrorFixture } from "../test/treeFixtures";
 import type { TreeTraits } from "../traits/tree";
@@ -30,6 +30,8 @@ function commit(el: HTMLElement, text: string): void {
   input.value = text;
   input.dispatchEvent(new Event("input"));
   input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true }));
+  // An edit the browser answered goes to the kernel once its frame is drawn.
+  sendWaitingEdits();
 }
 
 const notice = (el: HTMLElement): string | null => query(el, '[data-role="notice"]').textContent;
@@ -52,8 +54,13 @@ describe("a live tree widget: rules answered in the browser first, the kernel's 
   beforeEach(() => {
     performance.clearMeasures();
     warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    // Not performance: the tests count the render measures.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame"] });
   });
-  afterEach(() => warn.mockRestore());
+  afterEach(() => {
+    warn.mockRestore();
+    vi.useRealTimers();
+  });
 
   const edit = concrete.edits.find((e) => e.status === "applied" && e.notice?.match(/^[1-9]/));
   if (!edit) throw new Error("the parity fixture has no applied edit on the concrete tree");

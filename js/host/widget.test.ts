@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { loadFixture } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
-import { expectCleansUp, query, renderWidget } from "../test/render";
+import { expectCleansUp, query, renderWidget, sent } from "../test/render";
 import { RENDER_MEASURE } from "../views/array";
 
 const renders = () => performance.getEntriesByName(RENDER_MEASURE).length;
@@ -83,7 +83,7 @@ describe("widget entry", () => {
       input.dispatchEvent(new Event("change"));
       input.blur();
       vi.advanceTimersByTime(5000);
-      expect(model.saved).toEqual([]);
+      expect(sent(model)).toEqual([]);
     });
 
     it("commits on Enter, once", () => {
@@ -92,9 +92,9 @@ describe("widget entry", () => {
       input.value = "x=4, y=2";
       input.dispatchEvent(new Event("input"));
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      expect(model.saved).toEqual([{ mesh_text: "x=4, y=2" }]);
+      expect(sent(model)).toEqual([{ mesh_text: "x=4, y=2" }]);
       vi.advanceTimersByTime(5000);
-      expect(model.saved).toHaveLength(1);
+      expect(sent(model)).toHaveLength(1);
     });
 
     it("reverts to Python's text on Escape without unpinning anything", () => {
@@ -106,7 +106,7 @@ describe("widget entry", () => {
       input.dispatchEvent(new Event("input"));
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
       expect(input.value).toBe("x, y");
-      expect(model.saved).toEqual([]);
+      expect(sent(model)).toEqual([]);
       expect(query(el, '[data-role="pin-bar"]').textContent).toContain("Device 3");
     });
 
@@ -135,12 +135,12 @@ describe("widget entry", () => {
       it("asks first, saying what each device would hold, and goes ahead on a second Enter", () => {
         const { el, model } = renderWidget(big());
         const input = type(el, ""); // replicate: 256 MiB on every device
-        expect(model.saved).toEqual([]);
+        expect(sent(model)).toEqual([]);
         const confirm = query(el, '[data-role="confirm"]');
         expect(confirm.textContent).toContain("Each device would hold 256 MiB (now 32 MiB, 8\u00d7)");
         expect(query(el, '[data-role="spec-input"]').closest(".sv-editor")?.contains(confirm)).toBe(true);
         input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-        expect(model.saved).toEqual([{ spec_text: "" }]);
+        expect(sent(model)).toEqual([{ spec_text: "" }]);
       });
 
       it("goes ahead with the Apply button, and Escape cancels", () => {
@@ -151,7 +151,7 @@ describe("widget entry", () => {
         expect(input.value).toBe("x, y");
         type(el, "x");
         query(el, '[data-role="confirm-edit"]').click();
-        expect(model.saved).toEqual([{ spec_text: "x" }]);
+        expect(sent(model)).toEqual([{ spec_text: "x" }]);
       });
 
       it("asks again when the text changes, and asks for structured edits too", () => {
@@ -161,23 +161,23 @@ describe("widget entry", () => {
         input.dispatchEvent(new Event("input"));
         expect(el.querySelector('[data-role="confirm"]')).toBeNull();
         input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-        expect(model.saved).toEqual([]);
+        expect(sent(model)).toEqual([]);
         expect(query(el, '[data-role="confirm"]').textContent).toContain("256 MiB");
         input.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
         query(el, '[aria-label="remove y from dim 1"]').click();
-        expect(model.saved).toEqual([]);
+        expect(sent(model)).toEqual([]);
         expect(query(el, '[data-role="confirm"]').textContent).toContain("128 MiB");
         query(el, '[data-role="confirm-edit"]').click();
-        expect(model.saved).toEqual([{ spec_text: "x" }]);
+        expect(sent(model)).toEqual([{ spec_text: "x" }]);
       });
 
       it("does not ask for an edit that keeps the share, nor for a what-if", () => {
         const { el, model } = renderWidget(big());
         type(el, "y, x");
-        expect(model.saved).toEqual([{ spec_text: "y, x" }]);
+        expect(sent(model)).toEqual([{ spec_text: "y, x" }]);
         const whatIf = renderWidget({ ...big(), has_array: false });
         type(whatIf.el, "");
-        expect(whatIf.model.saved).toEqual([{ spec_text: "" }]);
+        expect(sent(whatIf.model)).toEqual([{ spec_text: "" }]);
       });
     });
 
@@ -207,7 +207,7 @@ describe("widget entry", () => {
       model.fromPython({ spec_text: "y", payload: loadFixture("replicated_sum"), memory_kind: "pinned_host" });
       model.fromPython({ error: "bad", error_source: "memory_kind" });
       expect(model.savesInsideChangeHandlers).toBe(0);
-      expect(model.saved).toEqual([]);
+      expect(sent(model)).toEqual([]);
       expect(query<HTMLInputElement>(el, '[data-role="spec-input"]').value).toBe("y");
     });
 
@@ -230,7 +230,7 @@ describe("widget entry", () => {
       const kinds = query<HTMLSelectElement>(el, '[data-role="memory-kind"]');
       kinds.value = "pinned_host"; // a move only the kernel can make: no answer in the browser
       kinds.dispatchEvent(new Event("change"));
-      expect(model.saved).toEqual([{ memory_kind: "pinned_host" }]);
+      expect(sent(model)).toEqual([{ memory_kind: "pinned_host" }]);
       // Python's trait never changed, so only the error comes back; the model still holds the refused kind.
       model.answer(model.editSeqs[0], { error: "no pinned host here", error_source: "memory_kind" });
       expect(model.get("memory_kind")).toBe("pinned_host");
@@ -245,7 +245,7 @@ describe("widget entry", () => {
       input.value = "z, x";
       input.dispatchEvent(new Event("input"));
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      expect(model.saved).toEqual([{ spec_text: "z, x" }]);
+      expect(sent(model)).toEqual([{ spec_text: "z, x" }]);
       // The browser's engine answers at once, the kernel the same a moment later.
       const error = () => query(el, '[data-source="spec"]').textContent ?? "";
       expect(error()).toContain("axis 'z' is not in the mesh");
@@ -269,7 +269,7 @@ describe("widget entry", () => {
       size.focus();
       size.value = "3";
       size.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      expect(model.saved).toEqual([{ mesh_text: "x=3, y=4" }]);
+      expect(sent(model)).toEqual([{ mesh_text: "x=3, y=4" }]);
       // 12 devices: only the kernel knows the machine's devices; it refuses.
       model.answer(model.editSeqs[0], { error: "the mesh x=3, y=4 needs 12 devices", error_source: "mesh" });
       const sizes = () =>
@@ -282,7 +282,7 @@ describe("widget entry", () => {
       const types = el.querySelectorAll<HTMLSelectElement>('[data-role="axis-type"]');
       types[0].value = "Auto";
       types[0].dispatchEvent(new Event("change"));
-      expect(model.saved[1]).toEqual({ mesh_text: "x=2:auto, y=4" });
+      expect(sent(model)[1]).toEqual({ mesh_text: "x=2:auto, y=4" });
     });
 
     it("keeps the mesh's rows through a spec edit, showing the payload's values, and rebuilds them for a new mesh", () => {
@@ -315,7 +315,7 @@ describe("widget entry", () => {
       model.answer(model.editSeqs[2], { error: "", error_source: "" });
       input.value = "x, y";
       input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      expect(model.saved).toHaveLength(3); // nothing in flight: Python's own text changes nothing
+      expect(sent(model)).toHaveLength(3); // nothing in flight: Python's own text changes nothing
     });
 
     it("states each edit's text, which the kernel's answer to an earlier edit may already have put in the model", () => {
@@ -340,12 +340,12 @@ describe("widget entry", () => {
       size.dispatchEvent(new Event("input"));
       size.dispatchEvent(new Event("change"));
       size.dispatchEvent(new Event("blur"));
-      expect(model.saved).toEqual([]);
+      expect(sent(model)).toEqual([]);
       size.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
       expect(size.value).toBe("2");
       size.value = "4";
       size.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-      expect(model.saved).toEqual([{ mesh_text: "x=4, y=4" }]);
+      expect(sent(model)).toEqual([{ mesh_text: "x=4, y=4" }]);
     });
 
     it("shows Python's notice beside the mesh editor as a notice, not an alert", () => {
@@ -374,7 +374,7 @@ describe("widget entry", () => {
       const select = query<HTMLSelectElement>(el, '[data-role="memory-kind"]');
       select.value = "pinned_host";
       select.dispatchEvent(new Event("change"));
-      expect(model.saved).toEqual([{ memory_kind: "pinned_host" }]);
+      expect(sent(model)).toEqual([{ memory_kind: "pinned_host" }]);
     });
 
     it("composes spec text from the per-dimension pickers", () => {
@@ -383,7 +383,7 @@ describe("widget entry", () => {
       expect(Array.from(picker.options).map((o) => o.value)).toEqual(["", "x"]);
       picker.value = "x";
       picker.dispatchEvent(new Event("change"));
-      expect(model.saved).toEqual([{ spec_text: "(y, x)" }]);
+      expect(sent(model)).toEqual([{ spec_text: "(y, x)" }]);
     });
 
     it("composes mesh text from the axis controls", () => {
@@ -397,7 +397,7 @@ describe("widget entry", () => {
       query(el, '[data-role="axis-add"]').click();
       // Each edit is drawn at once (16 devices, more than the machine's 12, are refused),
       // so the axis rows the next click acts on already show the edit before it.
-      expect(model.saved).toEqual([
+      expect(sent(model)).toEqual([
         { mesh_text: "x=4, y=4" },
         { mesh_text: "x=2, y=4:auto" },
         { mesh_text: "x=2, y=4:auto, z=1" },
@@ -409,7 +409,7 @@ describe("widget entry", () => {
       const button = query(el, '[data-role="explicit-view"]');
       expect(button.textContent).toMatch(/^Edit: /);
       button.click();
-      expect(model.saved).toEqual([{ mesh_text: "x=2, y=4" }]);
+      expect(sent(model)).toEqual([{ mesh_text: "x=2, y=4" }]);
     });
   });
 

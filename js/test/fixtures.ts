@@ -26,6 +26,7 @@ export const FIXTURE_NAMES = [
   "x_none",
   "rank5",
   "abstract_512",
+  "abstract_256",
   "what_if_thin",
   "physical",
 ] as const;

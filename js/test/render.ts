@@ -1,7 +1,8 @@
 /** Renders the widget through its real entry module with a fake model. */
 
 import type { AnyModel } from "@anywidget/types";
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
+import { SEND_WAIT_MS } from "../host/localFirst";
 import type { SyncedTraits } from "../host/traits";
 import type { Payload } from "../payload/array";
 import widget from "../widget";
@@ -22,6 +23,22 @@ export function renderWidget(
   const model = new FakeModel(payload, overrides);
   const cleanup = widget.render({ model: model as unknown as AnyModel<SyncedTraits>, el });
   return { el, model, cleanup };
+}
+
+/**
+ * What a model has sent to the kernel, once the edits waiting for their
+ * answer's frame have gone (the host sends an edit it answered after that
+ * frame: js/host/localFirst.ts). Needs fake timers.
+ */
+export function sent<T extends { saved: unknown[] }>(model: T): T["saved"] {
+  sendWaitingEdits();
+  return model.saved;
+}
+
+/** Lets the edits waiting for their answer's frame go to the kernel (see `sent`). Needs fake timers. */
+export function sendWaitingEdits(): void {
+  if (!vi.isFakeTimers()) throw new Error("sendWaitingEdits needs fake timers (vi.useFakeTimers())");
+  vi.advanceTimersByTime(SEND_WAIT_MS);
 }
 
 export function query<T extends Element = HTMLElement>(root: ParentNode, selector: string): T {

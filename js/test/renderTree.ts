@@ -6,6 +6,7 @@ import type { TreeTraits } from "../host/treeTraits";
 import type { TreePayload } from "../payload/tree";
 import widget from "../widget";
 import { FakeModel } from "./fakeModel";
+import { sent } from "./render";
 
 export interface RenderedTree {
   el: HTMLElement;
@@ -47,7 +48,7 @@ export function renderTree(
     model,
     cleanup,
     fromPython: (changes) => model.fromPython(changes as unknown as Partial<SyncedTraits>),
-    saved: () => model.saved as unknown as Partial<TreeTraits>[],
+    saved: () => sent(model) as unknown as Partial<TreeTraits>[],
     answer: (seq, changes) => model.answer(seq, changes as unknown as Partial<SyncedTraits>),
   };
 }

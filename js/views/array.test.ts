@@ -158,7 +158,7 @@ describe("what the inspector says about devices", () => {
   });
 
   it("gives virtual devices neither a platform nor a process, and marks the layout a what-if", () => {
-    const { el } = renderWidget(loadFixture("abstract_512"));
+    const { el } = renderWidget(loadFixture("abstract_256"));
     hover(query(el, '[data-device-id="9"]'));
     expect(inspector(el).querySelector("h3")?.textContent).toBe("Device 9 (virtual)");
     expect(Object.keys(facts(el))).not.toContain("platform");

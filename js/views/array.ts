@@ -11,7 +11,7 @@
  * nothing shown ever describes an older layout.
  */
 
-import { renderArrayMap } from "../components/arrayMap";
+import { type MapRoom, renderArrayMap } from "../components/arrayMap";
 import { CodeBlock } from "../components/codeBlock";
 import {
   type ColourMode,
@@ -57,6 +57,8 @@ export class ShardvizView {
   /** Listeners of the current pictures; each is replaced when its picture is rebuilt. */
   private meshLifetime = new AbortController();
   private mapLifetime = new AbortController();
+  /** The room the map had when last laid out: the next map fits its labels to it before layout. */
+  private readonly mapRoom: MapRoom = { width: Number.POSITIVE_INFINITY };
   private barLifetime = new AbortController();
   private readonly typeSlot = h("div", { class: "sv-type-slot" });
   private readonly pictureBar = h("div", { class: "sv-picture-bar" });
@@ -277,6 +279,7 @@ export class ShardvizView {
     this.mapView = renderArrayMap(layout, this.pictureEvents, this.mapLifetime.signal, {
       choice: this.slice,
       fill: colouring(layout, this.colour).fill,
+      room: this.mapRoom,
       onChoice: (choice) => {
         this.slice = choice;
         measured(() => this.renderMap());

@@ -5,7 +5,7 @@
  * (leaf layouts, rules errors).
  */
 
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ROW_HEIGHT, VISIBLE_ROWS } from "../components/leafTable";
 import type { Payload } from "../payload/array";
 import type { TreePayload } from "../payload/tree";
@@ -230,6 +230,8 @@ describe("the tree view", () => {
 
 describe("editing rules", () => {
   const error = loadJson<RulesErrorFixture>("tree_rules_error");
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
 
   it("commits on Ctrl+Enter, Cmd+Enter or the button, never while typing", () => {
     const { el, saved } = renderTree(loadTreeFixture("tree_concrete_plain"));

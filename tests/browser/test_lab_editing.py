@@ -590,11 +590,9 @@ def test_512_devices_map_labels_are_whole_lines(session: Session) -> None:
     assert [t["cut"] for t in report] == [[]] * 64, [t for t in report if t["cut"]]
     # Each tile still says where it lives: its eight devices (ids alone where "CPU" does not fit).
     assert all(any(re.search(r"\d+-\d+", s) for s in t["shown"]) for t in report), report[:3]
-    # Every device's id fits its cell, three digits included.
-    spilled = widget.locator(".sv-mesh [data-device-id]").evaluate_all(
-        "(cells) => cells.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent)"
-    )
-    assert spilled == [], spilled[:8]
+    # Past 256 devices the grid is one canvas, each device's id drawn in its square where it fits
+    # (js/components/meshGrid.test.ts checks where each is drawn; the screenshot is looked at).
+    expect(widget.locator(".sv-mesh")).to_have_attribute("data-render", "canvas")
     session.screenshot(POD512, "pod-512.png")
 
 

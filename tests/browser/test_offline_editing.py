@@ -350,9 +350,10 @@ def test_cells_are_drawn_at_their_coordinates(
     if what == "real":
         widget, meshes = ShardingWidget(real_array(), name="x"), ["x=2, y=2, z=2", "z=2, y=2, x=2", "x=8", "x=2, y=4"]
     else:
-        pod = AbstractMesh((8, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+        # The largest DOM grid: past 256 devices the grid is one canvas.
+        pod = AbstractMesh((4, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
         widget = ShardingWidget(NamedSharding(pod, P("a", ("b", "c"))), shape=(1024, 4096))
-        meshes = ["a=8, b=64", "a=2, b=4, c=4, d=16", "a=8, b=8, c=8"]
+        meshes = ["a=4, b=64", "a=2, b=2, c=4, d=16", "a=4, b=8, c=8"]
     view = EditedPage(offline_context, saved(tmp_path, what, widget), widget)
     expect(view.root.locator(".sv-mesh")).to_have_attribute("data-render", "dom")
     assert cells_off_their_coordinates(view) == []
@@ -434,12 +435,12 @@ def test_large_grids_fill_their_cells_as_jax_places_the_blocks(
     """Past 64 devices the cells' fills are one canvas under them: after spec and mesh edits each
     device is drawn in the colour of the block XLA's tile assignment gives it, and a hovered
     device's block stays bright while the rest dims."""
-    pod = AbstractMesh((8, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+    pod = AbstractMesh((4, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
     widget = ShardingWidget(NamedSharding(pod, P("a")), shape=(1024, 4096))
     view = EditedPage(offline_context, saved(tmp_path, "fills", widget), widget)
     expect(view.root.locator(".sv-mesh")).to_have_attribute("data-render", "dom")
     assert_fills_like_jax(view)
-    for role, text in [("spec-input", "None, c"), ("mesh-input", "a=4, b=4, c=32"), ("spec-input", "a, b")]:
+    for role, text in [("spec-input", "None, c"), ("mesh-input", "a=4, b=4, c=16"), ("spec-input", "a, b")]:
         view.commit(role, text)
         view.assert_like_python()
         assert_fills_like_jax(view)
@@ -453,6 +454,52 @@ def test_large_grids_fill_their_cells_as_jax_places_the_blocks(
     view.page.mouse.move(0, 0)
     view.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     assert view.page.evaluate(CELL_FILLS_JS) == before
+    view.assert_offline_and_clean()
+
+
+# An edit committed in one task: the map's tiles' classes as that task leaves them (before any
+# layout), then once two frames have laid the map out and fitted its labels to it.
+MAP_CLASSES_BEFORE_AND_AFTER_LAYOUT_JS = """async ([role, text]) => {
+    const root = document.querySelector('[data-shardviz-root]');
+    const input = root.querySelector(`[data-role="${role}"]`);
+    input.value = text;
+    input.dispatchEvent(new InputEvent('input', { bubbles: true, inputType: 'insertText', data: text }));
+    input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true, cancelable: true }));
+    const classes = () => [...root.querySelectorAll('.sv-map [data-tile]')].map((tile) => tile.className);
+    const before = classes();
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    return { before, after: classes() };
+}"""
+
+
+def test_a_new_map_fits_its_labels_before_it_is_laid_out(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """A new array map chooses which label lines its tiles show before it is laid out (from its
+    texts' widths), so the frame lays it out once; the lines it chose are the ones that fit once
+    laid out, and each shown line is whole (the tight tiles of 64 blocks at 512 devices)."""
+    pod = AbstractMesh((8, 8, 8), ("a", "b", "c"), axis_types=(AxisType.Explicit,) * 3)
+    widget = ShardingWidget(NamedSharding(pod, P("a", ("b", "c"))), shape=(1024, 4096))
+    view = EditedPage(offline_context, saved(tmp_path, "fit", widget), widget)
+    for text in ["a, b", "b, c", "(a, b)", "None, a"]:
+        fitted = view.page.evaluate(MAP_CLASSES_BEFORE_AND_AFTER_LAYOUT_JS, ["spec-input", text])
+        view.python("spec_text", text)
+        view.assert_like_python()
+        assert fitted["before"] == fitted["after"], text
+        # Something was left out or set tight: the fit did work before layout.
+        assert any(c != "sv-tile" for c in fitted["before"]), (text, fitted["before"][:3])
+        cut = view.root.locator(".sv-map-area").evaluate(
+            """(area) => [...area.querySelectorAll('[data-tile]')].flatMap((tile) => {
+                const box = tile.getBoundingClientRect();
+                return [...tile.querySelectorAll('.sv-tile-name, .sv-badge, .sv-tile-index, .sv-tile-devices')]
+                    .filter((l) => getComputedStyle(l).display !== 'none' && l.getClientRects().length > 0)
+                    .filter((l) => {
+                        const r = l.getBoundingClientRect();
+                        return r.right > box.right + 0.5 || r.bottom > box.bottom + 0.5 || l.scrollWidth > l.clientWidth + 0.5;
+                    }).map((l) => l.textContent);
+            })"""
+        )
+        assert cut == [], (text, cut[:5])
     view.assert_offline_and_clean()
 
 
