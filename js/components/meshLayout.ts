@@ -147,7 +147,9 @@ export function canvasGeometry(sizes: readonly number[], names: readonly string[
     const child = level(axis + 1);
     const n = sizes[axis];
     const spacing = Math.max(4, pitch);
-    const across = Math.max(1, Math.min(n, Math.round(Math.sqrt((n * child.h) / Math.max(child.w, 1)))));
+    // Rounded down: the grid leans tall rather than wide, leaving the map and the inspector
+    // their room beside it (eight 8x8 blocks go two across, as the DOM grid wraps them).
+    const across = Math.max(1, Math.min(n, Math.floor(Math.sqrt((n * child.h) / Math.max(child.w, 1)))));
     const down = Math.ceil(n / across);
     const blockW = child.w;
     const blockH = child.h + CAPTION;
