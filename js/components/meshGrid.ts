@@ -22,6 +22,7 @@ import {
   leafShape,
   neighbour,
 } from "./meshLayout";
+import { textWidth } from "./textWidth";
 
 const ARROWS: Record<string, Direction> = {
   ArrowLeft: "left",
@@ -544,10 +545,6 @@ class CanvasMeshGrid implements PictureView {
   private highlight: Highlight | null = null;
   private pinned: number | null = null;
   private shown: ReadonlySet<number> | null = null;
-  /** Remote devices' stripes, made on the first paint that needs them. */
-  private hatch: CanvasPattern | null | undefined;
-  /** Each text's drawn width, by text (the font never changes). */
-  private readonly textWidths = new Map<string, number>();
 
   constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
     this.layout = layout;
@@ -584,16 +581,13 @@ class CanvasMeshGrid implements PictureView {
     if (!ctx) return; // no canvas support (tests without a canvas backend)
     const ink = cssVar(root, "--sv-fg", "#1f2328");
     const lit = highlight ? new Set(layout.holders[highlight.tile]) : null;
-    if (this.hatch === undefined && hasRemote(layout)) {
-      this.hatch = makeHatch(ctx, cssVar(root, "--sv-muted", "#6e7781"));
-    }
-    const marks = { lit, shown: this.shown, hatch: this.hatch ?? null };
+    const hatch = hasRemote(layout) ? makeHatch(ctx, cssVar(root, "--sv-muted", "#6e7781")) : null;
+    const marks = { lit, shown: this.shown, hatch };
     paintDevices(ctx, layout, style, geometry, marks);
     const font = cssVar(root, "--sv-font", "sans-serif");
     paintCellTexts(ctx, layout, style, geometry, marks, {
       font: `600 ${CELL_TEXT_PX}px ${font}`,
       ink: cssVar(root, "--sv-tile-ink", "#1f2328"),
-      widths: this.textWidths,
     });
     const { origins, cell } = geometry;
     if (lit) {
@@ -731,7 +725,7 @@ function paintCellTexts(
   style: MeshGridStyle,
   geometry: CanvasGeometry,
   marks: CanvasMarks,
-  text: { font: string; ink: string; widths: Map<string, number> },
+  text: { font: string; ink: string },
 ): void {
   const { origins, cell } = geometry;
   if (cell < CELL_TEXT_PX + 4) return;
@@ -741,12 +735,7 @@ function paintCellTexts(
   ctx.textBaseline = "middle";
   for (let k = 0; k < layout.deviceCount; k++) {
     const label = cellText(layout, k, style.label);
-    let width = text.widths.get(label);
-    if (width === undefined) {
-      width = ctx.measureText(label).width;
-      text.widths.set(label, width);
-    }
-    if (width > cell - 2) continue;
+    if ((textWidth(text.font, label) ?? ctx.measureText(label).width) > cell - 2) continue;
     ctx.globalAlpha = cellAlpha(layout, k, marks);
     ctx.fillStyle = style.paint ? style.paint.ink(k) : text.ink;
     ctx.fillText(label, origins[2 * k] + cell / 2, origins[2 * k + 1] + cell / 2 + 0.5);

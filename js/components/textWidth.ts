@@ -2,19 +2,19 @@
  * Widths of text as the page lays it out, measured on one offscreen canvas
  * (the same fonts and shaping as the DOM's) and cached by font and text.
  * The array map fits its tiles' labels with them before the tiles are laid
- * out, so a new map costs one style and layout pass, not two.
+ * out, so a new map costs one style and layout pass, not two; the canvas
+ * grid draws the ids that fit their squares.
  */
 
-let context: CanvasRenderingContext2D | null | undefined;
+/** The measuring context, once a canvas gives one (none is kept while none is given: tests without canvas). */
+let context: CanvasRenderingContext2D | null = null;
 const widths = new Map<string, number>();
 /** Texts kept: enough for several maps' labels; past it the cache starts again. */
 const CACHE_LIMIT = 4096;
 
 /** The width of `text` set in `font` (a CSS font shorthand), in CSS pixels; null without canvas support. */
 export function textWidth(font: string, text: string): number | null {
-  if (context === undefined) {
-    context = typeof document === "undefined" ? null : document.createElement("canvas").getContext("2d");
-  }
+  context ??= typeof document === "undefined" ? null : document.createElement("canvas").getContext("2d");
   if (!context) return null;
   const key = `${font}\n${text}`;
   let width = widths.get(key);
