@@ -4,7 +4,8 @@
  * array's edits, the tree's rules) is one use of this class.
  *
  * A user edit is answered at once by the local engine, drawn in the same task
- * as the keystroke, and sent to the kernel as always, numbered (`edit_seq`).
+ * as the keystroke, and sent to the kernel once that frame is drawn (see
+ * `sendAfterFrame`), numbered (`edit_seq`).
  * Python sets `edit_answered` to that number once it has answered, after
  * every other trait of its answer (a trait rather than a custom message: the
  * widget manager applies trait updates in order but may deliver a custom
