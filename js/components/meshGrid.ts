@@ -74,13 +74,18 @@ function cellText(layout: Layout, k: number, label: CellLabel): string {
   return slice ? `s${slice[k]}:${physical}` : physical;
 }
 
-function gridRoot(layout: Layout, mode: "dom" | "canvas"): HTMLElement {
+/** The grid's accessible name: the mesh's axes and sizes. */
+function meshLabel(layout: Layout): string {
   const mesh = layout.payload.mesh;
   const summary = mesh ? mesh.names.map((name, i) => `${name}=${mesh.sizes[i]}`).join(", ") : "single device";
+  return `Device mesh ${summary}${mesh?.abstract ? " (abstract)" : ""}`;
+}
+
+function gridRoot(layout: Layout, mode: "dom" | "canvas"): HTMLElement {
   return h("div", {
     class: `sv-mesh sv-mesh-${mode}`,
     role: "group",
-    "aria-label": `Device mesh ${summary}${mesh?.abstract ? " (abstract)" : ""}`,
+    "aria-label": meshLabel(layout),
     "data-device-count": layout.deviceCount,
     "data-render": mode,
   });
@@ -438,7 +443,7 @@ class DomMeshGrid implements PictureView {
       // Same devices in the same places (a spec or memory-kind edit): repaint the cells, keep the DOM.
       this.repaint();
     } else {
-      this.element.setAttribute("aria-label", gridRoot(next, "dom").getAttribute("aria-label") ?? "");
+      this.element.setAttribute("aria-label", meshLabel(next));
       this.build();
     }
     this.setShown(null);
@@ -489,9 +494,14 @@ function sameDeviceSet(a: Layout, b: Layout): boolean {
   return true;
 }
 
+/** The same mesh: axis names, sizes, types and abstractness. */
+function sameMesh(a: Layout, b: Layout): boolean {
+  return JSON.stringify(a.payload.mesh) === JSON.stringify(b.payload.mesh);
+}
+
 function sameDevices(a: Layout, b: Layout): boolean {
   if (a.deviceCount !== b.deviceCount) return false;
-  if (JSON.stringify(a.payload.mesh) !== JSON.stringify(b.payload.mesh)) return false;
+  if (!sameMesh(a, b)) return false;
   for (let k = 0; k < a.deviceCount; k++) {
     if (a.ids[k] !== b.ids[k] || a.addressable[k] !== b.addressable[k] || a.process[k] !== b.process[k]) return false;
   }
@@ -629,16 +639,16 @@ class CanvasMeshGrid implements PictureView {
    */
   readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
     if (next.deviceCount <= CANVAS_THRESHOLD) return false;
-    const sameMesh = JSON.stringify(next.payload.mesh) === JSON.stringify(this.layout.payload.mesh);
+    const meshKept = sameMesh(next, this.layout);
     this.layout = next;
     this.style = { ...this.style, fill: nextStyle.fill };
     this.highlight = null;
     this.pinned = null;
     this.shown = null;
     if (this.keyboard.cursor >= next.deviceCount) this.keyboard.cursor = -1;
-    if (!sameMesh) {
+    if (!meshKept) {
       this.geometry = canvasGeometry(next.meshSizes, next.payload.mesh?.names ?? []);
-      this.element.setAttribute("aria-label", gridRoot(next, "canvas").getAttribute("aria-label") ?? "");
+      this.element.setAttribute("aria-label", meshLabel(next));
       this.element.setAttribute("data-device-count", String(next.deviceCount));
       this.canvas.setAttribute("aria-label", meshCanvasLabel(next.deviceCount));
       const { width, height } = this.geometry;
