@@ -101,6 +101,14 @@ class Value(Located):
     listing_line: int | None
     bodies: tuple[Body, ...]  # enclosing bodies, outermost first
     label: str = ""  # the user's name for it: params['w1'], the variable its line binds, else %name
+    scope: str = ""  # the name scopes it was made under (jax.named_scope, a Flax module path): layers_2/attn
+    pass_number: int | None = None  # which pass of a Python loop made it (1-based), where its line ran several
+    passes: int | None = None  # how many passes its line ran (None where it ran once)
+    key: str = ""  # unique in the program, and the same when it is traced again with other shardings
+
+    @property
+    def where_label(self) -> str:
+        return where_label(self.scope, self.pass_number, self.passes)
 
     @property
     def spec(self) -> tuple[tuple[str, ...], ...] | None:
@@ -133,6 +141,21 @@ class AxisPiece:
         return f"{self.axis}[sub {self.size} of {self.axis_size}{stride}]"
 
 
+def where_label(
+    scope: str, pass_number: int | None, passes: int | None, charged_to: str = "", charged_role: str = ""
+) -> str:
+    """The scope, the loop pass and the array a collective or value is charged to, as one short phrase."""
+    parts = []
+    if scope:
+        parts.append(scope)
+    if pass_number is not None and passes is not None:
+        parts.append(f"pass {pass_number} of {passes}")
+    if charged_to:
+        verb = "laying out output" if charged_role == "output" else "taking in input"
+        parts.append(f"{verb} {charged_to}")
+    return ", ".join(parts)
+
+
 @dataclass(frozen=True)
 class CollectivePart:
     """One operand of a combined collective, with its own bytes and line.
@@ -149,6 +172,13 @@ class CollectivePart:
     stack: tuple[SourceLocation, ...]
     listing_line: int | None
     op_name: str = ""  # XLA's op_name of the instruction that made the operand (its primitive last)
+    scope: str = ""  # the name scopes of op_name (layers_2/attn)
+    pass_number: int | None = None  # the Python loop's pass that made it, as for a Collective
+    passes: int | None = None
+
+    @property
+    def where_label(self) -> str:
+        return where_label(self.scope, self.pass_number, self.passes)
 
 
 @dataclass(frozen=True)
@@ -191,6 +221,18 @@ class Collective(Located):
     pieces: tuple[AxisPiece, ...] | None = None
     parts: tuple[CollectivePart, ...] = ()
     note: str = ""
+    scope: str = ""  # the name scopes of op_name: Flax module paths, jax.named_scope (layers_2/attn)
+    pass_number: int | None = None  # which pass of a Python loop runs it (1-based), where its line ran several
+    passes: int | None = None  # how many passes that line ran
+    # An output's or input's path when XLA added it to lay out that output (or take in that input) as its
+    # sharding asks: it belongs to that array, and its line is the one that returns (or first reads) it.
+    charged_to: str = ""
+    charged_role: str = ""  # "output" or "input" when charged_to is set
+
+    @property
+    def where_label(self) -> str:
+        """``layers_2/attn``, ``pass 2 of 4``, ``laying out out['w1']``: what tells it apart from its line's others."""
+        return where_label(self.scope, self.pass_number, self.passes, self.charged_to, self.charged_role)
 
     @property
     def total_wire_bytes(self) -> int:
@@ -329,6 +371,9 @@ class ProgramData:
     # loop's body once); None when the module was not read for it
     matmul_flops: float | None = None
     line_flops: tuple[LineFlops, ...] = ()  # the same flops by the user's line that causes them, largest first
+    # per device: bytes live at each step of the compiled schedule, the peak and what is live then
+    # (shardviz.program.memory.MemoryTimeline); None where XLA's buffer assignment could not be read
+    memory_timeline: Any = None
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -145,11 +145,18 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
         for c, part in sorted(members, key=lambda ch: -_sent(ch)):
             runs = f"x{c.count}" + ("" if c.count_exact else "+")
             sent = c.wire_bytes if part is None else part.wire_bytes
+            # An axes label never cut: one too long for its column goes whole on a line of its own.
+            axes = c.axes_label if len(c.axes_label) <= axes_width else ""
             row = (
-                f"    {c.kind:<18} {_fit(c.axes_label, axes_width):<{axes_width}} {format_bytes(sent):>9} {runs:>6}"
+                f"    {c.kind:<18} {axes:<{axes_width}} {format_bytes(sent):>9} {runs:>6}"
                 f"  = {format_bytes(sent * c.count):>9}"
             )
             out.append(_fit(row, width))
+            if not axes:
+                out += _under_row([f"over {c.axes_label}"], width)
+            told_apart = c.where_label if part is None else _part_where(c, part)
+            if told_apart:
+                out += _under_row([told_apart], width)
             if part is not None:
                 k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
                 out += _under_row([f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
@@ -164,6 +171,11 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
     if any(c.axes is None and c.pieces is None for c in program.collectives):
         out += _flow("  ", ["?: the groups span no set of mesh axes or pieces of them (see .groups)"], width)
     return out
+
+
+def _part_where(c: Collective, part: CollectivePart) -> str:
+    """A combined collective's operand: its own scope and pass (the collective's own op_name names several)."""
+    return part.where_label
 
 
 def _caller(source: SourceLocation | None, charge: Charge) -> SourceLocation | None:
@@ -187,6 +199,10 @@ def _under_row(parts: list[str], width: int, indent: str = "      ") -> list[str
 def _line_head(source: SourceLocation | None, members: list[Charge], width: int) -> list[str]:
     """``In [3]:5 (loss_fn)  h = relu(x @ w)`` and, for a line reached through calls, the chain."""
     if source is None:
+        if all(c.charged_to and part is None for c, part in members):
+            return _flow(
+                "  ", ["(no line of yours: XLA lays out outputs and takes in inputs as their shardings ask)"], width
+            )
         stack = members[0][0].stack if members[0][1] is None else members[0][1].stack
         if stack:
             inner = stack[0]

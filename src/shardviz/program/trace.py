@@ -34,9 +34,10 @@ from ..engine.layout import Layout
 from ..engine.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
 from . import axes as _axes
+from . import collective_places as places
 from . import hlo
 from .frames import user_frame
-from .jaxpr_walk import RESHARDING_KINDS, Redirects, constraint_redirects, walk
+from .jaxpr_walk import RESHARDING_KINDS, Redirects, constraint_redirects, user_frames, walk
 from .model import (
     AxisPiece,
     Collective,
@@ -49,6 +50,7 @@ from .model import (
     TraceOrigin,
 )
 from .program import Program
+from .scopes import scope_of_op_name
 from .totals import program_totals
 from .values import ValueReader
 from .wire import wire_bytes
@@ -96,7 +98,22 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
             f"{name} traced but did not compile for arguments {_argument_summary(leaves, paths)}: "
             f"{type(err).__name__}: {err}"
         ) from err
-    return _assemble(fun, name, tree, leaves, paths, traced, compiled, before_partitioning)
+    kept = _kept_inputs(lowered)
+    try:
+        return _assemble(fun, name, tree, leaves, paths, traced, compiled, before_partitioning, kept)
+    except ShardingError:
+        raise
+    except Exception as err:  # shardviz's own failure, never the user's program's
+        raise ShardingError(
+            f"{name} compiled, but shardviz failed to read the compiled program (a bug in shardviz, not in "
+            f"{name}; please report it): {type(err).__name__}: {err}"
+        ) from err
+
+
+def _kept_inputs(lowered: Any) -> list[int] | None:
+    """The array inputs the compiled module takes as parameters, in order (JAX drops unused ones)."""
+    kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
+    return None if kept is None else sorted(int(k) for k in kept)
 
 
 def _check_compilable_meshes(lowered: Any, name: str) -> None:
@@ -350,6 +367,7 @@ def _assemble(
     traced: Any,
     compiled: Any,
     before_partitioning: str | None,
+    kept: list[int] | None = None,
 ) -> Program:
     module = hlo.parse_module(_compiled_text(compiled, name))
     array_leaf = _dynamic_leaves(leaves, traced)
@@ -380,9 +398,10 @@ def _assemble(
     )
     values = reader.values(walk(traced.jaxpr))
     redirects = constraint_redirects(traced.jaxpr.jaxpr)
-    collectives = tuple(
-        _collective(op, module, mesh_info, to_mesh, source, redirects) for op in hlo.collective_ops(module)
-    )
+    ops = hlo.collective_ops(module)
+    arrays = _ArrayLines(module, values, input_paths, output_paths, kept, traced.jaxpr.jaxpr)
+    collectives = tuple(_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
+    collectives = places.number_passes(collectives, ops, module, lambda inst: _stack(module, inst), reader.place_passes)
     line_flops = _line_flops(module)
     return Program(
         name=name,
@@ -640,6 +659,7 @@ def _collective(
     to_mesh: np.ndarray | None,
     source: SourceListing | None,
     redirects: Redirects,
+    arrays: _ArrayLines | None = None,
 ) -> Collective:
     axes: tuple[str, ...] | None = None
     pieces: tuple[AxisPiece, ...] | None = None
@@ -658,6 +678,13 @@ def _collective(
     if not stack and meta.source_file and meta.source_line is not None:
         stack = (SourceLocation(meta.source_file, meta.source_line),)
     mine = user_frame(stack)
+    charged_to, charged_role = "", ""
+    if mine is None and arrays is not None:  # XLA's own: laying out an output, or taking in an input
+        found = arrays.charge(op)
+        if found is not None:
+            charged_role, charged_to, array_stack = found
+            stack = array_stack + stack
+            mine = user_frame(stack)
     note = ""
     moved = redirects.get((mine.file, mine.line)) if mine is not None else None
     if mine is not None and moved is not None and op.kind in RESHARDING_KINDS:
@@ -692,7 +719,60 @@ def _collective(
         pieces=pieces,
         parts=parts,
         note=note,
+        scope=scope_of_op_name(meta.op_name or ""),
+        charged_to=charged_to,
+        charged_role=charged_role,
     )
+
+
+class _ArrayLines:
+    """The outputs and inputs a collective with no line of the user's may belong to, and their lines:
+    an output's is where its value is made, an input's where it is first read."""
+
+    def __init__(
+        self,
+        module: hlo.Module,
+        values: Sequence[Any],
+        input_paths: Sequence[str],
+        output_paths: Sequence[str],
+        kept: list[int] | None,
+        jaxpr: Any,
+    ) -> None:
+        self.module = module
+        self.input_paths = input_paths
+        self.output_paths = output_paths
+        self.kept = kept if kept is not None else list(range(len(input_paths)))
+        self.made = {v.label: v.stack for v in values if v.role == "output"}
+        self.jaxpr = jaxpr
+        self._users: dict[str, list[Any]] | None = None
+
+    def charge(self, op: hlo.CollectiveOp) -> tuple[str, str, tuple[SourceLocation, ...]] | None:
+        if self._users is None:
+            self._users = places.entry_users(self.module)
+        found = places.layout_charge(self.module, op, self._users)
+        if found is None:
+            return None
+        role, k = found
+        if role == "output":
+            if k >= len(self.output_paths):
+                return None
+            path = self.output_paths[k]
+            return role, path, tuple(self.made.get(path, ()))
+        if k >= len(self.kept) or self.kept[k] >= len(self.input_paths):
+            return None
+        index = self.kept[k]
+        return role, self.input_paths[index], _first_reader(self.jaxpr, index)
+
+
+def _first_reader(jaxpr: Any, index: int) -> tuple[SourceLocation, ...]:
+    """The user's frames of the first equation that reads input ``index`` (none when nothing does)."""
+    if index >= len(jaxpr.invars):
+        return ()
+    var = jaxpr.invars[index]
+    for eqn in jaxpr.eqns:
+        if any(v is var for v in eqn.invars):
+            return user_frames(eqn.source_info)
+    return ()
 
 
 def _group_size(op: hlo.CollectiveOp) -> int:
@@ -767,6 +847,7 @@ def _parts(
                 stack=stack,
                 listing_line=source.line_of(stack) if source else None,
                 op_name=op_name,
+                scope=scope_of_op_name(op_name),
             )
         )
     return tuple(out)

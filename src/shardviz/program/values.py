@@ -29,6 +29,8 @@ from . import hlo
 from .frames import user_frame
 from .jaxpr_walk import JaxprValue, reader_lines
 from .model import SourceListing, Value
+from .passes import passes_of, place, run_numbers, user_chain
+from .scopes import scope_of_components
 from .sources import bound_names, line_text
 from .xla_shardings import find_sharding, index_module
 
@@ -94,36 +96,59 @@ class ValueReader:
                 elif theirs.layout is None and mine.layout is not None:
                     out[j] = replace(theirs, layout=mine.layout, sharding_from=mine.sharding_from, note="")
                     changed = True
-        return tuple(replace(v, label=label) for v, label in zip(out, self._labels(walked, out)))
+        scopes = [scope_of_components(w.name_stack) for w in walked]
+        places = [
+            None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
+            for w, v, scope in zip(walked, out, scopes)
+        ]
+        runs = run_numbers(places)
+        self.passes, self.place_passes = passes_of(places, runs)
+        # Names go by line whatever the scope (a Flax module called on a line is still that line's).
+        by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
+        labels = self._labels(walked, out, by_line, run_numbers(by_line))
+        keys = _keys(walked, out, labels)
+        return tuple(
+            replace(
+                v,
+                label=label,
+                scope=scope,
+                pass_number=None if p is None else p.number,
+                passes=None if p is None else p.of,
+                key=key,
+            )
+            for v, label, scope, p, key in zip(out, labels, scopes, self.passes, keys)
+        )
 
-    def _labels(self, walked: Sequence[JaxprValue], values: Sequence[Value]) -> list[str]:
+    def _labels(
+        self,
+        walked: Sequence[JaxprValue],
+        values: Sequence[Value],
+        places: Sequence[Any],
+        runs: Sequence[int | None],
+    ) -> list[str]:
         """The user's names: inputs and outputs by their paths; the value a line hands
         on to other lines (the last forward one read elsewhere) by the variable the line
-        binds (``h = relu(x @ w)``); the rest ``%`` and the jaxpr's name, which no mesh
-        axis name can be mistaken for."""
-        labels = [f"%{v.name}" for v in walked]
+        binds (``h = relu(x @ w)``), on every pass of a loop and every call of a helper;
+        a value a called function hands back by the variable its call's line binds
+        (``pred = predict(params, x)``); the rest ``%`` and the jaxpr's name (``%_1``,
+        ``%_2``, ... for results nobody reads), which no mesh axis name can be mistaken for."""
+        labels = _fallback_labels(walked)
         inputs = [i for i, v in enumerate(walked) if v.role == "input"]
         for i, path in zip(inputs, self.input_paths):
             labels[i] = path
         readers = reader_lines(self.jaxpr)
-        handed_on: dict[tuple[Any, ...], list[int]] = {}
+        handed: list[int] = []
         for i, (w, v) in enumerate(zip(walked, values)):
-            if v.role == "input" or v.source is None or w.dead:
+            if v.role == "input" or v.source is None or w.dead or places[i] is None:
                 continue
             if any(part.startswith("transpose") for part in w.name_stack):
                 continue  # a gradient computed on this line, not what the line binds
             here = (v.source.file, v.source.line)
             if v.role == "output" or readers.get(id(w.var), set()) - {here}:
-                handed_on.setdefault((*here, v.bodies), []).append(i)
-        for (file, line, _), found in handed_on.items():
-            names = bound_names(line_text(file, line))
-            if names is None:
-                continue
-            if len(names) == 1:  # one variable: the last value the line hands on
-                labels[found[-1]] = names[0]
-            elif len(found) == len(names) and _one_equation(walked, found):
-                for i, name in zip(found, names):  # q, k, v = split(...): the equation's results in order
-                    labels[i] = name
+                handed.append(i)
+        named = _name_by_line(walked, values, places, runs, handed, labels)
+        lines_named = {(values[i].source.file, values[i].source.line) for i in named if values[i].source is not None}
+        _name_by_caller(values, handed, named, labels, lines_named)
         for i, w in enumerate(walked):
             k = _index_of(self.outvars, w.var) if w.role == "output" else None
             if k is not None and k < len(self.output_paths):
@@ -251,6 +276,98 @@ def spec_tuple(spec: Any, rank: int) -> tuple[tuple[str, ...], ...]:
         else:
             out.append((str(entry),))
     return tuple(out)
+
+
+def _fallback_labels(walked: Sequence[JaxprValue]) -> list[str]:
+    """``%`` and the jaxpr's name; results nobody reads (all ``_`` in the jaxpr) numbered apart."""
+    labels = []
+    unread = 0
+    for v in walked:
+        if v.name == "_":
+            unread += 1
+            labels.append(f"%_{unread}")
+        else:
+            labels.append(f"%{v.name}")
+    return labels
+
+
+def _name_by_line(
+    walked: Sequence[JaxprValue],
+    values: Sequence[Value],
+    places: Sequence[Any],
+    runs: Sequence[int | None],
+    handed: Sequence[int],
+    labels: list[str],
+) -> set[int]:
+    """Name, per pass of each line (and per call of a helper), the value it hands on by what it binds."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for i in handed:
+        groups.setdefault((places[i], runs[i], values[i].bodies), []).append(i)
+    named: set[int] = set()
+    for found in groups.values():
+        source = values[found[0]].source
+        assert source is not None
+        names = bound_names(line_text(source.file, source.line))
+        if names is None:
+            continue
+        if len(names) == 1:  # one variable: the last value the line hands on
+            labels[found[-1]] = names[0]
+            named.add(found[-1])
+        elif len(found) == len(names) and (_one_equation(walked, found) or _one_per_name(walked, found)):
+            for i, name in zip(found, names):  # q, k, v = split(...) or = x @ wq, x @ wk, x @ wv
+                labels[i] = name
+                named.add(i)
+    return named
+
+
+def _one_per_name(walked: Sequence[JaxprValue], found: Sequence[int]) -> bool:
+    """Whether each of ``found`` is its own equation's one result (a tuple of expressions, in order)."""
+    return len({id(walked[i].var) for i in found}) == len(found) and all(walked[i].twin is None for i in found)
+
+
+def _name_by_caller(
+    values: Sequence[Value], handed: Sequence[int], named: set[int], labels: list[str], lines_named: set[Any]
+) -> None:
+    """A value that a called function hands back unnamed takes the name its call's line binds.
+
+    ``pred = predict(params, x)``: predict's last line binds nothing; what it
+    returns is the last value made under the call that other lines read.
+    Callers one, two and three frames out are tried, innermost first.
+    """
+    for depth in (1, 2, 3):
+        places: list[Any] = []
+        for i, v in enumerate(values):
+            chain = user_chain(v.stack)
+            places.append(chain[depth:] if len(chain) > depth and i in handed and i not in named else None)
+        runs = run_numbers([None if p is None else (p, "", False, None) for p in places])
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for i, p in enumerate(places):
+            if p is not None:
+                groups.setdefault((p, runs[i], values[i].bodies), []).append(i)
+        for (chain, _, _), found in groups.items():
+            if chain[0] in lines_named:  # the call's line names a value of its own
+                continue
+            names = bound_names(line_text(*chain[0]))
+            if names is not None and len(names) == 1:
+                labels[found[-1]] = names[0]
+                named.add(found[-1])
+
+
+def _keys(walked: Sequence[JaxprValue], values: Sequence[Value], labels: Sequence[str]) -> list[str]:
+    """Keys unique in the program that a trace with other shardings gives again: an input by its
+    path, any other value by its line's call chain, its primitive and how many came before it there."""
+    seen: dict[str, int] = {}
+    out = []
+    for w, v, label in zip(walked, values, labels):
+        if v.role == "input":
+            base = f"in:{label}"
+        else:
+            chain = ">".join(f"{file.rsplit('/', 1)[-1]}:{line}" for file, line in user_chain(v.stack))
+            base = f"{chain}|{v.primitive}|{'/'.join(w.name_stack)}"
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        out.append(base if n == 0 else f"{base}#{n}")
+    return out
 
 
 def _one_equation(walked: Sequence[JaxprValue], found: Sequence[int]) -> bool:

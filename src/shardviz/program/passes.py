@@ -1,0 +1,128 @@
+"""Passes of a Python loop: the same line run again and again, told apart by order.
+
+A Python ``for`` loop over layers is unrolled while JAX traces it: every pass
+puts values (and, once compiled, collectives) on the same line with the same
+call chain, and nothing in the jaxpr or XLA's metadata says which pass made
+which. Their order does: the values of one pass come out one after another,
+then the next pass's, and a backward pass visits the loop's passes in reverse.
+
+A *run* is a stretch of values that share a place (line, call chain, scope,
+forward or backward) with nothing from another line of the same function in
+between; values of functions that line calls do not break it. The k-th run of
+a place is its k-th pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .frames import is_user_file
+from .model import SourceLocation
+from .scopes import is_gradient
+
+Place = tuple[Hashable, ...]
+
+
+def user_chain(stack: Sequence[SourceLocation]) -> tuple[tuple[str, int], ...]:
+    """The user's own frames of a stack as ``(file, line)``, innermost first."""
+    return tuple((f.file, f.line) for f in stack if is_user_file(f.file))
+
+
+def place(stack: Sequence[SourceLocation], scope: str, name_text: str, extra: Hashable = None) -> Place | None:
+    """Where a value or collective comes from, as passes count it; None without a line of the user's."""
+    chain = user_chain(stack)
+    if not chain:
+        return None
+    return (chain, scope, is_gradient(name_text), extra)
+
+
+def run_numbers(places: Sequence[Place | None]) -> list[int | None]:
+    """For each position, which run of its place it is in (0 first); None where it has no place.
+
+    A stretch of one place is broken by a position of another place whose call
+    chain does not pass through this place's line (another line of the loop's
+    body, not a function this line calls).
+    """
+    out: list[int | None] = [None] * len(places)
+    last: dict[Place, int] = {}
+    run: dict[Place, int] = {}
+    for j, here in enumerate(places):
+        if here is None:
+            continue
+        before = last.get(here)
+        if before is None:
+            run[here] = 0
+        elif _broken(places, before, j, here):
+            run[here] += 1
+        last[here] = j
+        out[j] = run[here]
+    return out
+
+
+def _broken(places: Sequence[Place | None], start: int, stop: int, here: Place) -> bool:
+    line = here[0][0]
+    for k in range(start + 1, stop):
+        other = places[k]
+        if other is None or other == here:
+            continue
+        if line not in other[0]:  # not a callee of this line: another line ran in between
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class Pass:
+    number: int  # 1-based
+    of: int
+
+
+def passes_of(places: Sequence[Place | None], runs: Sequence[int | None]) -> tuple[list[Pass | None], dict[Place, int]]:
+    """Each position's pass (None for a place that ran once) and every place's pass count.
+
+    A backward pass runs the loop's passes last first, so its k-th run is pass ``n - k``.
+    """
+    counts: dict[Place, int] = {}
+    for here, r in zip(places, runs):
+        if here is not None and r is not None:
+            counts[here] = max(counts.get(here, 0), r + 1)
+    out: list[Pass | None] = []
+    for here, r in zip(places, runs):
+        n = counts.get(here, 1) if here is not None else 1
+        if here is None or r is None or n < 2:
+            out.append(None)
+            continue
+        backward = bool(here[2])
+        out.append(Pass(n - r if backward else r + 1, total_passes(here, counts)))
+    return out, counts
+
+
+def total_passes(here: Place, counts: dict[Place, int] | Any) -> int:
+    """The passes a place ran; a backward place says its forward twin's count where that ran more
+    (a loop's last pass may need no backward step on some line)."""
+    n = int(counts.get(here, 1))
+    if here[2]:
+        n = max(n, int(counts.get((here[0], here[1], False, here[3]), 1)))
+    return n
+
+
+def number_in_order(
+    positions: Sequence[tuple[int, ...]], passes: int, backward: bool, of: int | None = None
+) -> list[Pass] | None:
+    """Passes for ``m`` collectives of one place, by their order in the compiled schedule.
+
+    They split evenly into ``passes`` passes of ``m / passes`` each, in schedule
+    order (the last pass first for a backward place); None when ``m`` is not a
+    multiple of ``passes`` (the order cannot say which belongs where).
+    """
+    m = len(positions)
+    if passes < 2 or m % passes:
+        return None
+    per = m // passes
+    order = sorted(range(m), key=lambda i: positions[i])
+    out: list[Pass] = [Pass(0, passes)] * m
+    for rank, i in enumerate(order):
+        k = rank // per
+        out[i] = Pass(passes - k if backward else k + 1, max(passes, of or passes))
+    return out
