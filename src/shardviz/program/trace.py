@@ -38,6 +38,7 @@ from . import collective_places as places
 from . import hlo
 from .frames import user_frame
 from .jaxpr_walk import RESHARDING_KINDS, Redirects, constraint_redirects, user_frames, walk
+from .memory import MemoryTimeline, memory_timeline
 from .model import (
     AxisPiece,
     Collective,
@@ -92,7 +93,7 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
         raise ShardingError(f"{name} traced but did not lower: {type(err).__name__}: {err}") from err
     _check_compilable_meshes(lowered, name)
     try:
-        compiled, before_partitioning = _compile(lowered, read_partitioner)
+        compiled, dumps = _compile(lowered, read_partitioner)
     except Exception as err:
         raise ShardingError(
             f"{name} traced but did not compile for arguments {_argument_summary(leaves, paths)}: "
@@ -100,7 +101,7 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
         ) from err
     kept = _kept_inputs(lowered)
     try:
-        return _assemble(fun, name, tree, leaves, paths, traced, compiled, before_partitioning, kept)
+        return _assemble(fun, name, tree, leaves, paths, traced, compiled, dumps, kept)
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's
@@ -334,24 +335,32 @@ def _dump_parent() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
-def _compile(lowered: Any, read_partitioner: bool) -> tuple[Any, str | None]:
-    """Compile once; under Auto axes also return the module XLA had just before SPMD partitioning."""
-    if not read_partitioner:
-        return lowered.compile(), None
+def _compile(lowered: Any, read_partitioner: bool) -> tuple[Any, dict[str, str]]:
+    """Compile once, with XLA dumping into a private folder what shardviz reads: its buffer assignment
+    and live ranges (memory over the program) and, under Auto axes, the module just before SPMD
+    partitioning (the partitioner's shardings). A backend that refuses dumps compiles plainly."""
+    options = {"xla_dump_hlo_pass_re": _DUMP_OPTIONS["xla_dump_hlo_pass_re"] if read_partitioner else "^$"}
     with tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent()) as folder:
         try:
-            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **_DUMP_OPTIONS})
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         except Exception as err:
             if "xla_dump" not in str(err):
                 raise
-            # A backend that refuses dump options: compile plainly, values say their sharding is unknown.
-            return lowered.compile(), None
-        found = sorted(glob.glob(os.path.join(folder, _BEFORE_PARTITIONING)))
-        text = None
-        if found:
-            with open(found[0], encoding="utf-8", errors="replace") as f:
-                text = f.read()
-    return compiled, text
+            return lowered.compile(), {}
+        texts = {}
+        patterns = {
+            "before_partitioning": _BEFORE_PARTITIONING,
+            "buffer_assignment": "*after_optimizations-buffer-assignment.txt",
+            "live_range": "*after_optimizations-live-range.txt",
+        }
+        for key, pattern in patterns.items():
+            if key == "before_partitioning" and not read_partitioner:
+                continue
+            found = sorted(glob.glob(os.path.join(folder, pattern)))
+            if found:
+                with open(found[0], encoding="utf-8", errors="replace") as f:
+                    texts[key] = f.read()
+    return compiled, texts
 
 
 # --------------------------------------------------------------------------
@@ -366,7 +375,7 @@ def _assemble(
     paths: Sequence[str],
     traced: Any,
     compiled: Any,
-    before_partitioning: str | None,
+    dumps: dict[str, str],
     kept: list[int] | None = None,
 ) -> Program:
     module = hlo.parse_module(_compiled_text(compiled, name))
@@ -391,7 +400,7 @@ def _assemble(
         inputs=inputs,
         outputs=outputs,
         jaxpr=traced.jaxpr.jaxpr,
-        before_partitioning=before_partitioning,
+        before_partitioning=dumps.get("before_partitioning"),
         source=source,
         input_paths=input_paths,
         output_paths=output_paths,
@@ -403,6 +412,8 @@ def _assemble(
     collectives = tuple(_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     collectives = places.number_passes(collectives, ops, module, lambda inst: _stack(module, inst), reader.place_passes)
     line_flops = _line_flops(module)
+    memory = _memory(compiled)
+    timeline = _timeline(dumps, module, input_paths, output_paths, kept, values, memory)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -416,7 +427,7 @@ def _assemble(
         output_paths=output_paths,
         values=values,
         collectives=collectives,
-        memory=_memory(compiled),
+        memory=memory,
         flops=_cost(compiled, "flops"),
         bytes_accessed=_cost(compiled, "bytes accessed"),
         source=source,
@@ -429,6 +440,38 @@ def _assemble(
         layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
+        memory_timeline=timeline,
+    )
+
+
+def _timeline(
+    dumps: dict[str, str],
+    module: hlo.Module,
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+    kept: list[int] | None,
+    values: Sequence[Any],
+    memory: MemoryStats | None,
+) -> MemoryTimeline | None:
+    """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
+    if "buffer_assignment" not in dumps or "live_range" not in dumps:
+        return None
+    try:
+        allocations = hlo.parse_buffer_assignment(dumps["buffer_assignment"])
+        live = hlo.parse_live_ranges(dumps["live_range"])
+    except hlo.HloParseError:
+        return None
+    made = {v.label: v.stack for v in values if v.role == "output"}
+    return memory_timeline(
+        allocations,
+        live,
+        module,
+        lambda inst: _stack(module, inst),
+        input_paths,
+        output_paths,
+        kept,
+        made,
+        xla_peak_bytes=None if memory is None else memory.peak_bytes,
     )
 
 

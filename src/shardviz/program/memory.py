@@ -1,0 +1,352 @@
+"""Memory over the program, per device: bytes live at each step of the compiled schedule, the
+peak, and what is live then, grouped the way users think of it.
+
+Read from XLA's own buffer assignment and live ranges (:mod:`.hlo.liveness`):
+every value XLA places in memory has an allocation, an offset and its first
+and last step in the flattened schedule (loop bodies in place, listed once).
+The bytes live at a step are the sizes of the buffers live then, a buffer
+that several values share (a loop's carry, an output written over a donated
+argument) counted once. Groups:
+
+- ``argument``: an input, by its path (``params['w1']``, ``state['mu'][0]``);
+  a donated argument whose buffer an output reuses is counted here, once;
+- ``output``: an output XLA writes into a buffer of its own, by its path;
+- ``saved``: a value made in the forward pass and still live when the
+  backward pass begins (activations kept for the gradient), by line and name;
+- ``temporary``: any other value, by the line that makes it and its name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from . import hlo
+from .frames import user_frame
+from .hlo.liveness import Allocation, LiveRanges
+from .model import SourceLocation
+from .scopes import is_gradient, scope_of_op_name
+from .sources import bound_names, line_text
+
+KINDS = ("argument", "output", "saved", "temporary")
+
+
+@dataclass(frozen=True)
+class MemoryGroup:
+    """Buffers a user thinks of as one thing: an argument, an output, a line's value."""
+
+    kind: str  # one of KINDS
+    label: str  # the path of an argument or output; the value's name for the others
+    source: SourceLocation | None  # the line that makes it (an output's: where its value is made)
+    scope: str
+    peak_bytes: int  # bytes of this group live at the program's peak
+    most_bytes: int  # the most bytes of this group live at any one step
+
+    @property
+    def family(self) -> str:
+        """An argument's top-level name (``state['mu']`` for ``state['mu'][0]``), else the label."""
+        if self.kind != "argument":
+            return self.label
+        base, sep, rest = self.label.partition("[")
+        if not sep:
+            return base
+        key = rest.split("]", 1)[0]
+        return f"{base}[{key}]" if rest.count("[") or rest.count("]") > 1 else base
+
+
+@dataclass(frozen=True)
+class LiveBuffer:
+    """One buffer's life: the group it belongs to, its first and last step (both live) and its size."""
+
+    group: int
+    start: int
+    end: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class MemoryTimeline:
+    """Bytes live per device at each step of the compiled program, and what is live at the peak."""
+
+    steps: tuple[str, ...]  # the instruction run at each step (loop bodies listed once, in place)
+    step_bytes: tuple[int, ...]
+    step_sources: tuple[SourceLocation | None, ...]  # the user's line each step's instruction comes from
+    peak_bytes: int
+    peak_step: int
+    groups: tuple[MemoryGroup, ...]
+    buffers: tuple[LiveBuffer, ...]
+    backward_step: int | None  # the first step of the backward pass, if the program has one
+    xla_peak_bytes: int | None = None  # memory_analysis()'s peak_memory_in_bytes, for comparison
+
+    def live_at(self, step: int) -> list[tuple[MemoryGroup, int]]:
+        """Groups live at ``step`` with their bytes then, most first."""
+        by_group: dict[int, int] = {}
+        for b in self.buffers:
+            if b.start <= step <= b.end:
+                by_group[b.group] = by_group.get(b.group, 0) + b.bytes
+        return sorted(((self.groups[g], n) for g, n in by_group.items()), key=lambda gn: -gn[1])
+
+    @property
+    def at_peak(self) -> list[tuple[MemoryGroup, int]]:
+        return self.live_at(self.peak_step)
+
+    def bytes_by_kind(self, step: int | None = None) -> dict[str, int]:
+        """Bytes live at ``step`` (the peak when None) per kind of group."""
+        out = dict.fromkeys(KINDS, 0)
+        for group, n in self.live_at(self.peak_step if step is None else step):
+            out[group.kind] += n
+        return out
+
+
+@dataclass(frozen=True)
+class _Context:
+    module: hlo.Module
+    stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]
+    input_paths: Sequence[str]
+    output_paths: Sequence[str]
+    kept: Sequence[int]  # the array input each entry parameter is
+    results: Mapping[str, int]  # an entry result's instruction -> its output index
+    made: Mapping[str, tuple[SourceLocation, ...]]  # an output's path -> where its value is made
+
+
+def memory_timeline(
+    allocations: Sequence[Allocation],
+    live: LiveRanges,
+    module: hlo.Module,
+    stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+    kept: Sequence[int] | None,
+    made: Mapping[str, tuple[SourceLocation, ...]],
+    xla_peak_bytes: int | None = None,
+) -> MemoryTimeline:
+    """The timeline of one compiled program from its buffer assignment and live ranges."""
+    context = _Context(
+        module, stack_of, input_paths, output_paths, kept or list(range(len(input_paths))), _results(module), made
+    )
+    instructions = {inst.name: inst for _, inst in module.instructions()}
+    steps = live.steps
+    end = max(len(steps) - 1, 0)
+    backward = _backward_start(steps, instructions)
+    groups: dict[tuple[object, ...], int] = {}
+    group_rows: list[tuple[str, str, SourceLocation | None, str]] = []
+    buffers: list[LiveBuffer] = []
+    for allocation in allocations:
+        if allocation.thread_local or allocation.constant:
+            continue  # thread-local scratch is not in the schedule; constants live in the executable
+        for slot in _slots(allocation, live, end):
+            members, start, stop, size = slot
+            # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
+            value = next(
+                (m for m in members if m in context.results),
+                next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
+            )
+            kind, label, source, scope = _group_of(allocation, value, instructions, context, (start, stop), backward)
+            key = (kind, label, None if source is None else (source.file, source.line), scope)
+            if key not in groups:
+                groups[key] = len(group_rows)
+                group_rows.append((kind, label, source, scope))
+            buffers.append(LiveBuffer(groups[key], start, stop, size))
+    step_bytes = _step_bytes(buffers, len(steps))
+    peak_step = max(range(len(step_bytes)), key=lambda k: step_bytes[k]) if step_bytes else 0
+    peak = step_bytes[peak_step] if step_bytes else 0
+    at_peak = [0] * len(group_rows)
+    most = [0] * len(group_rows)
+    per_group_steps: dict[int, list[LiveBuffer]] = {}
+    for b in buffers:
+        per_group_steps.setdefault(b.group, []).append(b)
+        if b.start <= peak_step <= b.end:
+            at_peak[b.group] += b.bytes
+    for g, members in per_group_steps.items():
+        most[g] = max(_step_bytes(members, len(steps), group=True) or [0])
+    return MemoryTimeline(
+        steps=tuple(steps),
+        step_bytes=tuple(step_bytes),
+        step_sources=tuple(user_frame(stack_of(instructions[s])) if s in instructions else None for s in steps),
+        peak_bytes=peak,
+        peak_step=peak_step,
+        groups=tuple(
+            MemoryGroup(kind, label, source, scope, at_peak[g], most[g])
+            for g, (kind, label, source, scope) in enumerate(group_rows)
+        ),
+        buffers=tuple(buffers),
+        backward_step=backward,
+        xla_peak_bytes=xla_peak_bytes,
+    )
+
+
+def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[list[str], int, int, int]]:
+    """``(value, first step, last step, bytes)`` per stretch of one place in the allocation.
+
+    Values at one offset whose lives overlap share a buffer (a loop carry and
+    the loop's result, an output over a donated argument): one stretch, as
+    large as the largest of them, named by the first.
+    """
+    by_offset: dict[int, list[tuple[int, int, int, str]]] = {}
+    for v in allocation.values:
+        if v.shape.startswith("("):
+            continue  # a tuple's table of pointers, not its data
+        span = live.ranges.get(v.name)
+        if span is None:
+            if allocation.parameter is None:
+                continue  # not live in the entry's schedule (a value of a called computation's own)
+            span = (0, end)
+        by_offset.setdefault(v.offset, []).append((span[0], span[1], v.size, v.name))
+    out: list[tuple[list[str], int, int, int]] = []
+    for members in by_offset.values():
+        members.sort()
+        start, stop, size, name = members[0]
+        names = [name]
+        for s, e, n, other in members[1:]:
+            if s <= stop:
+                stop, size = max(stop, e), max(size, n)
+                names.append(other)
+            else:
+                out.append((names, start, stop, size))
+                start, stop, size, names = s, e, n, [other]
+        out.append((names, start, stop, size))
+    if allocation.parameter is not None:  # an argument is live from the call's start to its end
+        out = [(names, 0, max(stop, end), size) for names, _, stop, size in out]
+    return out
+
+
+def _step_bytes(buffers: Sequence[LiveBuffer], steps: int, group: bool = False) -> list[int]:
+    diff = [0] * (steps + 1)
+    for b in buffers:
+        if b.start >= steps:
+            continue
+        diff[b.start] += b.bytes
+        diff[min(b.end, steps - 1) + 1] -= b.bytes
+    out, running = [], 0
+    for k in range(steps):
+        running += diff[k]
+        out.append(running)
+    return out
+
+
+_HANDS_ON = frozenset({"get-tuple-element", "bitcast", "copy", "tuple", "reshape"})
+
+
+def _backward_start(steps: Sequence[str], instructions: Mapping[str, hlo.Instruction]) -> int | None:
+    """The first step of the backward pass: a gradient's instruction reading what the forward pass made
+    (a gradient's own constants, a seed of ones, can be scheduled long before)."""
+    for k, name in enumerate(steps):
+        inst = instructions.get(name)
+        if inst is None or not is_gradient(_op_name(inst)):
+            continue
+        for operand in inst.operands:
+            made = _maker(operand, instructions)
+            if made is not None and made.opcode not in ("parameter", "constant") and _op_name(made):
+                if not is_gradient(_op_name(made)):
+                    return k
+    return None
+
+
+def _maker(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:
+    """The instruction that made a value, followed back through tuples, copies and the like."""
+    inst = instructions.get(name)
+    for _ in range(8):
+        if inst is None or inst.opcode not in _HANDS_ON or not inst.operands or _op_name(inst):
+            return inst
+        inst = instructions.get(inst.operands[0])
+    return inst
+
+
+def _opcode(instructions: Mapping[str, hlo.Instruction], value: str) -> str:
+    inst = instructions.get(value.split("{", 1)[0])
+    return "" if inst is None else inst.opcode
+
+
+def _op_name(inst: hlo.Instruction | None) -> str:
+    return "" if inst is None else inst.metadata.op_name or ""
+
+
+def _results(module: hlo.Module) -> dict[str, int]:
+    """The value (``name{index}``) each output of the entry computation is, by output index."""
+    root = module.entry.root
+    if root is None:
+        return {}
+    by_name = module.entry.by_name
+    operands = root.operands if root.opcode == "tuple" else (root.name,)
+    out: dict[str, int] = {}
+    for k, name in enumerate(operands):
+        index: list[str] = []
+        inst = by_name.get(name)
+        for _ in range(8):  # through get-tuple-element (of a loop or a tuple) and bitcasts
+            if inst is None:
+                break
+            if inst.opcode == "get-tuple-element" and inst.operands:
+                index.insert(0, inst.attr("index") or "0")
+                inst = by_name.get(inst.operands[0])
+            elif inst.opcode == "tuple" and index:
+                inst = by_name.get(inst.operands[int(index.pop(0))])
+            elif inst.opcode == "bitcast" and inst.operands:
+                inst = by_name.get(inst.operands[0])
+            else:
+                break
+        if inst is not None:
+            out.setdefault(f"{inst.name}{{{','.join(index)}}}", k)
+    return out
+
+
+def _group_of(
+    allocation: Allocation,
+    value: str,
+    instructions: Mapping[str, hlo.Instruction],
+    context: _Context,
+    span: tuple[int, int],
+    backward: int | None,
+) -> tuple[str, str, SourceLocation | None, str]:
+    if allocation.parameter is not None:
+        k = allocation.parameter
+        index = context.kept[k] if k < len(context.kept) else None
+        path = context.input_paths[index] if index is not None and index < len(context.input_paths) else f"arg {k}"
+        return "argument", path, None, ""
+    name = value.split("{", 1)[0]
+    if allocation.live_out and value in context.results:
+        k = context.results[value]
+        if k < len(context.output_paths):
+            path = context.output_paths[k]
+            return "output", path, user_frame(context.made.get(path, ())), ""
+    inst = _maker(name, instructions) if not _op_name(instructions.get(name)) else instructions.get(name)
+    if inst is None or not _op_name(inst):  # XLA's own copy: it belongs to what it copies
+        inst = _first_named(name, instructions)
+    if inst is None:
+        return "temporary", name, None, ""
+    op_name = inst.metadata.op_name or ""
+    source = user_frame(context.stack_of(inst))
+    scope = scope_of_op_name(op_name)
+    gradient = is_gradient(op_name)
+    saved = backward is not None and not gradient and span[0] < backward <= span[1]
+    base = _value_name(source, op_name, inst.opcode)
+    kind = "saved" if saved else "temporary"
+    return kind, f"{base} (backward)" if gradient else base, source, scope
+
+
+def _first_named(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:
+    """The first instruction with metadata on the way back from ``name`` (any operands, breadth first)."""
+    pending, seen = [name], set()
+    while pending and len(seen) < 32:
+        current = pending.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        inst = instructions.get(current)
+        if inst is None:
+            continue
+        if _op_name(inst):
+            return inst
+        pending.extend(inst.operands)
+    return None
+
+
+def _value_name(source: SourceLocation | None, op_name: str, opcode: str) -> str:
+    """The variable the value's line binds where it binds one, else the operation's name."""
+    if source is not None:
+        names = bound_names(line_text(source.file, source.line))
+        if names is not None and len(names) == 1:
+            return names[0]
+    primitive = op_name.rsplit("/", 1)[-1] if op_name else opcode
+    if primitive == "while":  # what a scan or loop carries from pass to pass, its results stacked
+        return "loop results"
+    return primitive or opcode
