@@ -78,15 +78,28 @@ class Pass:
     of: int
 
 
-def passes_of(places: Sequence[Place | None], runs: Sequence[int | None]) -> tuple[list[Pass | None], dict[Place, int]]:
+def passes_of(
+    places: Sequence[Place | None], runs: Sequence[int | None], signatures: Sequence[Hashable] | None = None
+) -> tuple[list[Pass | None], dict[Place, int]]:
     """Each position's pass (None for a place that ran once) and every place's pass count.
 
     A backward pass runs the loop's passes last first, so its k-th run is pass ``n - k``.
+    With ``signatures`` (each value's primitive), a place's runs count as passes only when
+    every run made the same kinds of operations (a backward pass may skip one where a gradient
+    is not needed, never add another kind): a line met twice for another reason (a scan's line,
+    then its leftovers later) is not a loop.
     """
     counts: dict[Place, int] = {}
-    for here, r in zip(places, runs):
+    seen: dict[tuple[Place, int], list[Hashable]] = {}
+    for k, (here, r) in enumerate(zip(places, runs)):
         if here is not None and r is not None:
             counts[here] = max(counts.get(here, 0), r + 1)
+            if signatures is not None:
+                seen.setdefault((here, r), []).append(signatures[k])
+    if signatures is not None:
+        for here, n in list(counts.items()):
+            if n > 1 and len({frozenset(seen.get((here, r), ())) for r in range(n)}) != 1:
+                counts[here] = 1
     out: list[Pass | None] = []
     for here, r in zip(places, runs):
         n = counts.get(here, 1) if here is not None else 1

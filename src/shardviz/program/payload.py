@@ -18,7 +18,10 @@ from ..engine.grammar import format_spec
 from ..engine.payload import device_columns_payload, kinds_payload, mesh_payload
 from ..engine.runs import encode_runs
 from .frames import is_user_file
+from .memory_payload import memory_timeline_payload
 from .model import ROLES, Collective, ProgramData, SourceLocation, Value
+from .scopes import is_gradient
+from .source_blocks import Blocks
 from .sources import file_label, line_text
 from .wire import FORMULAS
 
@@ -66,12 +69,16 @@ class _Writer:
         self.texts: dict[tuple[int, int], str] = {}
         self.line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
         self.line_numbers: dict[tuple[int | None, int | None], int] = {}
+        self.chains: list[tuple[SourceLocation, ...]] = []
 
     def payload(self) -> dict[str, Any]:
         program = self.program
         # Values first, then collectives: line groups are numbered in that order.
         values = self.value_columns()
         collectives = [self.collective(i, c) for i, c in enumerate(program.collectives)]
+        # Memory groups and steps name lines too: before the line groups are sent.
+        memory_timeline = memory_timeline_payload(program.memory_timeline, self.memory_line)
+        view = self.source_view()
         totals = program.totals
         return {
             "kind": "program",
@@ -112,6 +119,9 @@ class _Writer:
             "bodies": self.bodies.rows,
             "roles": list(ROLES),
             "wire_formulas": dict(FORMULAS),
+            # added within version 1 (docs/program-payload.md): the source view's blocks, memory over the program
+            **view,
+            "memory_timeline": memory_timeline,
         }
 
     # ------------------------------------------------------------------
@@ -196,7 +206,24 @@ class _Writer:
 
     def value_columns(self) -> dict[str, list[Any]]:
         """Values, as columns; lines group them by the user's line."""
-        names = ("name", "label", "role", "primitive", "type", "from", "note", "body", "stack", "line", "listing_line")
+        names = (
+            "name",
+            "label",
+            "role",
+            "primitive",
+            "type",
+            "from",
+            "note",
+            "body",
+            "stack",
+            "line",
+            "listing_line",
+            "scope",
+            "pass",
+            "passes",
+            "backward",
+            "key",
+        )
         columns: dict[str, list[Any]] = {k: [] for k in names}
         for i, v in enumerate(self.program.values):
             # Tables fill in this order (the payload's indices follow it).
@@ -211,6 +238,11 @@ class _Writer:
                 "note": self.notes(v.note),
                 "body": self.body_index(v),
                 "listing_line": v.listing_line,
+                "scope": v.scope,
+                "pass": v.pass_number,
+                "passes": v.passes,
+                "backward": is_gradient(v.key),
+                "key": v.key or v.name,
             }
             row["line"], group = self.line_group(v.source, v.listing_line)
             group["values"].append(i)
@@ -224,6 +256,7 @@ class _Writer:
         group["collectives"].append(i)
         row = _collective_row(c, self.file_index, self.group_sets)
         row["stack"] = self.stack_index(c.stack)
+        self.chains.append(c.stack)
         if not c.parts:
             group["wire_bytes"] += c.total_wire_bytes
         for k, part in enumerate(c.parts):
@@ -231,7 +264,41 @@ class _Writer:
             home["parts"].append([i, k])
             home["wire_bytes"] += part.wire_bytes * c.count
             row["parts"][k]["stack"] = self.stack_index(part.stack)
+            self.chains.append(part.stack)
         return row
+
+    def memory_line(self, source: SourceLocation | None) -> int:
+        """The ``lines`` entry of a memory group's or a step's line (-1 for none)."""
+        if source is None:
+            return -1
+        listing = self.program.source
+        return self.line_group(source, source.line if listing and listing.contains(source.file, source.line) else None)[
+            0
+        ]
+
+    def source_view(self) -> dict[str, Any]:
+        """Each function of the user's the program runs, as its own block, and the calls between them."""
+        listing = self.program.source
+        blocks = Blocks()
+
+        def last(frame: SourceLocation) -> bool:
+            return listing is not None and listing.contains(frame.file, frame.line)
+
+        for v in self.program.values:
+            blocks.add_chain(v.stack, last)
+        for stack in self.chains:
+            blocks.add_chain(stack, last)
+        for b in blocks.blocks:
+            self.files(b.file)
+        return {
+            "functions": [
+                {"name": b.name, "file": self.files(b.file), "first_line": b.first_line, "lines": list(b.lines)}
+                for b in blocks.blocks
+            ],
+            "calls": sorted(
+                [caller, line, callee] for (caller, line), callees in blocks.calls.items() for callee in callees
+            ),
+        }
 
     def mesh_and_devices(self) -> dict[str, Any]:
         program = self.program
@@ -327,6 +394,13 @@ def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[
         "channel_id": c.channel_id,
         "axes_label": c.axes_label,
         "note": c.note,
+        "scope": c.scope,
+        "pass": c.pass_number,
+        "passes": c.passes,
+        "backward": is_gradient(c.op_name),
+        "charged_to": c.charged_to,
+        "charged_role": c.charged_role,
+        "where_label": c.where_label,
         "parts": [
             {
                 "operand": p.operand,
@@ -336,6 +410,11 @@ def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[
                 "file": file_index(p.source.file if p.source else None),
                 "line": p.source.line if p.source else None,
                 "listing_line": p.listing_line,
+                "scope": p.scope,
+                "pass": p.pass_number,
+                "passes": p.passes,
+                "backward": is_gradient(p.op_name),
+                "where_label": p.where_label,
             }
             for p in c.parts
         ],

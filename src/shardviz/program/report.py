@@ -18,6 +18,7 @@ from ..text.lines import clip as _fit
 from ..text.lines import flow_after as _flow
 from ..text.ranges import format_bytes
 from .frames import is_user_file
+from .memory import MemoryGroup, MemoryTimeline
 from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
 from .sources import file_label, line_text
 
@@ -218,6 +219,38 @@ def _line_head(source: SourceLocation | None, members: list[Charge], width: int)
     return [_fit(head, width)] + ([_fit(f"      {code}", width)] if code else [])
 
 
+TOP_GROUPS = 6
+
+
+def memory_lines(timeline: MemoryTimeline, width: int, top: int = TOP_GROUPS) -> list[str]:
+    """The peak of memory over the program and the largest groups live then, one per line."""
+    where = timeline.step_sources[timeline.peak_step] if timeline.step_sources else None
+    at = f" ({file_label(where.file)}:{where.line})" if where is not None else ""
+    head = (
+        f"peak {format_bytes(timeline.peak_bytes)} per device at step {timeline.peak_step + 1} of "
+        f"{len(timeline.steps)}{at}, from XLA's buffer live ranges; live then:"
+    )
+    out = _flow("", [head], width)
+    live = timeline.at_peak
+    for group, n in live[:top]:
+        out += _flow("  ", [f"{format_bytes(n):>9}  {group_text(group)}"], width)
+    rest = live[top:]
+    if rest:
+        out += _flow("  ", [f"{format_bytes(sum(n for _, n in rest)):>9}  {plural(len(rest), 'more group')}"], width)
+    return out
+
+
+def group_text(group: MemoryGroup) -> str:
+    """``argument params['w1']``, ``saved h, In [3]:5 (layers_0)``: what a memory group is and where it is made."""
+    kind = {"saved": "kept for the backward pass:"}.get(group.kind, group.kind)
+    text = f"{kind} {group.label}"
+    if group.source is not None:
+        text += f", {file_label(group.source.file)}:{group.source.line}"
+    if group.scope:
+        text += f" ({group.scope})"
+    return text
+
+
 def _axis_totals(program: ProgramData, width: int, use_color: bool, true_color: bool) -> list[str]:
     totals = program.totals
     if not program.collectives:
@@ -245,6 +278,7 @@ def _axis_totals(program: ProgramData, width: int, use_color: bool, true_color: 
 
 def _memory(program: ProgramData, width: int) -> list[str]:
     m = program.memory
+    timeline = program.memory_timeline
     out = [""]
     if m is None:
         out.append("memory per device: not reported by JAX for this backend")
@@ -252,19 +286,21 @@ def _memory(program: ProgramData, width: int) -> list[str]:
         parts = [
             f"arguments {format_bytes(m.argument_bytes)}",
             f"outputs {format_bytes(m.output_bytes)}",
-            f"temporaries {format_bytes(m.temp_bytes)}",
+            f"scratch set aside {format_bytes(m.temp_bytes)}",
             f"aliased {format_bytes(m.alias_bytes)}",
         ]
-        if m.peak_bytes is not None:
+        if timeline is None and m.peak_bytes is not None:
             parts.append(f"peak live {format_bytes(m.peak_bytes)}")
         out += _flow("memory per device:", parts, width)
-        if m.peak_bytes is not None and m.peak_bytes < m.temp_bytes:
+        if timeline is None and m.peak_bytes is not None and m.peak_bytes < m.temp_bytes:
             why = (
                 "temporaries is the scratch space XLA sets aside; peak live is the most its schedule holds at "
                 "once (arguments, outputs and temporaries together), so it can be the smaller: not every "
                 "temporary is alive at the same time"
             )
             out += _flow("  ", [why], width)
+    if timeline is not None:
+        out += memory_lines(timeline, width)
     flops = "not reported" if program.flops is None else f"{program.flops:.4g}"
     counted = program.matmul_flops
     if counted is not None and (program.flops is None or counted > program.flops * 1.01):

@@ -102,7 +102,7 @@ class ValueReader:
             for w, v, scope in zip(walked, out, scopes)
         ]
         runs = run_numbers(places)
-        self.passes, self.place_passes = passes_of(places, runs)
+        self.passes, self.place_passes = passes_of(places, runs, [w.primitive for w in walked])
         # Names go by line whatever the scope (a Flax module called on a line is still that line's).
         by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
         labels = self._labels(walked, out, by_line, run_numbers(by_line))

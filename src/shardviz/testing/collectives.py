@@ -264,6 +264,8 @@ def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | No
         sources = [part.source for part in getattr(c, "parts", ())] or [c.source]
         for source in dict.fromkeys(sources):
             out.append(f"      at {where(source)}")
+        if getattr(c, "where_label", ""):
+            out.append(f"      in {c.where_label}")
     if shown > LISTED:
         out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
     return ["collectives not allowed:", *out] if out else []
@@ -280,7 +282,19 @@ def _by_line(charges: list[LineCharge]) -> list[tuple[SourceLocation | None, int
 
 def _charge_row(ch: LineCharge) -> str:
     c = ch.collective
-    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
+    told_apart = _told_apart(ch)
+    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})" + (
+        f"  [{told_apart}]" if told_apart else ""
+    )
+
+
+def _told_apart(ch: LineCharge) -> str:
+    """The layer (name scope), loop pass or array that tells this charge apart from its line's others."""
+    c = ch.collective
+    for part in getattr(c, "parts", ()):
+        if part.source == ch.source and getattr(part, "where_label", ""):
+            return str(part.where_label)
+    return str(getattr(c, "where_label", ""))
 
 
 def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> list[str]:

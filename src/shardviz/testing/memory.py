@@ -13,6 +13,7 @@ from ..engine.describe import describe
 from ..engine.layout import Layout
 from ..errors import ShardingError
 from ..program.model import ProgramData
+from ..program.report import memory_lines
 from ..tree.describe import describe_tree
 from ..tree.model import TreeData, leaf_name
 from ..tree.tree import TreeLayout
@@ -106,7 +107,10 @@ def _program_message(program: ProgramData, used: int, budget: int) -> str:
         f"+ temporaries {format_bytes(m.temp_bytes)} - aliased {format_bytes(m.alias_bytes)} "
         "(Compiled.memory_analysis(), per device)",
     ]
-    if m.peak_bytes is not None:
+    timeline = program.memory_timeline
+    if timeline is not None:  # what is live when memory peaks, as the program's report says it
+        lines += ["", *memory_lines(timeline, 100, top=LISTED)]
+    elif m.peak_bytes is not None:
         lines.append(f"  peak live bytes (memory_analysis): {format_bytes(m.peak_bytes)}")
     for title, paths, layouts in (
         ("largest arguments", program.input_paths, program.inputs),
