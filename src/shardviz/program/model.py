@@ -337,6 +337,7 @@ class TraceOrigin:
     leaves: tuple[Any, ...]
     array_leaf: tuple[bool, ...]  # which leaves are arrays (have a Layout in inputs)
     mesh: Any = None  # the jax.sharding.Mesh new input specs are laid out on
+    context_mesh: Any = None  # the mesh jax.set_mesh had set when it was traced: traced again under it
 
 
 @dataclass(frozen=True, eq=False)

@@ -165,7 +165,22 @@ def retrace(program: Program, specs: Sequence[Any]) -> Program:
             continue
         new_leaves[i] = _placed(origin.leaves[i], spec, mesh, program.input_paths[k - 1])
     args, kwargs = jax.tree_util.tree_unflatten(origin.tree, new_leaves)
-    return trace(origin.fun, *args, **kwargs)
+    context = origin.context_mesh
+    if context is None or _context_mesh() is context:
+        return trace(origin.fun, *args, **kwargs)
+    # A body that names bare P(...) (reshard, out_sharding) needs the mesh it was traced under set again:
+    # a widget's edit arrives outside the user's `with jax.set_mesh(mesh):` block.
+    with jax.set_mesh(context):
+        return trace(origin.fun, *args, **kwargs)
+
+
+def _context_mesh() -> Any:
+    """The concrete mesh ``jax.set_mesh`` has set here, or None."""
+    try:
+        mesh = jax.sharding.get_mesh()
+    except Exception:
+        return None
+    return mesh if isinstance(mesh, Mesh) and not mesh.empty else None
 
 
 def ref_refusal(path: str) -> str:
@@ -436,7 +451,9 @@ def _assemble(
         machine_devices=jax.device_count(),
         hlo_module=module.name,
         totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
-        origin=TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh),
+        origin=TraceOrigin(
+            fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh, _context_mesh()
+        ),
         layout_changes=layout_changes(input_paths, inputs, output_paths, outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
@@ -621,11 +638,11 @@ def _input_layouts(leaves: Sequence[Any], array_leaf: Sequence[bool], shardings:
     dynamic = [leaf for leaf, a in zip(leaves, array_leaf) if a]
     for leaf, sharding in zip(dynamic, shardings):
         if isinstance(leaf, jax.Array) or (isinstance(leaf, jax.ShapeDtypeStruct) and leaf.sharding is not None):
-            out.append(describe(leaf))
+            out.append(_layout_of(leaf))
             continue
         # NumPy arrays, Python scalars, unplaced structs: where the program puts them.
         aval = jax.typeof(leaf)
-        layout = describe(jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=sharding))
+        layout = _layout_of(jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=sharding))
         out.append(replace(layout, type_str=str(aval)) if layout.type_str != str(aval) else layout)
     return tuple(out)
 
@@ -635,9 +652,28 @@ def _output_layouts(traced: Any, shardings: Sequence[Any]) -> tuple[tuple[Layout
     layouts = []
     paths = []
     for (path, info), sharding in zip(infos, shardings):
-        layouts.append(describe(jax.ShapeDtypeStruct(info.shape, info.dtype, sharding=sharding)))
+        layouts.append(_layout_of(jax.ShapeDtypeStruct(info.shape, info.dtype, sharding=sharding)))
         paths.append("out" + jax.tree_util.keystr(path))
     return tuple(layouts), tuple(paths)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_layout(kind: str, sharding: Any, shape: tuple[int, ...], dtype: Any, type_str: str) -> Layout:
+    struct = jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+    layout = describe(struct)
+    return replace(layout, has_array=True, type_str=type_str) if kind == "array" else layout
+
+
+def _layout_of(leaf: Any) -> Layout:
+    """One layout per distinct sharding, shape and dtype: a step's parameters and optimizer state share a few.
+
+    An array's layout is its struct's, marked as having an array; a sharding that cannot be
+    hashed is described on its own."""
+    kind = "array" if isinstance(leaf, jax.Array) else "struct"
+    try:
+        return _cached_layout(kind, leaf.sharding, tuple(leaf.shape), leaf.dtype, str(jax.typeof(leaf)))
+    except TypeError:  # an unhashable sharding
+        return describe(leaf)
 
 
 _KEY = re.compile(r"\[[^\]]*\]|\.[A-Za-z_]\w*")
