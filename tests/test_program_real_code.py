@@ -409,6 +409,8 @@ def test_a_value_read_only_by_dead_values_is_dead_too():
     prog = shardviz.trace(f, jnp.ones(4))
     by_primitive = {v.primitive: v for v in prog.values}
     assert by_primitive["sin"].name == "b" and by_primitive["cos"].name == "_"
+    # the names users see: a dead value is never named after its line's variable
+    assert by_primitive["sin"].label == "%b" and by_primitive["cos"].label.startswith("%_")
     assert by_primitive["sin"].sharding_from == by_primitive["cos"].sharding_from == "dead"
     assert by_primitive["mul"].layout is not None
 

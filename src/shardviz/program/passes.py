@@ -38,7 +38,7 @@ def place(stack: Sequence[SourceLocation], scope: str, name_text: str, extra: Ha
     return (chain, scope, is_gradient(name_text), extra)
 
 
-def run_numbers(places: Sequence[Place | None]) -> list[int | None]:
+def run_numbers(places: Sequence[Place | None], signatures: Sequence[Hashable] | None = None) -> list[int | None]:
     """For each position, which run of its place it is in (0 first); None where it has no place.
 
     A stretch of one place is broken by a position of another place whose call
@@ -58,6 +58,39 @@ def run_numbers(places: Sequence[Place | None]) -> list[int | None]:
             run[here] += 1
         last[here] = j
         out[j] = run[here]
+    return out if signatures is None else _split_repeats(places, out, signatures)
+
+
+def _split_repeats(
+    places: Sequence[Place | None], runs: Sequence[int | None], signatures: Sequence[Hashable]
+) -> list[int | None]:
+    """Runs that repeat one block of operations, each at the same columns, split into one run per repeat.
+
+    A loop whose body is this one line (``for w in ws: x = tanh(x @ w)``) leaves
+    no other line between its passes; the same operations at the same columns
+    over and over are its passes (a nested ``tanh(tanh(x @ w) @ w)`` has its
+    calls at other columns, so it is no repeat).
+    """
+    members: dict[tuple[Place, int], list[int]] = {}
+    for k, (here, r) in enumerate(zip(places, runs)):
+        if here is not None and r is not None:
+            members.setdefault((here, r), []).append(k)
+    pieces: dict[tuple[Place, int], list[list[int]]] = {}
+    for key, found in members.items():
+        seq = [signatures[k] for k in found]
+        period = next(
+            (q for q in range(1, len(seq) // 2 + 1) if len(seq) % q == 0 and seq == seq[:q] * (len(seq) // q)),
+            None,
+        )
+        pieces[key] = [found] if period is None else [found[i : i + period] for i in range(0, len(found), period)]
+    out: list[int | None] = [None] * len(runs)
+    next_run: dict[Place, int] = {}
+    for (here, _), chunks in sorted(pieces.items(), key=lambda kv: kv[1][0][0]):
+        for chunk in chunks:
+            n = next_run.get(here, 0)
+            for k in chunk:
+                out[k] = n
+            next_run[here] = n + 1
     return out
 
 

@@ -101,11 +101,12 @@ class ValueReader:
             None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
             for w, v, scope in zip(walked, out, scopes)
         ]
-        runs = run_numbers(places)
+        columns = [(w.primitive, v.source.column if v.source is not None else -1) for w, v in zip(walked, out)]
+        runs = run_numbers(places, columns)
         self.passes, self.place_passes = passes_of(places, runs, [w.primitive for w in walked])
         # Names go by line whatever the scope (a Flax module called on a line is still that line's).
         by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
-        labels = self._labels(walked, out, by_line, run_numbers(by_line))
+        labels = self._labels(walked, out, by_line, run_numbers(by_line, columns))
         keys = _keys(walked, out, labels)
         return tuple(
             replace(
@@ -299,10 +300,21 @@ def _name_by_line(
     handed: Sequence[int],
     labels: list[str],
 ) -> set[int]:
-    """Name, per pass of each line (and per call of a helper), the value it hands on by what it binds."""
+    """Name, per pass of each line (and per call of a helper), the value it hands on by what it binds.
+
+    A pass of a one-line loop hands its value on to the same line's next pass: there the
+    pass's last live forward value is what the line binds."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i in handed:
         groups.setdefault((places[i], runs[i], values[i].bodies), []).append(i)
+    several = {p for p, r in zip(places, runs) if p is not None and r is not None and r > 0}
+    last: dict[tuple[Any, ...], int] = {}
+    for i, (w, v) in enumerate(zip(walked, values)):
+        if places[i] in several and not w.dead and v.role != "input":
+            if not any(part.startswith("transpose") for part in w.name_stack):
+                last[(places[i], runs[i], v.bodies)] = i
+    for key, i in last.items():
+        groups.setdefault(key, [i])
     named: set[int] = set()
     for found in groups.values():
         source = values[found[0]].source
