@@ -39,6 +39,15 @@ export interface ProgramValues {
   label?: string[];
   /** Each value's call chain, an index into `stacks` (-1: none recorded). */
   stack?: number[];
+  /** Name scopes (`layers_2/attn`), `""` for none. */
+  scope?: string[];
+  /** The Python loop pass that made it (1-based) and its line's passes; null where the line ran once. */
+  pass?: (number | null)[];
+  passes?: (number | null)[];
+  /** A value of the backward pass (a gradient). */
+  backward?: boolean[];
+  /** Unique in the program and stable across re-traces: what a selection is carried by. */
+  key?: string[];
 }
 
 export interface ProgramLine {
@@ -117,6 +126,45 @@ export interface ProgramCollective {
   /** A combined collective's operands (empty otherwise). */
   parts?: ProgramCollectivePart[];
   stack?: number;
+  scope?: string;
+  pass?: number | null;
+  passes?: number | null;
+  backward?: boolean;
+  /** The output's or input's path when XLA added it to lay that array out (`""` otherwise). */
+  charged_to?: string;
+  charged_role?: string;
+  /** Scope, pass and charged array in words: what tells it apart from its line's others. */
+  where_label?: string;
+}
+
+/** One function the program runs, as its own block of source. */
+export interface ProgramFunction {
+  name: string;
+  file: number;
+  first_line: number;
+  lines: string[];
+}
+
+/** Memory over the program per device (docs/program-payload.md). */
+export interface ProgramMemoryTimeline {
+  steps: number;
+  step_bytes: number[];
+  step_lines: Run[];
+  peak_bytes: number;
+  peak_step: number;
+  backward_step: number | null;
+  xla_peak_bytes: number | null;
+  kinds: string[];
+  groups: {
+    kind: number[];
+    label: string[];
+    line: number[];
+    scope: string[];
+    peak_bytes: number[];
+    most_bytes: number[];
+  };
+  buffers: { group: number[]; start: number[]; end: number[]; bytes: number[] };
+  buffers_left_out: number;
 }
 
 /** An output laid out unlike the input it stands for. */
@@ -196,6 +244,11 @@ export interface ProgramPayload {
   files: string[];
   /** How the user knows each file: `In [3]` for a notebook cell, else its name. */
   file_labels?: string[];
+  /** Each function the program runs as its own source block; `calls` links call sites to them. */
+  functions?: ProgramFunction[];
+  /** `[caller block, line, callee block]`. */
+  calls?: [number, number, number][];
+  memory_timeline?: ProgramMemoryTimeline | null;
   /** Call chains: the user's own frames, innermost first, `[file, line, function]`. */
   stacks?: [number, number, string][][];
   /** The text of every line on a chain or with something on it: `[file, line, text]`. */

@@ -418,8 +418,10 @@ function carried(before: Program, after: Program, selection: ProgramSelection): 
     return selection.index < list.length ? selection : null;
   }
   if (selection.kind === "value") {
-    const name = before.payload.values.name[selection.index];
-    const index = after.payload.values.name.indexOf(name);
+    // By the value's key, unique and stable across re-traces (names repeat: `_`); older payloads by name.
+    const keys = before.payload.values.key && after.payload.values.key;
+    const name = (before.payload.values.key ?? before.payload.values.name)[selection.index];
+    const index = (keys ? (after.payload.values.key ?? []) : after.payload.values.name).indexOf(name);
     return index >= 0 ? { kind: "value", index } : null;
   }
   const name = before.payload.collectives[selection.index]?.name;

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any, cast
 
 from . import hlo
 from .model import Collective, CollectivePart, SourceLocation
@@ -176,7 +177,7 @@ def _value_place(here: Place | None, place_passes: Mapping[Place, int]) -> Place
     (into the code that called ``trace``), the jaxpr's stop there, so the longest common start counts."""
     if here is None:
         return None
-    chain = here[0]
+    chain = cast(tuple[Any, ...], here[0])
     for n in range(len(chain), 0, -1):
         candidate = (chain[:n], *here[1:])
         if candidate in place_passes:

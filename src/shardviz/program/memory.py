@@ -157,8 +157,8 @@ def memory_timeline(
         per_group_steps.setdefault(b.group, []).append(b)
         if b.start <= peak_step <= b.end:
             at_peak[b.group] += b.bytes
-    for g, members in per_group_steps.items():
-        most[g] = max(_step_bytes(members, len(steps), group=True) or [0])
+    for g, held in per_group_steps.items():
+        most[g] = max(_step_bytes(held, len(steps)) or [0])
     return MemoryTimeline(
         steps=tuple(steps),
         step_bytes=tuple(step_bytes),
@@ -210,7 +210,7 @@ def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[lis
     return out
 
 
-def _step_bytes(buffers: Sequence[LiveBuffer], steps: int, group: bool = False) -> list[int]:
+def _step_bytes(buffers: Sequence[LiveBuffer], steps: int) -> list[int]:
     diff = [0] * (steps + 1)
     for b in buffers:
         if b.start >= steps:
@@ -325,7 +325,8 @@ def _group_of(
 
 def _first_named(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:
     """The first instruction with metadata on the way back from ``name`` (any operands, breadth first)."""
-    pending, seen = [name], set()
+    pending: list[str] = [name]
+    seen: set[str] = set()
     while pending and len(seen) < 32:
         current = pending.pop(0)
         if current in seen:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from .frames import is_user_file
 from .model import SourceLocation
@@ -95,12 +95,12 @@ def _split_repeats(
 
 
 def _broken(places: Sequence[Place | None], start: int, stop: int, here: Place) -> bool:
-    line = here[0][0]
+    line = cast(tuple[Any, ...], here[0])[0]
     for k in range(start + 1, stop):
         other = places[k]
         if other is None or other == here:
             continue
-        if line not in other[0]:  # not a callee of this line: another line ran in between
+        if line not in cast(tuple[Any, ...], other[0]):  # not a callee of this line: another line ran in between
             return True
     return False
 

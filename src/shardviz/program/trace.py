@@ -759,9 +759,9 @@ def _collective(
     mine = user_frame(stack)
     charged_to, charged_role = "", ""
     if mine is None and arrays is not None:  # XLA's own: laying out an output, or taking in an input
-        found = arrays.charge(op)
-        if found is not None:
-            charged_role, charged_to, array_stack = found
+        charge = arrays.charge(op)
+        if charge is not None:
+            charged_role, charged_to, array_stack = charge
             stack = array_stack + stack
             mine = user_frame(stack)
     note = ""

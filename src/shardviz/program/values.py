@@ -148,7 +148,8 @@ class ValueReader:
             if v.role == "output" or readers.get(id(w.var), set()) - {here}:
                 handed.append(i)
         named = _name_by_line(walked, values, places, runs, handed, labels)
-        lines_named = {(values[i].source.file, values[i].source.line) for i in named if values[i].source is not None}
+        sources = [values[i].source for i in named]
+        lines_named = {(source.file, source.line) for source in sources if source is not None}
         _name_by_caller(values, handed, named, labels, lines_named)
         for i, w in enumerate(walked):
             k = _index_of(self.outvars, w.var) if w.role == "output" else None
