@@ -160,6 +160,28 @@ source_target_pairs={{0,1},{1,0},{2,3},{3,2}}
 """
 
 
+# A -start whose -done is not in the module (a module cut before the -done, or one read
+# mid-pipeline): the -start's tuple is (operands..., results...), flat for one operand and
+# nested for several, and the result is read from its second half.
+ASYNC_START_ONLY_MODULE = """\
+HloModule async_start_only, num_partitions=4
+
+ENTRY %main (a: f32[8], b: f32[4]) -> ((f32[8], f32[32]), ((f32[8], f32[4]), (f32[32], f32[16])), \
+(f32[8], f32[8], u32[], u32[])) {
+  %a = f32[8]{0} parameter(0)
+  %b = f32[4]{0} parameter(1)
+  %all-gather-start = (f32[8]{0}, f32[32]{0}) all-gather-start(%a), channel_id=1, replica_groups={{0,1,2,3}}, \
+dimensions={0}, use_global_device_ids=true
+  %all-gather-start.1 = ((f32[8]{0}, f32[4]{0}), (f32[32]{0}, f32[16]{0})) all-gather-start(%a, %b), channel_id=2, \
+replica_groups={{0,1,2,3}}, dimensions={0}, use_global_device_ids=true
+  %collective-permute-start = (f32[8]{0}, f32[8]{0}, u32[], u32[]) collective-permute-start(%a), channel_id=3, \
+source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  ROOT %out = ((f32[8]{0}, f32[32]{0}), ((f32[8]{0}, f32[4]{0}), (f32[32]{0}, f32[16]{0})), \
+(f32[8]{0}, f32[8]{0}, u32[], u32[])) tuple(%all-gather-start, %all-gather-start.1, %collective-permute-start)
+}
+"""
+
+
 def portable(text: str) -> str:
     return text.replace(ROOT, "")
 
@@ -182,6 +204,8 @@ def main() -> None:
 
     (OUT / "async_collectives.hlo").write_text(_hlo.hlo_module_from_text(ASYNC_MODULE).to_string())
     print("wrote", OUT / "async_collectives.hlo", file=sys.stderr)
+    (OUT / "async_start_only.hlo").write_text(_hlo.hlo_module_from_text(ASYNC_START_ONLY_MODULE).to_string())
+    print("wrote", OUT / "async_start_only.hlo", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -197,9 +197,15 @@ def collective_ops(module: Module) -> list[CollectiveOp]:
 
 def _done_result(shape: Shape, inst: Instruction) -> Shape:
     """The data a collective returns: a ``-start`` without its ``-done`` returns
-    (operands..., results...) in one tuple, so keep the results half."""
-    if inst.opcode.endswith("-start") and shape.is_tuple and len(shape.tuple_shapes) >= 2 * len(inst.operands) > 0:
-        n = len(inst.operands)
+    (operands..., results...) in one tuple, so keep the results half: flat for one
+    operand, ``((operands...), (results...))`` for several."""
+    if not inst.opcode.endswith("-start") or not shape.is_tuple:
+        return shape
+    n = len(inst.operands)
+    halves = shape.tuple_shapes
+    if n > 1 and len(halves) == 2 and all(h.is_tuple and len(h.tuple_shapes) == n for h in halves):
+        return halves[1]
+    if len(shape.tuple_shapes) >= 2 * n > 0:
         rest = shape.tuple_shapes[n : 2 * n]
         return rest[0] if n == 1 else Shape("tuple", tuple_shapes=tuple(rest))
     return shape
