@@ -1,6 +1,6 @@
 """Regenerate the HLO fixtures in tests/fixtures/hlo/ from real compiles.
 
-    python tests/make_hlo_fixtures.py            # 8 simulated CPU devices
+    python tests/make_hlo_fixtures.py [DIR]      # 8 simulated CPU devices; DIR: elsewhere than fixtures/hlo
 
 Each program below is compiled once on a 2x4 mesh (x, y) of Auto axes and
 its compiled text (``Compiled.as_text()``) written to ``<name>.hlo``;
@@ -186,27 +186,26 @@ def portable(text: str) -> str:
     return text.replace(ROOT, "")
 
 
-def main() -> None:
+def main(out: pathlib.Path = OUT) -> None:
     assert jax.device_count() == 8, jax.device_count()
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     for name, fun, args in programs():
         compiled = jax.jit(fun).lower(*args).compile()
-        (OUT / f"{name}.hlo").write_text(portable(compiled.as_text()))
-        print("wrote", OUT / f"{name}.hlo", file=sys.stderr)
+        (out / f"{name}.hlo").write_text(portable(compiled.as_text()))
+        print("wrote", out / f"{name}.hlo", file=sys.stderr)
     # The module just before SPMD partitioning: shardings on every instruction.
     with tempfile.TemporaryDirectory() as folder:
         lowered = jax.jit(scan_grad).lower(put((6, 32, 32), P(None, "y", None)), put((16, 32), P("x", None)))
         lowered.compile(compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": "spmd-partitioning"})
         (found,) = glob.glob(os.path.join(folder, "*before_spmd-partitioning.txt"))
-        (OUT / "before_partitioning.hlo").write_text(portable(pathlib.Path(found).read_text()))
-    print("wrote", OUT / "before_partitioning.hlo", file=sys.stderr)
+        (out / "before_partitioning.hlo").write_text(portable(pathlib.Path(found).read_text()))
+    print("wrote", out / "before_partitioning.hlo", file=sys.stderr)
     from jaxlib import _hlo
 
-    (OUT / "async_collectives.hlo").write_text(_hlo.hlo_module_from_text(ASYNC_MODULE).to_string())
-    print("wrote", OUT / "async_collectives.hlo", file=sys.stderr)
-    (OUT / "async_start_only.hlo").write_text(_hlo.hlo_module_from_text(ASYNC_START_ONLY_MODULE).to_string())
-    print("wrote", OUT / "async_start_only.hlo", file=sys.stderr)
+    for name, text in (("async_collectives", ASYNC_MODULE), ("async_start_only", ASYNC_START_ONLY_MODULE)):
+        (out / f"{name}.hlo").write_text(_hlo.hlo_module_from_text(text).to_string())
+        print("wrote", out / f"{name}.hlo", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    main(pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)

@@ -8,7 +8,12 @@ it too.
 
 from __future__ import annotations
 
+import difflib
+import os
 import pathlib
+import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -140,7 +145,7 @@ def test_stack_frames_parent_is_printed_one_higher():
     assert "3 {file_location_id=3 parent_frame_id=3}" in text  # the raw table points at itself
     source = (pathlib.Path(__file__).parent / "make_hlo_fixtures.py").read_text().splitlines()
     compile_line = 1 + next(i for i, s in enumerate(source) if "jax.jit(fun).lower(*args).compile()" in s)
-    main_line = 1 + next(i for i, s in enumerate(source) if s == "    main()")
+    main_line = 1 + next(i for i, s in enumerate(source) if s.startswith("    main("))
     assert source[32 - 1].strip().startswith("c = a @ b")
     chain = [(f.function, f.line) for f in mod.frames(3)]
     assert chain == [("matmul_contracting", 32), ("main", compile_line), ("<module>", main_line)]
@@ -338,3 +343,47 @@ def test_every_fixture_is_valid_hlo_for_xla():
     """XLA's own parser reads every fixture (the hand-made one too)."""
     for path in FIXTURES.glob("*.hlo"):
         _hlo.hlo_module_from_text(path.read_text())
+
+
+# The script's own driver frames (main, <module>) move whenever the script below its programs is
+# edited; the programs' frames, instructions, groups and shapes are what a new JAX may change.
+_DRIVER_FRAME = re.compile(r"^(\d+ \{file_name_id=\d+ function_name_id=(\d+) line=)\d+ end_line=\d+", re.M)
+
+
+def _without_driver_lines(text: str) -> str:
+    names = dict(re.findall(r'^(\d+) "([^"]*)"$', text.split("FileLocations", 1)[0], re.M))
+    drivers = {k for k, name in names.items() if name in ("main", "<module>")}
+
+    def cut(m: re.Match[str]) -> str:
+        return m.group(1) + "L end_line=L" if m.group(2) in drivers else m.group(0)
+
+    return _DRIVER_FRAME.sub(cut, text)
+
+
+def test_the_fixtures_are_what_jax_compiles_today(tmp_path):
+    """The fixtures' programs compiled again (in a process of 8 simulated devices, as the
+    script runs) give the saved text, so a change in how JAX or XLA compiles them fails
+    here: then run the script and read the expectations above against the new files."""
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=8"}
+    root = pathlib.Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, SCRIPT, str(tmp_path)], cwd=root, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    saved = sorted(p.name for p in FIXTURES.glob("*.hlo"))
+    assert sorted(p.name for p in tmp_path.glob("*.hlo")) == saved
+    for name in saved:
+        now, before = (tmp_path / name).read_text(), (FIXTURES / name).read_text()
+        if _without_driver_lines(now) != _without_driver_lines(before):
+            diff = difflib.unified_diff(before.splitlines(), now.splitlines(), "saved", "today", lineterm="", n=1)
+            pytest.fail(f"{name} compiles differently today (python {SCRIPT} writes it anew):\n" + "\n".join(diff))
+
+
+def test_the_comparison_ignores_only_the_scripts_driver_lines():
+    text = (FIXTURES / "matmul_contracting.hlo").read_text()
+    moved = re.sub(r"line=(\d+) end_line=\1 column=4 ", "line=999 end_line=999 column=4 ", text, count=1)
+    assert moved != text and _without_driver_lines(moved) == _without_driver_lines(text)
+    program_line = text.replace("line=32 end_line=32", "line=31 end_line=31")
+    assert program_line != text and _without_driver_lines(program_line) != _without_driver_lines(text)
+    other = text.replace("replica_groups={{0,1,2,3},{4,5,6,7}}", "replica_groups={{0,1},{2,3},{4,5},{6,7}}")
+    assert other != text and _without_driver_lines(other) != _without_driver_lines(text)
