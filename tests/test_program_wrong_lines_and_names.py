@@ -284,3 +284,54 @@ def test_an_async_start_without_its_done_returns_its_results_half():
     assert [s.byte_size for s in two.result.tuple_shapes] == [32 * 4, 16 * 4]
     permute = found["collective-permute-start"]
     assert (permute.kind, permute.result.byte_size) == ("collective-permute", 8 * 4)
+
+
+# --------------------------------------------------------------------------
+# reads of a Ref under Auto axes
+
+
+def test_a_ref_read_under_auto_axes_is_laid_out_as_what_the_ref_holds(mesh):
+    """XLA makes no instruction for ``w = w_ref[...]`` (the value is the ref's buffer), so the
+    partitioner's dump has no layout for it: it is laid out as the ref's array, and after a
+    whole write, as the value written. A read after a write to part of the ref is no one
+    value's, and is not claimed."""
+    constraint = NamedSharding(mesh, P("data", None))
+
+    def step(w_ref, x):
+        w = w_ref[...]
+        h = jnp.tanh(x @ w)
+        w_ref[...] = jax.lax.with_sharding_constraint(w * 0.5, constraint)
+        again = w_ref[...]
+        w_ref[0] = again[1]
+        after_row = w_ref[...]
+        return h.sum() + again.sum() + after_row.sum()
+
+    array = jax.device_put(jnp.ones((16, 32)), NamedSharding(mesh, P(None, "model")))
+    x = jax.device_put(jnp.ones((8, 16)), NamedSharding(mesh, P("data", None)))
+    prog = shardviz.trace(step, jax.ref.new_ref(array), x)
+    assert prog.sharding_mode == "auto"
+    reads = {v.label: v for v in prog.values if v.primitive == "get" and v.shape == (16, 32)}
+    assert set(reads) == {"w", "again", "after_row"}
+    assert reads["w"].spec == shardviz.describe(array).spec == ((), ("model",))
+    assert reads["w"].sharding_from == "argument"
+    assert reads["again"].spec == (("data",), ())  # the constraint's P("data", None)
+    assert reads["again"].sharding_from == "xla"
+    assert reads["after_row"].sharding_from == "unknown"
+
+
+def first_row(a):
+    row = a[1:2]
+    return (row * 2).sum()
+
+
+def test_a_value_xla_splits_unevenly_is_said_so_and_the_trace_goes_on(mesh):
+    """XLA keeps a one-row slice of an array split over ``data`` split over ``data`` too, padding
+    the blocks; JAX has no such layout, so the value's layout is unknown and says why (the trace
+    used to fail on it with shardviz's own ShardingError)."""
+    a = jax.device_put(jnp.ones((16, 32)), NamedSharding(mesh, P("data", "model")))
+    prog = shardviz.trace(first_row, a)
+    (row,) = [v for v in prog.values if v.label == "row"]
+    assert row.shape == (1, 32) and row.sharding_from == "unknown"
+    assert "unevenly" in row.note and "devices=[2,4]" in row.note
+    with pytest.raises(ValueError):  # JAX's own answer: no sharding of 1 row over 2 devices
+        jax.device_put(jnp.ones((1, 32)), NamedSharding(mesh, P("data", None))).block_until_ready()

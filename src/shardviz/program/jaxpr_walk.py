@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from jax import tree_util
 from jax.extend import core as jex_core
 
 from .frames import user_frame
@@ -255,6 +256,40 @@ def reader_lines(jaxpr: Any, caller: tuple[str, int] | None = None) -> dict[int,
                 for k, lines in reader_lines(sub, where).items():
                     out.setdefault(k, set()).update(lines)
     return out
+
+
+def ref_reads(jaxpr: Any) -> dict[int, Any]:
+    """For each whole read of a ``Ref`` argument (``w = w_ref[...]``, ``jax.ref.get``), by the
+    read value's ``id``, the variable the ref holds then: the argument itself until a whole
+    write (``w_ref[...] = new``) hands it ``new``. XLA has no instruction for such a read (the
+    value is the ref's buffer), so its layout is what the ref holds. After a write to part of
+    the ref (``w_ref[0] = row``) what it holds is no one variable, and its reads are left out.
+    """
+    holds: dict[int, Any] = {id(v): v for v in jaxpr.invars if _is_ref(v)}
+    out: dict[int, Any] = {}
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name not in ("get", "swap") or not eqn.invars or id(eqn.invars[0]) not in holds:
+            continue
+        ref, whole = eqn.invars[0], _whole_ref(eqn)
+        held = holds[id(ref)]
+        if name == "get" and whole and held is not None:
+            out[id(eqn.outvars[0])] = held
+        elif name == "swap":
+            holds[id(ref)] = eqn.invars[1] if whole and isinstance(eqn.invars[1], jex_core.Var) else None
+    return out
+
+
+def _is_ref(var: Any) -> bool:
+    return isinstance(var, jex_core.Var) and type(var.aval).__name__ == "AbstractRef"
+
+
+def _whole_ref(eqn: Any) -> bool:
+    """Whether a ``get`` or ``swap`` reads or writes the whole ref (no indexers: ``ref[...]``)."""
+    return eqn.params.get("tree") == _NO_INDEXERS and len(eqn.invars) == (2 if eqn.primitive.name == "swap" else 1)
+
+
+_NO_INDEXERS = tree_util.tree_structure(())
 
 
 def _eqn_lists(jaxpr: Any) -> Iterator[list[Any]]:

@@ -27,7 +27,7 @@ from ..engine.layout import Layout
 from . import axes as _axes
 from . import hlo
 from .frames import user_frame
-from .jaxpr_walk import JaxprValue, reader_lines
+from .jaxpr_walk import JaxprValue, reader_lines, ref_reads
 from .model import SourceListing, Value
 from .passes import passes_of, place, run_numbers, user_chain
 from .scopes import scope_of_components
@@ -96,6 +96,7 @@ class ValueReader:
                 elif theirs.layout is None and mine.layout is not None:
                     out[j] = replace(theirs, layout=mine.layout, sharding_from=mine.sharding_from, note="")
                     changed = True
+        _take_what_refs_hold(walked, out, self.jaxpr)
         scopes = [scope_of_components(w.name_stack) for w in walked]
         places = [
             None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
@@ -246,8 +247,11 @@ class ValueReader:
             if len(found.data_tile_dims) == len(shape):
                 names = [str(n) for n in mesh.axis_names]
                 spec = _axes.tiles_to_spec(tiles, len(shape), names, list(mesh.axis_sizes), self.to_mesh)
-                if spec is not None:
+                if spec is not None and _divides(shape, spec, dict(zip(names, mesh.axis_sizes))):
                     return self._named(shape, dtype, spec, None), "xla", ""
+                if spec is not None:
+                    why = f"XLA split it unevenly, padding its blocks ({found.text}), which no PartitionSpec can say"
+                    return None, "unknown", why
         return None, "unknown", f"XLA split it in a way no PartitionSpec over this mesh can say ({found.text})"
 
     def _named(self, shape: tuple[int, ...], dtype: str, spec: tuple[tuple[str, ...], ...], kind: str | None) -> Layout:
@@ -265,6 +269,28 @@ class ValueReader:
             sharding = SingleDeviceSharding(device)
             self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
         return self._cache[key]
+
+
+def _take_what_refs_hold(walked: Sequence[JaxprValue], out: list[Value], jaxpr: Any) -> None:
+    """A whole read of a ``Ref`` argument is laid out as what the ref holds then (the argument,
+    or the value last written to it): XLA reads the ref's buffer and makes no value of its own."""
+    where = {id(w.var): i for i, w in enumerate(walked)}
+    for read, held in ref_reads(jaxpr).items():
+        i, j = where.get(read), where.get(id(held))
+        if i is None or j is None or out[i].sharding_from != "unknown" or out[j].layout is None:
+            continue
+        out[i] = replace(out[i], layout=out[j].layout, sharding_from=out[j].sharding_from, note="")
+
+
+def _divides(shape: tuple[int, ...], spec: tuple[tuple[str, ...], ...], sizes: dict[str, int]) -> bool:
+    """Whether every dimension splits evenly over its axes (XLA pads uneven blocks; JAX never does)."""
+    for size, axes in zip(shape, spec):
+        cuts = 1
+        for axis in axes:
+            cuts *= int(sizes[axis])
+        if size % cuts:
+            return False
+    return True
 
 
 def spec_tuple(spec: Any, rank: int) -> tuple[tuple[str, ...], ...]:
