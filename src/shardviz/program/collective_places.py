@@ -18,6 +18,7 @@ from typing import Any, cast
 
 from . import hlo
 from .model import Collective, CollectivePart, SourceLocation
+from .pass_levels import PassLevels
 from .passes import Place, number_in_order, place, total_passes
 from .scopes import scope_of_op_name
 
@@ -74,6 +75,7 @@ def number_passes(
     """
     where = positions(module)
     ranks = _Ranks(module, stack_of, place_passes)
+    levels = PassLevels(module, lambda inst: _instruction_place(inst, stack_of, place_passes))
     groups: dict[tuple[Place, str, str], list[tuple[Charge, tuple[int, ...]]]] = {}
     numbered: dict[Charge, tuple[int, int]] = {}
     for i, (c, op) in enumerate(zip(collectives, ops)):
@@ -88,7 +90,11 @@ def number_passes(
             here = _value_place(place(stack, scope, op_name) if source is not None else None, place_passes)
             if here is None:
                 continue
-            found = ranks.pass_of(op.computation, operand, op_name, here)
+            names = (operand,) if charge[1] is not None else (op.inst.name, operand)
+            by_flow = levels.pass_of(op.computation, names, here, place_passes.get(here, 1))
+            found = (by_flow, total_passes(here, place_passes)) if by_flow is not None else None
+            if found is None:
+                found = ranks.pass_of(op.computation, operand, op_name, here)
             if found is not None:
                 numbered[charge] = found
                 continue
@@ -117,6 +123,17 @@ def number_passes(
     return tuple(out)
 
 
+def _instruction_place(
+    inst: hlo.Instruction,
+    stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
+    place_passes: Mapping[Place, int],
+) -> Place | None:
+    op_name = inst.metadata.op_name
+    if not op_name:
+        return None
+    return _value_place(place(stack_of(inst), scope_of_op_name(op_name), op_name), place_passes)
+
+
 class _Ranks:
     """Instructions of one computation by place and ``op_name``, in schedule order."""
 
@@ -139,7 +156,7 @@ class _Ranks:
                 op_name = inst.metadata.op_name
                 if not op_name or hlo.collective_kind(inst.opcode) is not None:
                     continue
-                here = _value_place(place(self.stack_of(inst), scope_of_op_name(op_name), op_name), self.place_passes)
+                here = _instruction_place(inst, self.stack_of, self.place_passes)
                 if here is not None:
                     index.setdefault((here, op_name), []).append(inst.name)
             self.by_op[computation] = index
