@@ -8,8 +8,12 @@ lines, and a backward pass 3 reads what backward pass 4 handed on. So the
 place's instructions are joined into *pieces* where one reads another directly
 (the dot and the add of one pass), and each piece's *level* is one more than
 the highest level of any other piece it reads from, however far back. A
-place that ran ``n`` passes whose pieces have levels exactly 1 to ``n`` has
-its passes: level ``k`` is forward pass ``k`` or backward pass ``n + 1 - k``.
+place that ran ``n`` passes whose pieces have levels exactly 1 to ``k`` (``k <= n``)
+has its passes: level ``k`` is forward pass ``k`` or backward pass ``n + 1 - k``.
+Fewer levels than passes means XLA removed a whole pass's work on the line because
+nothing reads its results: the last forward pass's (a pipeline's final shift), or
+the first layer's gradient with respect to the program's input, which the backward
+pass reaches last.
 
 This holds however many different products a pass makes on the line (the
 gradients of both ``W`` and ``inputs``, and of ``b``, in one backward pass),
@@ -69,12 +73,16 @@ class PassLevels:
         # reads it (each result's get-tuple-element) inherits no level through it.
         combined = {i.name for i in computation.instructions if hlo.collective_kind(i.opcode) and len(i.operands) > 1}
         members = {n for n, p in places.items() if p == here and n not in combined}
-        if len(members) < passes:
+        if len(members) < 2:
             return None
         behind = _members_behind(computation, members)
         piece = _pieces(computation, members, behind)
         level = _piece_levels(computation, piece, behind, combined, passes)
-        if level is None or set(level.values()) != set(range(1, passes + 1)):
+        if (
+            level is None
+            or set(level.values()) != set(range(1, max(level.values()) + 1))
+            or len(set(level.values())) < 2
+        ):
             return None
         return {m: level[piece[m]] for m in members}
 

@@ -31,9 +31,11 @@ def user_chain(stack: Sequence[SourceLocation]) -> tuple[tuple[str, int], ...]:
 
 
 def place(stack: Sequence[SourceLocation], scope: str, name_text: str, extra: Hashable = None) -> Place | None:
-    """Where a value or collective comes from, as passes count it; None without a line of the user's."""
+    """Where a value or collective comes from, as passes count it; None without a line of the user's,
+    and None for the forward pass run again inside the backward one (``jax.checkpoint``'s
+    ``rematted_computation``): it visits the loop's lines in forward order, maybe not all of them."""
     chain = user_chain(stack)
-    if not chain:
+    if not chain or "rematted_computation" in name_text:
         return None
     return (chain, scope, is_gradient(name_text), extra)
 
@@ -118,9 +120,10 @@ def passes_of(
 
     A backward pass runs the loop's passes last first, so its k-th run is pass ``n - k``.
     With ``signatures`` (each value's primitive), a place's runs count as passes only when
-    every run made the same kinds of operations (a backward pass may skip one where a gradient
-    is not needed, never add another kind): a line met twice for another reason (a scan's line,
-    then its leftovers later) is not a loop.
+    every run made kinds of operations of one run's (a pass may skip one, as a backward pass does
+    where a gradient is not needed, or one that rematerialises a value the first layer has at
+    hand, but never adds another kind): a line met twice for another reason (a scan's line, then
+    its leftovers later) is not a loop.
     """
     counts: dict[Place, int] = {}
     seen: dict[tuple[Place, int], list[Hashable]] = {}
@@ -131,7 +134,9 @@ def passes_of(
                 seen.setdefault((here, r), []).append(signatures[k])
     if signatures is not None:
         for here, n in list(counts.items()):
-            if n > 1 and len({frozenset(seen.get((here, r), ())) for r in range(n)}) != 1:
+            kinds = [frozenset(seen.get((here, r), ())) for r in range(n)]
+            widest = max(kinds, key=len)
+            if n > 1 and not all(k <= widest for k in kinds):
                 counts[here] = 1
     out: list[Pass | None] = []
     for here, r in zip(places, runs):
