@@ -199,3 +199,15 @@ def test_the_adam_writes_are_not_called_never_computed(traced):
     _, prog, _, _ = traced
     writes = [v for v in prog.values if v.primitive == "swap"]
     assert writes and all("never computed" not in v.note for v in writes)
+
+
+def test_every_collective_has_a_line_and_each_blocks_collectives_are_told_apart(traced):
+    """The blocks' loop runs twice: every collective on a line of it names its pass, and
+    the gradients of each block's weights (told apart by pass) are one per block."""
+    from program_checks import assert_every_collective_has_a_line_or_an_output, assert_layers_told_apart
+
+    cfg, prog, _, _ = traced
+    assert_every_collective_has_a_line_or_an_output(prog)
+    seen = assert_layers_told_apart(prog)
+    qkv_line = line_of(forward, '"btd,cdhk->btchk"')
+    assert {p for _, p in seen[(__file__, qkv_line)]} == set(range(1, cfg.depth + 1))
