@@ -27,6 +27,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -133,6 +134,80 @@ def measure(axis_type: AxisType, samples: int) -> dict[str, Any]:
     }
 
 
+def unrolled_forward() -> Callable[..., Any]:
+    """A fresh 24-layer forward pass written as a Python loop (unrolled while tracing: a few hundred values)."""
+
+    def forward(params, x):
+        w_in, w_out = params
+        for k in range(LAYERS):
+            h = jnp.tanh(x @ w_in[k])
+            x = x + h @ w_out[k]
+        return (x**2).mean()
+
+    return forward
+
+
+def unrolled_step() -> Callable[..., Any]:
+    """A fresh 24-layer training step (gradient and SGD update) of that unrolled forward pass."""
+    forward = unrolled_forward()
+
+    def step(params, x):
+        loss, grads = jax.value_and_grad(forward)(params, x)
+        return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+
+    return step
+
+
+def measure_unrolled(samples: int) -> dict[str, Any]:
+    """The unrolled forward pass against a bare compile, and the training step's payload."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    args = arguments(mesh)
+    jax.jit(unrolled_forward()).lower(*args).compile()
+    shardviz.trace(unrolled_forward(), *args)
+    bare, traced = [], []
+    for _ in range(samples):
+        bare.append(seconds(lambda: jax.jit(unrolled_forward()).lower(*args).compile()))
+        traced.append(seconds(lambda: shardviz.trace(unrolled_forward(), *args)))
+    prog = shardviz.trace(unrolled_forward(), *args)
+    step = shardviz.trace(unrolled_step(), *args)
+    text = json.dumps(step.to_json(), separators=(",", ":")).encode()
+    bare_ms, trace_ms = statistics.median(bare) * 1e3, statistics.median(traced) * 1e3
+    return {
+        "bare_compile_ms": bare_ms,
+        "trace_ms": trace_ms,
+        "ratio": trace_ms / bare_ms,
+        "values": len(prog.values),
+        "collectives": len(prog.collectives),
+        "step_values": len(step.values),
+        "step_payload_bytes": len(text),
+        "step_payload_gzip_bytes": len(gzip.compress(text, compresslevel=9, mtime=0)),
+    }
+
+
+def measure_dumps(samples: int) -> dict[str, Any]:
+    """What XLA's dumps cost the one compile: buffer assignment and live ranges into a private
+    folder in /dev/shm (what trace does where it can) and on the disk-backed temporary folder."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    args = arguments(mesh)
+    lowered = jax.jit(make_step(False)).lower(*args)
+    lowered.compile()
+
+    def dumped(parent: str | None) -> float:
+        with tempfile.TemporaryDirectory(dir=parent) as folder:
+            options = {"xla_dump_to": folder, "xla_dump_hlo_pass_re": "^$"}
+            return seconds(lambda: jax.jit(make_step(False)).lower(*args).compile(compiler_options=options))
+
+    rows: dict[str, list[float]] = {"bare": [], "shm": [], "tmp": []}
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    for _ in range(samples):
+        rows["bare"].append(seconds(lambda: jax.jit(make_step(False)).lower(*args).compile()))
+        if shm:
+            rows["shm"].append(dumped(shm))
+        rows["tmp"].append(dumped(None))
+    out = {k: statistics.median(v) * 1e3 for k, v in rows.items() if v}
+    return {"ms": out, "shm": shm is not None}
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| axes | bare compile (ms) | shardviz.trace (ms) | ratio | payload (gzip) | to_json (ms) "
@@ -155,15 +230,29 @@ def main() -> dict[str, Any]:
     samples = 3 if args.quick else 9
     started = time.perf_counter()
     rows = [measure(AxisType.Auto, samples), measure(AxisType.Explicit, samples)]
+    unrolled = measure_unrolled(samples)
+    dumps = measure_dumps(samples)
     print(
         f"{LAYERS}-layer scanned MLP ({WIDTH}x{HIDDEN}, batch {BATCH}) and its gradient, "
         f"{DEVICES} simulated CPU devices, medians of {samples}\n"
     )
     print(table(rows))
+    print(
+        f"\n{LAYERS}-layer unrolled forward pass (Auto axes, {unrolled['values']} values): bare compile "
+        f"{unrolled['bare_compile_ms']:.0f} ms, shardviz.trace {unrolled['trace_ms']:.0f} ms, "
+        f"{unrolled['ratio']:.2f}x; its training step's payload {unrolled['step_payload_bytes'] / 1024:.1f} KiB "
+        f"({unrolled['step_payload_gzip_bytes'] / 1024:.1f} KiB gzip, {unrolled['step_values']} values)"
+    )
+    print(
+        "\nXLA's dumps (buffer assignment, live ranges) in one compile of the scanned step: "
+        + ", ".join(f"{k} {v:.0f} ms" for k, v in dumps["ms"].items())
+    )
     return {
         "devices": DEVICES,
         "program": {"layers": LAYERS, "width": WIDTH, "hidden": HIDDEN, "batch": BATCH},
         "rows": rows,
+        "unrolled": unrolled,
+        "dumps": dumps,
         "total_s": time.perf_counter() - started,
     }
 

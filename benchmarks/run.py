@@ -342,7 +342,27 @@ def program_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     samples = r["rows"][0]["samples"]
     worst = max(row["ratio"] for row in r["rows"])
     largest = max(row["payload_bytes"] for row in r["rows"])
+    unrolled = r.get("unrolled")
+    extra = []
+    if unrolled:
+        extra = [
+            target_row(
+                f"`shardviz.trace` vs a bare compile, {program['layers']}-layer unrolled forward pass "
+                f"({unrolled['values']} values, Auto axes)",
+                f"{ratio(unrolled['ratio'])} ({ms(unrolled['trace_ms'])} vs {ms(unrolled['bare_compile_ms'])} ms)",
+                f"≤ {TARGETS['trace_over_compile']}x",
+                unrolled["ratio"] <= TARGETS["trace_over_compile"],
+            ),
+            target_row(
+                f"program payload of a {program['layers']}-layer unrolled training step "
+                f"({unrolled['step_values']} values)",
+                f"{size(unrolled['step_payload_bytes'])} ({size(unrolled['step_payload_gzip_bytes'])} gzip)",
+                f"< {TARGETS['program_payload_bytes'] // 1000} KB",
+                unrolled["step_payload_bytes"] < TARGETS["program_payload_bytes"],
+            ),
+        ]
     return [
+        *extra,
         target_row(
             f"`shardviz.trace` vs a bare `jax.jit(f).lower(*args).compile()`, {what} "
             f"(medians of {samples}, a fresh function each)",

@@ -563,3 +563,35 @@ def test_the_nnx_guides_step_has_every_collective_on_its_line():
     # by hand: two kernels and both Adam moments, 1 MiB each per device, and the same again returned
     t = prog.memory_timeline
     assert t.bytes_by_kind()["argument"] >= 6 * MiB and t.peak_bytes >= 12 * MiB
+
+
+# --------------------------------------------------------------------------
+# the payload of a 24-layer training step
+
+
+def test_a_24_layer_unrolled_training_steps_payload_stays_under_200_kb():
+    """The issue's bound (a size, not a time): a Python loop of 24 layers, its gradient and an SGD
+    update, every pass's values listed; the compact JSON a program view receives."""
+    import json
+
+    mesh = auto_mesh((2, 4), ("data", "model"))
+    w_in = jax.ShapeDtypeStruct((24, 256, 1024), jnp.float32, sharding=NamedSharding(mesh, P(None, None, "model")))
+    w_out = jax.ShapeDtypeStruct((24, 1024, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, "model", None)))
+    x = jax.ShapeDtypeStruct((64, 256), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+
+    def forward(params, x):
+        w_in, w_out = params
+        for k in range(24):
+            h = jnp.tanh(x @ w_in[k])
+            x = x + h @ w_out[k]
+        return (x**2).mean()
+
+    def step(params, x):
+        loss, grads = jax.value_and_grad(forward)(params, x)
+        return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+
+    prog = shardviz.trace(step, (w_in, w_out), x)
+    assert len(prog.values) > 24 * 10
+    assert {v.pass_number for v in prog.values if v.label == "h"} == set(range(1, 25))
+    size = len(json.dumps(prog.to_json(), separators=(",", ":")).encode())
+    assert size < 200_000, size

@@ -335,3 +335,26 @@ def test_a_value_xla_splits_unevenly_is_said_so_and_the_trace_goes_on(mesh):
     assert "unevenly" in row.note and "devices=[2,4]" in row.note
     with pytest.raises(ValueError):  # JAX's own answer: no sharding of 1 row over 2 devices
         jax.device_put(jnp.ones((1, 32)), NamedSharding(mesh, P("data", None))).block_until_ready()
+
+
+# --------------------------------------------------------------------------
+# where XLA's dumps go
+
+
+def test_without_dev_shm_the_dump_goes_to_the_temporary_folder(monkeypatch, tmp_path):
+    """Where /dev/shm is missing or not writable, the trace dumps into the system's temporary
+    folder and reads memory over the program all the same."""
+    real_access = trace_module.os.access
+    monkeypatch.setattr(trace_module.os, "access", lambda p, mode: False if p == "/dev/shm" else real_access(p, mode))
+    monkeypatch.setattr(trace_module.tempfile, "tempdir", str(tmp_path))
+    assert trace_module._dump_parent() is None
+    prog = trace_module.trace(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
+    assert prog.memory_timeline is not None and prog.memory_timeline.peak_bytes >= 64 * 64 * 4
+    assert list(tmp_path.iterdir()) == []  # the private folder is gone again
+
+
+def test_with_no_folder_to_dump_into_the_program_is_read_without_memory_over_it(monkeypatch):
+    monkeypatch.setattr(trace_module, "_dump_parent", lambda: "/proc/no-such-folder-for-shardviz")
+    prog = trace_module.trace(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
+    assert prog.memory_timeline is None and prog.memory is not None
+    assert prog.to_json()["memory_timeline"] is None

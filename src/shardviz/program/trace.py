@@ -355,7 +355,11 @@ def _compile(lowered: Any, read_partitioner: bool) -> tuple[Any, dict[str, str]]
     and live ranges (memory over the program) and, under Auto axes, the module just before SPMD
     partitioning (the partitioner's shardings). A backend that refuses dumps compiles plainly."""
     options = {"xla_dump_hlo_pass_re": _DUMP_OPTIONS["xla_dump_hlo_pass_re"] if read_partitioner else "^$"}
-    with tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent()) as folder:
+    try:
+        private = tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent())
+    except OSError:  # no folder to write in: the program is read without XLA's dumps
+        return lowered.compile(), {}
+    with private as folder:
         try:
             compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         except Exception as err:
