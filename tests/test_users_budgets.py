@@ -10,6 +10,8 @@ against come from JAX itself (the arrays' bytes and layouts).
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -151,8 +153,16 @@ def test_fsdp_step_communicates_over_data_only(fully_sharded):
         step,
         allow={"all-gather": ["data"], "reduce-scatter": ["data"], "all-reduce": ["data"]},
         max_wire_bytes=3 * param_bytes(state),
-        per_line={"fsdp_train_step": param_bytes(state)},  # the gathers: each weight once
+        per_line={gather_line(): param_bytes(state)},  # the gathers: each weight once
     )
+    # a function's budget covers the lines of the functions it calls too: the forward pass's all-reduce
+    with pytest.raises(CollectiveBudgetExceeded, match=r"\(forward\).*\n.*over its budget .* \(function fsdp_train_step\)"):
+        assert_collectives(step, per_line={"fsdp_train_step": param_bytes(state)})
+
+
+def gather_line() -> str:
+    lines, first = inspect.getsourcelines(fsdp_train_step)
+    return f"test_users_budgets.py:{first + next(k for k, text in enumerate(lines) if 'gathered = ' in text)}"
 
 
 def test_a_budget_that_forbids_the_gathers_names_them(fully_sharded):

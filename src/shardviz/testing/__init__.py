@@ -25,6 +25,8 @@ _LAZY = {
     "NotShardedEnough": "errors",
     "ShardvizAssertionError": "errors",
     "SnapshotChanged": "errors",
+    "TreeLayoutMismatch": "errors",
+    "assert_tree_layout": "tree_layout",
     "StepTimeExceeded": "errors",
     "assert_step_time": "steptime",
     "assert_layout": "layout",
@@ -45,12 +47,14 @@ __all__ = [
     "SnapshotChanged",
     "SnapshotResult",
     "StepTimeExceeded",
+    "TreeLayoutMismatch",
     "assert_collectives",
     "assert_collectives_snapshot",
     "assert_fits",
     "assert_layout",
     "assert_sharded",
     "assert_step_time",
+    "assert_tree_layout",
     "collectives_record",
     "parse_bytes",
 ]
@@ -65,12 +69,14 @@ if TYPE_CHECKING:
         ShardvizAssertionError,
         SnapshotChanged,
         StepTimeExceeded,
+        TreeLayoutMismatch,
     )
     from .layout import assert_layout
     from .memory import assert_fits, assert_sharded
     from .sizes import parse_bytes
     from .snapshot import SnapshotResult, assert_collectives_snapshot, collectives_record
     from .steptime import assert_step_time
+    from .tree_layout import assert_tree_layout
 
 
 def __getattr__(name: str) -> Any:

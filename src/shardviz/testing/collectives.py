@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ShardingError
+from ..program.frames import is_user_file
 from ..program.hlo import COLLECTIVE_KINDS
 from ..program.model import Collective, ProgramData, SourceLocation
-from .errors import CollectiveBudgetExceeded
-from .messages import exact_bytes, format_bytes, function_names, where
+from .errors import CollectiveBudgetExceeded, FailurePage
+from .messages import exact_bytes, format_bytes, function_names, layer_of, line_code, where
 from .sizes import parse_bytes
 
 __all__ = ["LineCharge", "assert_collectives", "line_charges"]
@@ -31,22 +32,40 @@ class LineCharge:
     collective: Collective
     source: SourceLocation | None
     wire_bytes: int
+    stack: tuple[SourceLocation, ...] = ()  # the call chain, innermost first
+    layer: str = ""  # the name scope it runs in (layers_2/attn), where the program records one
 
     @property
-    def key(self) -> tuple[str, int] | None:
-        return None if self.source is None else (self.source.file, self.source.line)
+    def key(self) -> tuple[str, int, str] | None:
+        """The line it is charged to, told apart by layer where a loop's layers share the line."""
+        return None if self.source is None else (self.source.file, self.source.line, self.layer)
 
 
 def line_charges(program: ProgramData) -> list[LineCharge]:
-    """Each collective on its line; a combined collective's operands each on their own line."""
+    """Each collective on its line; a combined collective's operands each on their own line, each
+    multiplied by the runs of the collective that carries it."""
     out = []
     for c in program.collectives:
-        parts = getattr(c, "parts", ())
-        if parts:
-            out += [LineCharge(c, part.source, part.wire_bytes * c.count) for part in parts]
+        if c.parts:
+            out += [
+                LineCharge(c, part.source, part.wire_bytes * c.count, _chain(part.stack, program), layer_of(part))
+                for part in c.parts
+            ]
         else:
-            out.append(LineCharge(c, c.source, c.total_wire_bytes))
+            out.append(LineCharge(c, c.source, c.total_wire_bytes, _chain(c.stack, program), layer_of(c)))
     return out
+
+
+def _chain(stack: tuple[SourceLocation, ...], program: ProgramData) -> tuple[SourceLocation, ...]:
+    """The user's frames of a stack from the innermost up to the traced function's own (not its callers)."""
+    out = []
+    for frame in stack:
+        if not is_user_file(frame.file):
+            continue
+        out.append(frame)
+        if program.source is not None and program.source.contains(frame.file, frame.line):
+            break
+    return tuple(out)
 
 
 def assert_collectives(
@@ -78,6 +97,7 @@ def assert_collectives(
     type, an unknown kind, an axis the mesh lacks, or a key that names no
     file or function of the program.
     """
+    __tracebackhide__ = True
     if not isinstance(program, ProgramData):
         raise ShardingError(
             f"assert_collectives checks a program traced with shardviz.trace(f, *args), not {type(program).__name__}"
@@ -89,15 +109,19 @@ def assert_collectives(
     charges = line_charges(program)
 
     sections: list[list[str]] = []
+    marked: set[Any] = set()  # the lines that break a budget
     if allowed is not None:
-        sections.append(_not_allowed(program, allowed))
+        sections.append(_not_allowed(charges, allowed, marked))
     if total_cap is not None and program.totals.wire_bytes > total_cap:
         sections.append(_over_total(program, charges, total_cap))
     if caps is not None:
-        sections.append(_over_lines(charges, caps))
+        sections.append(_over_lines(charges, caps, marked))
     sections = [s for s in sections if s]
     if sections:
-        raise CollectiveBudgetExceeded(_message(program, sections, allowed), subject=program)
+        budget = _budget_text(allowed, total_cap, per_line)
+        raise CollectiveBudgetExceeded(
+            _message(program, sections, allowed), subject=program, page=_page(program, charges, budget, marked)
+        )
     return program
 
 
@@ -163,14 +187,16 @@ class LineCaps:
                     return cap, f"{file}:{line}"
             if source.line in self.by_number:
                 return self.by_number[source.line], f"line {source.line}"
-            for name in _functions_of(charge):
-                if name in self.by_function:
-                    return self.by_function[name], f"function {name}"
+        for name in _functions_of(charge):
+            if name in self.by_function:
+                return self.by_function[name], f"function {name}"
         return self.every, "every line"
 
 
 def _functions_of(charge: LineCharge) -> list[str]:
-    return [] if charge.source is None else function_names(charge.source.function)
+    """The functions a charge's line runs in, innermost first: its own, then each caller's."""
+    frames = (charge.source, *charge.stack) if charge.source is not None else charge.stack
+    return [name for frame in frames for name in function_names(frame.function) if name]
 
 
 def _same_file(file: str, written: str) -> bool:
@@ -181,47 +207,57 @@ def _same_file(file: str, written: str) -> bool:
 def _line_caps(per_line: Any, program: ProgramData) -> LineCaps:
     if not isinstance(per_line, Mapping):
         return LineCaps(parse_bytes(per_line, "per_line"), {}, {}, {})
-    files, functions = _program_places(program)
+    charges = [ch for ch in line_charges(program) if ch.collective.group_size > 1]
     by_place: dict[tuple[str, int], int] = {}
     by_number: dict[int, int] = {}
     by_function: dict[str, int] = {}
     for key, value in per_line.items():
         cap = parse_bytes(value, f"per_line[{key!r}]")
         if isinstance(key, int) and not isinstance(key, bool):
+            hits = [ch for ch in charges if ch.source is not None and ch.source.line == key]
             by_number[key] = cap
         elif isinstance(key, str) and ":" in key and key.rpartition(":")[2].strip().isdigit():
             file, _, line = key.rpartition(":")
             file = file.strip()
-            if not any(_same_file(f, file) for f in files):
+            hits = [ch for ch in charges if ch.source is not None and _same_file(ch.source.file, file)]
+            if not hits:
+                files = sorted({_file_name(ch.source.file) for ch in charges if ch.source is not None})
                 raise ShardingError(
-                    f"per_line[{key!r}]: no line of the program is in a file {file!r} "
-                    f"(its files: {', '.join(sorted({f.rsplit('/', 1)[-1] for f in files})) or 'none'})"
+                    f"per_line[{key!r}]: no collective of the program is on a line of a file {file!r} "
+                    f"(files with collectives: {', '.join(files) or 'none'})"
                 )
+            hits = [ch for ch in hits if ch.source is not None and ch.source.line == int(line)]
             by_place[(file, int(line))] = cap
         elif isinstance(key, str) and key.strip():
-            if key not in functions:
-                raise ShardingError(
-                    f"per_line[{key!r}]: the program has no function {key!r} "
-                    f"(its functions: {', '.join(sorted(functions)) or 'none'}); keys are 'file.py:42', "
-                    "a line number or a function name"
-                )
+            hits = [ch for ch in charges if key in _functions_of(ch)]
             by_function[key] = cap
         else:
             raise ShardingError(f"per_line's keys are 'file.py:42', a line number or a function name, not {key!r}")
+        if not hits:
+            raise ShardingError(f"per_line[{key!r}] {_no_collective(key, charges)}")
     return LineCaps(None, by_place, by_number, by_function)
 
 
-def _program_places(program: ProgramData) -> tuple[set[str], set[str]]:
-    """The files and functions the program's values and collectives come from."""
-    frames: list[SourceLocation] = []
-    for v in program.values:
-        frames += v.stack
-    for c in program.collectives:
-        frames += c.stack
-        for part in getattr(c, "parts", ()):
-            frames += part.stack
-    functions = {name for f in frames for name in function_names(f.function)}
-    return {f.file for f in frames}, functions - {""}
+def _file_name(file: str) -> str:
+    return file.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _no_collective(key: Any, charges: list[LineCharge]) -> str:
+    """Why a per_line key covers nothing, with what it could name: a budget must not outlive its code."""
+    if isinstance(key, str) and not key.rpartition(":")[2].strip().isdigit():
+        functions = sorted({name for ch in charges for name in _functions_of(ch) if "." not in name})
+        return (
+            f"names a function in which no collective runs (functions with collectives, their callees' "
+            f"included: {', '.join(functions) or 'none'}); keys are 'file.py:42', a line number or a function name"
+        )
+    places = sorted(
+        {(_file_name(ch.source.file), ch.source.line) for ch in charges if ch.source is not None},
+    )
+    listed = ", ".join(f"{file}:{line}" for file, line in places[:LISTED]) or "none"
+    return (
+        f"names a line with no collective (lines with collectives: {listed}{' ...' if len(places) > LISTED else ''}); "
+        "a budget must name a line that sends something, so that it cannot outlive the code it was written for"
+    )
 
 
 # ---------------------------------------------------------------------------- what breaks them
@@ -239,11 +275,15 @@ def _runs(c: Collective) -> str:
     return f"x{c.count}" + ("" if c.count_exact else "+")
 
 
-def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | None]) -> list[str]:
+def _not_allowed(
+    charges: list[LineCharge], allowed: Mapping[str, frozenset[str] | None], marked: set[Any]
+) -> list[str]:
     out: list[str] = []
     shown = 0
-    ranked = sorted(program.collectives, key=lambda c: -c.total_wire_bytes)
-    for c in ranked:
+    on: dict[Collective, list[LineCharge]] = {}
+    for ch in charges:
+        on.setdefault(ch.collective, []).append(ch)
+    for c in sorted(on, key=lambda c: -c.total_wire_bytes):
         if c.group_size <= 1:
             continue  # groups of one device move nothing
         axes = _axes_of(c)
@@ -254,6 +294,7 @@ def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | No
             if may is None or (axes is not None and axes <= may):
                 continue
             why = f"{c.kind} is allowed only over {', '.join(sorted(may)) or 'no axis'}"
+        marked.update(ch.key for ch in on[c])
         shown += 1
         if shown > LISTED:
             continue  # counted, not listed
@@ -261,40 +302,29 @@ def _not_allowed(program: ProgramData, allowed: Mapping[str, frozenset[str] | No
             f"  {c.kind} over {c.axes_label}: {format_bytes(c.total_wire_bytes)} per call "
             f"({format_bytes(c.wire_bytes)} {_runs(c)}); {why}"
         )
-        sources = [part.source for part in getattr(c, "parts", ())] or [c.source]
-        for source in dict.fromkeys(sources):
-            out.append(f"      at {where(source)}")
-        if getattr(c, "where_label", ""):
-            out.append(f"      in {c.where_label}")
+        for ch in dict((ch.key, ch) for ch in on[c]).values():
+            out.append(f"      at {where(ch.source, layer=ch.layer)}")
     if shown > LISTED:
         out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
     return ["collectives not allowed:", *out] if out else []
 
 
-def _by_line(charges: list[LineCharge]) -> list[tuple[SourceLocation | None, int, list[LineCharge]]]:
-    """Each line with its bytes and its charges, most bytes first."""
-    lines: dict[tuple[str, int] | None, list[LineCharge]] = {}
+def _by_line(charges: list[LineCharge]) -> list[tuple[LineCharge, int, list[LineCharge]]]:
+    """Each line (and layer) with its bytes and its charges, most bytes first; the first charge stands for it."""
+    lines: dict[tuple[str, int, str] | None, list[LineCharge]] = {}
     for ch in charges:
         lines.setdefault(ch.key, []).append(ch)
-    rows = [(members[0].source, sum(ch.wire_bytes for ch in members), members) for members in lines.values()]
+    rows = [(members[0], sum(ch.wire_bytes for ch in members), members) for members in lines.values()]
     return sorted(rows, key=lambda row: -row[1])
+
+
+def _place(ch: LineCharge, *, code: bool = True) -> str:
+    return where(ch.source, code=code, layer=ch.layer)
 
 
 def _charge_row(ch: LineCharge) -> str:
     c = ch.collective
-    told_apart = _told_apart(ch)
-    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})" + (
-        f"  [{told_apart}]" if told_apart else ""
-    )
-
-
-def _told_apart(ch: LineCharge) -> str:
-    """The layer (name scope), loop pass or array that tells this charge apart from its line's others."""
-    c = ch.collective
-    for part in getattr(c, "parts", ()):
-        if part.source == ch.source and getattr(part, "where_label", ""):
-            return str(part.where_label)
-    return str(getattr(c, "where_label", ""))
+    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
 
 
 def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> list[str]:
@@ -304,21 +334,25 @@ def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> li
         "the lines that send the most:"
     ]
     rows = _by_line(charges)
-    for source, sent, _ in rows[:LISTED]:
-        out.append(f"  {format_bytes(sent):>9}  {where(source)}")
+    for first, sent, _ in rows[:LISTED]:
+        out.append(f"  {format_bytes(sent):>9}  {_place(first)}")
     if len(rows) > LISTED:
         out.append(f"  ... and {len(rows) - LISTED} more lines")
     return out
 
 
-def _over_lines(charges: list[LineCharge], caps: LineCaps) -> list[str]:
+def _over_lines(charges: list[LineCharge], caps: LineCaps, marked: set[Any]) -> list[str]:
     out: list[str] = []
-    for source, sent, members in _by_line(charges):
-        cap, key = caps.cap(members[0])
+    for first, sent, members in _by_line(charges):
+        cap, key = caps.cap(first)
         if cap is None or sent <= cap:
             continue
-        out.append(f"  {where(source)}")
-        out.append(f"    sends {exact_bytes(sent)} per call, over its budget {exact_bytes(cap)} ({key}):")
+        marked.add(first.key)
+        out.append(f"  {_place(first)}")
+        out.append(
+            f"    sends {exact_bytes(sent)} per call, over its budget {exact_bytes(cap)} ({key}) "
+            f"by {format_bytes(sent - cap)}:"
+        )
         out += [_charge_row(ch) for ch in sorted(members, key=lambda ch: -ch.wire_bytes)]
     return ["lines over their per_line budget:", *out] if out else []
 
@@ -348,9 +382,57 @@ def _every_line(program: ProgramData) -> list[str]:
     """The program's collectives line by line, as the message's picture of what it does."""
     rows = _by_line(line_charges(program))
     out = [f"every collective, per line ({format_bytes(program.totals.wire_bytes)} per call in all):"]
-    for source, sent, members in rows[:LISTED]:
-        out.append(f"  {format_bytes(sent):>9}  {where(source)}")
+    for first, sent, members in rows[:LISTED]:
+        out.append(f"  {format_bytes(sent):>9}  {_place(first)}")
         out += [_charge_row(ch) for ch in sorted(members, key=lambda ch: -ch.wire_bytes)]
     if len(rows) > LISTED:
         out.append(f"  ... and {len(rows) - LISTED} more lines (print the program for all of them)")
     return out
+
+
+def _budget_text(allowed: Mapping[str, frozenset[str] | None] | None, total_cap: int | None, per_line: Any) -> str:
+    parts = []
+    if allowed is not None:
+        parts.append(
+            "allow "
+            + (
+                "; ".join(f"{k} over {'any axes' if a is None else ', '.join(sorted(a))}" for k, a in allowed.items())
+                or "nothing"
+            )
+        )
+    if total_cap is not None:
+        parts.append(f"max_wire_bytes {exact_bytes(total_cap)}")
+    if per_line is not None:
+        parts.append(
+            f"per_line {exact_bytes(parse_bytes(per_line, 'per_line'))} every line"
+            if not isinstance(per_line, Mapping)
+            else "per_line " + ", ".join(f"{k}: {v}" for k, v in per_line.items())
+        )
+    return "; ".join(parts)
+
+
+def _page(program: ProgramData, charges: list[LineCharge], budget: str, marked: set[Any]) -> FailurePage:
+    """Every line's collectives for the failure page, the lines that break the budget marked."""
+    rows: list[tuple[str, ...]] = []
+    flags: list[bool] = []
+    for first, _, members in _by_line(charges):
+        for ch in sorted(members, key=lambda ch: -ch.wire_bytes):
+            c = ch.collective
+            rows.append(
+                (
+                    _place(first, code=False),
+                    line_code(first.source),
+                    c.kind,
+                    c.axes_label,
+                    format_bytes(ch.wire_bytes),
+                    _runs(c),
+                )
+            )
+            flags.append(first.key in marked)
+    return FailurePage(
+        budget=budget,
+        figure=f"{exact_bytes(program.totals.wire_bytes)} sent per device per call",
+        columns=("line", "code", "collective", "axes", "bytes per call", "runs"),
+        rows=tuple(rows),
+        marked=tuple(flags),
+    )

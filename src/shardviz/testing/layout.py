@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec, Sharding
@@ -15,17 +15,20 @@ from ..engine.describe import describe
 from ..engine.grammar import parse_spec
 from ..engine.layout import Layout
 from ..errors import ShardingError
-from .errors import LayoutMismatch
+from .errors import FailurePage, LayoutMismatch
 from .messages import side_by_side
 
 Spec = tuple[tuple[str, ...], ...]
 
-# jax.typeof's grammar: float32[8@x,4], bfloat16<host>[8@(x,y)], int8[] (a trailing {...}, e.g. varying
-# manual axes, is read and ignored). A leading dtype may be left out: [8@x,4] checks the dimensions only.
+# jax.typeof's grammar: float32[8@x,4], bfloat16<host>[8@(x,y)], int8[], and a trailing {V:x, U:(a,b), R:y}
+# naming varying manual, unreduced and reduced axes. A leading dtype may be left out: [8@x,4].
 _TYPE = re.compile(
     r"\s*(?P<dtype>[A-Za-z_][A-Za-z0-9_]*)?(?:<(?P<memory>[^<>]*)>)?"
-    r"\[(?P<dims>[^\[\]]*)\]\s*(?:\{[^{}]*\})?\s*"
+    r"\[(?P<dims>[^\[\]]*)\]\s*(?:\{(?P<marks>[^{}]*)\})?\s*"
 )
+_MARK = re.compile(r"\s*(?P<kind>[VUR])\s*:\s*(?:\((?P<many>[^()]*)\)|(?P<one>[^\s,()]+))\s*")
+_MARKS = re.compile(r"\{([^{}]*)\}\s*$")
+MARK_NAMES = {"V": "varying manual axes", "U": "unreduced axes", "R": "reduced axes"}
 _DIM = re.compile(r"\s*(?P<size>[0-9]+)\s*(?:@\s*(?:\((?P<many>[^()]*)\)|(?P<one>[^\s,()@]+)))?\s*")
 _MEMORY = re.compile(r"<([^<>]*)>\[")
 
@@ -39,6 +42,7 @@ class Expected:
     memory: str | None  # the <...> annotation of the type string, "" for none; None: not checked
     shape: tuple[int, ...] | None
     spec: Spec
+    marks: dict[str, frozenset[str]]  # V, U, R -> axes (empty where the expectation names none)
 
 
 def assert_layout(
@@ -60,15 +64,24 @@ def assert_layout(
     for an expected layout that names an axis the mesh lacks or cannot be
     laid out.
     """
-    wanted = _expected(expected)
+    __tracebackhide__ = True
+    wanted = expectation(expected)
     if isinstance(x, Sharding) and shape is None and wanted.shape is not None:
         shape = wanted.shape
         dtype = dtype if dtype is not None else wanted.dtype
     actual = describe(x, shape=shape, dtype=dtype)
-    _check_axes(wanted, actual)
-    differences = _differences(wanted, actual)
-    if differences:
-        raise LayoutMismatch(_message(wanted, actual, differences), subject=actual)
+    check_axes(wanted, actual.mesh.axis_names if actual.mesh is not None else ())
+    found = differences(wanted, actual)
+    if found:
+        page = FailurePage(
+            budget=f"laid out as {wanted.text}",
+            figure=f"laid out as {typed_text(actual)}",
+            columns=("what differs",),
+            rows=tuple((d,) for d in found),
+            marked=(True,) * len(found),
+        )
+        expected_layout = _expected_layout(wanted, actual)
+        raise LayoutMismatch(_message(wanted, actual, found), subject=actual, expected=expected_layout, page=page)
     return actual
 
 
@@ -76,7 +89,47 @@ def typed_text(layout: Layout) -> str:
     """The layout in jax.typeof's grammar with every mesh axis shown (Auto ones too)."""
     memory = _MEMORY.search(layout.type_str)
     dims = ",".join(f"{n}{_at(axes)}" for n, axes in zip(layout.shape, layout.spec))
-    return f"{layout.dtype}{f'<{memory.group(1)}>' if memory else ''}[{dims}]"
+    return f"{layout.dtype}{f'<{memory.group(1)}>' if memory else ''}[{dims}]{marks_text(layout_marks(layout))}"
+
+
+def layout_marks(layout: LaidOut) -> dict[str, frozenset[str]]:
+    """The varying (V), unreduced (U) and reduced (R) axes of a layout: its type string's, and its sharding's."""
+    found = _MARKS.search(layout.type_str)
+    marks = _read_marks(found.group(1), layout.type_str) if found else no_marks()
+    spec = getattr(layout.sharding, "spec", None)
+    for kind, attribute in (("U", "unreduced"), ("R", "reduced")):
+        marks[kind] = marks[kind] | frozenset(getattr(spec, attribute, None) or ())
+    return marks
+
+
+def marks_text(marks: dict[str, frozenset[str]]) -> str:
+    """``{U:tp}``, ``{V:x, U:(a,b)}``; empty for none (axes in name order)."""
+    parts = []
+    for kind in MARK_NAMES:
+        axes = sorted(marks.get(kind, ()))
+        if axes:
+            parts.append(f"{kind}:{axes[0]}" if len(axes) == 1 else f"{kind}:({','.join(axes)})")
+    return f"{{{', '.join(parts)}}}" if parts else ""
+
+
+def no_marks() -> dict[str, frozenset[str]]:
+    return {kind: frozenset() for kind in MARK_NAMES}
+
+
+def _read_marks(text: str, whole: str) -> dict[str, frozenset[str]]:
+    marks = no_marks()
+    for piece in text.split(",") if "(" not in text else _split_dims(text):
+        if not piece.strip():
+            continue
+        mark = _MARK.fullmatch(piece)
+        if not mark:
+            raise ShardingError(
+                f"cannot read {piece.strip()!r} in the type string {whole.strip()!r}: the braces hold "
+                "V:, U: or R: and axes, e.g. {U:tp} or {V:(data,model)}"
+            )
+        axes = (mark.group("one"),) if mark.group("one") else (mark.group("many") or "").split(",")
+        marks[mark.group("kind")] |= frozenset(a.strip() for a in axes if a.strip())
+    return marks
 
 
 def _at(axes: tuple[str, ...]) -> str:
@@ -88,14 +141,22 @@ def _at(axes: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------------------- reading the expectation
 
 
-def _expected(expected: Any) -> Expected:
+def expectation(expected: Any) -> Expected:
+    """A layout as a test wrote it (type string, spec, PartitionSpec or Layout), read part by part."""
     if isinstance(expected, Layout):
         memory = _MEMORY.search(expected.type_str)
         return Expected(
-            typed_text(expected), expected.dtype, memory.group(1) if memory else "", expected.shape, expected.spec
+            typed_text(expected),
+            expected.dtype,
+            memory.group(1) if memory else "",
+            expected.shape,
+            expected.spec,
+            layout_marks(expected),
         )
     if isinstance(expected, PartitionSpec):
-        return Expected(str(expected), None, None, None, _spec_entries(expected))
+        marks = no_marks()
+        marks["U"], marks["R"] = frozenset(expected.unreduced), frozenset(expected.reduced)
+        return Expected(str(expected), None, None, None, _spec_entries(expected), marks)
     if not isinstance(expected, str):
         raise ShardingError(
             "the expected layout must be a type string such as 'float32[8@x,4]', a PartitionSpec or spec text "
@@ -104,7 +165,7 @@ def _expected(expected: Any) -> Expected:
     if "[" in expected:  # spec text never has brackets; a type string always does
         return _type_string(expected)
     entries = parse_spec(expected)
-    return Expected(expected.strip(), None, None, None, tuple(entry or () for entry in entries))
+    return Expected(expected.strip(), None, None, None, tuple(entry or () for entry in entries), no_marks())
 
 
 def _type_string(text: str) -> Expected:
@@ -135,7 +196,8 @@ def _type_string(text: str) -> Expected:
             spec.append((dim.group("one"),))
         else:
             spec.append(tuple(a.strip() for a in (dim.group("many") or "").split(",") if a.strip()))
-    return Expected(text.strip(), dtype, match.group("memory") or "", tuple(sizes), tuple(spec))
+    marks = _read_marks(match.group("marks") or "", text)
+    return Expected(text.strip(), dtype, match.group("memory") or "", tuple(sizes), tuple(spec), marks)
 
 
 def _split_dims(dims: str) -> list[str]:
@@ -168,8 +230,14 @@ def _spec_entries(spec: PartitionSpec) -> Spec:
     return tuple(out)
 
 
-def _check_axes(wanted: Expected, actual: Layout) -> None:
-    names = actual.mesh.axis_names if actual.mesh is not None else ()
+def check_axes(wanted: Expected, names: Sequence[str]) -> None:
+    """Refuse an expectation that names an axis the mesh lacks, or one axis twice."""
+    for kind, marked in wanted.marks.items():
+        for axis in sorted(marked - set(names)):
+            raise ShardingError(
+                f"the expected layout {wanted.text!r} names {axis!r} among its {MARK_NAMES[kind]}, "
+                f"which is no axis of the array's mesh (axes: {' '.join(names) or 'none'})"
+            )
     seen: set[str] = set()
     for k, axes in enumerate(wanted.spec):
         for axis in axes:
@@ -187,11 +255,33 @@ def _check_axes(wanted: Expected, actual: Layout) -> None:
 # ---------------------------------------------------------------------------- comparing
 
 
+def _axes_text(axes: frozenset[str]) -> str:
+    return ", ".join(sorted(axes)) or "none"
+
+
 def _split(axes: tuple[str, ...]) -> str:
     return f"split by {','.join(axes)}" if axes else "not split"
 
 
-def _differences(wanted: Expected, actual: Layout) -> list[str]:
+class LaidOut(Protocol):
+    """What a comparison reads of an actual layout: a Layout, or one leaf of a tree."""
+
+    @property
+    def dtype(self) -> str: ...
+    @property
+    def shape(self) -> tuple[int, ...]: ...
+    @property
+    def spec(self) -> Spec: ...
+    @property
+    def type_str(self) -> str: ...
+    @property
+    def memory_kind(self) -> str: ...
+    @property
+    def sharding(self) -> Any: ...
+
+
+def differences(wanted: Expected, actual: LaidOut) -> list[str]:
+    """Each part of ``actual`` that differs from ``wanted``, as a sentence (``dim 0: expected split by x, ...``)."""
     out = []
     if wanted.dtype is not None and wanted.dtype != actual.dtype:
         out.append(f"dtype: expected {wanted.dtype}, actually {actual.dtype}")
@@ -202,6 +292,12 @@ def _differences(wanted: Expected, actual: Layout) -> list[str]:
             out.append(
                 f"memory: expected {f'<{wanted.memory}>' if wanted.memory else 'device memory'}, "
                 f"actually {actual.memory_kind}"
+            )
+    have = layout_marks(actual)
+    for kind, name in MARK_NAMES.items():
+        if wanted.marks[kind] != have[kind]:
+            out.append(
+                f"{name} ({kind}:): expected {_axes_text(wanted.marks[kind])}, actually {_axes_text(have[kind])}"
             )
     rank = len(actual.shape)
     if wanted.shape is not None and len(wanted.shape) != rank:
@@ -222,7 +318,8 @@ def _differences(wanted: Expected, actual: Layout) -> list[str]:
     return out
 
 
-def _expected_picture(wanted: Expected, actual: Layout, width: int) -> str:
+def _expected_layout(wanted: Expected, actual: Layout) -> Layout | str:
+    """The expected layout on the array's mesh, or why it cannot be laid out there."""
     mesh = getattr(actual.sharding, "mesh", None)
     if not isinstance(actual.sharding, NamedSharding) or mesh is None:
         return "(drawn only for a NamedSharding: the array's sharding names no mesh)"
@@ -231,10 +328,9 @@ def _expected_picture(wanted: Expected, actual: Layout, width: int) -> str:
     entries = [None if not axes else axes[0] if len(axes) == 1 else axes for axes in spec]
     try:
         sharding = NamedSharding(mesh, PartitionSpec(*entries))
-        layout = describe(sharding, shape=shape, dtype=wanted.dtype or actual.dtype)
+        return describe(sharding, shape=shape, dtype=wanted.dtype or actual.dtype)
     except (ShardingError, ValueError, TypeError) as err:
         return f"(the expected layout cannot be laid out on this mesh: {err})"
-    return render_text(layout, width=width, color=False)
 
 
 def _message(wanted: Expected, actual: Layout, differences: list[str]) -> str:
@@ -244,10 +340,22 @@ def _message(wanted: Expected, actual: Layout, differences: list[str]) -> str:
         "",
     ]
     half = 58
-    expected_text = _expected_picture(wanted, actual, half)
+    expected = _expected_layout(wanted, actual)
+    expected_text = expected if isinstance(expected, str) else render_text(expected, width=half, color=False)
     actual_text = render_text(actual, width=half, color=False)
     lines += side_by_side("expected:", expected_text, "actual:", actual_text)
     return "\n".join(lines)
 
 
-__all__ = ["assert_layout", "typed_text"]
+__all__ = [
+    "Expected",
+    "LaidOut",
+    "assert_layout",
+    "check_axes",
+    "differences",
+    "expectation",
+    "layout_marks",
+    "marks_text",
+    "no_marks",
+    "typed_text",
+]

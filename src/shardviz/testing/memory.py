@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import jax
@@ -14,10 +15,11 @@ from ..engine.layout import Layout
 from ..errors import ShardingError
 from ..program.model import ProgramData
 from ..program.report import memory_lines
+from ..tree.audit import replication_findings
 from ..tree.describe import describe_tree
 from ..tree.model import TreeData, leaf_name
 from ..tree.tree import TreeLayout
-from .errors import MemoryBudgetExceeded, NotShardedEnough
+from .errors import FailurePage, MemoryBudgetExceeded, NotShardedEnough
 from .layout import typed_text
 from .messages import exact_bytes, format_bytes
 from .sizes import parse_bytes
@@ -61,11 +63,12 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
     budget and what takes the most; ``ShardingError`` for a budget of the
     wrong type.
     """
+    __tracebackhide__ = True
     budget = parse_bytes(bytes_per_device, "bytes_per_device")
     if isinstance(x, ProgramData):
         used = program_bytes_per_device(x)
         if used > budget:
-            raise MemoryBudgetExceeded(_program_message(x, used, budget), subject=x)
+            raise MemoryBudgetExceeded(_program_message(x, used, budget), subject=x, page=_page(used, budget))
         return used
     if isinstance(x, (Layout, jax.Array, jax.ShapeDtypeStruct)):
         layout = describe(x)
@@ -73,7 +76,7 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
         tree = x if isinstance(x, TreeLayout) else describe_tree(x)
         used = _tree_device_bytes(tree)
         if used > budget:
-            raise MemoryBudgetExceeded(_tree_message(tree, used, budget), subject=tree)
+            raise MemoryBudgetExceeded(_tree_message(tree, used, budget), subject=tree, page=_page(used, budget))
         return used
     if layout.shard_bytes > budget:
         lines = [
@@ -82,7 +85,7 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
             "",
             layout.to_text(width=100, color=False),
         ]
-        raise MemoryBudgetExceeded("\n".join(lines), subject=layout)
+        raise MemoryBudgetExceeded("\n".join(lines), subject=layout, page=_page(layout.shard_bytes, budget))
     return layout.shard_bytes
 
 
@@ -92,6 +95,10 @@ def _tree_device_bytes(tree: TreeData) -> int:
         if not _is_host(kind):
             per_device += values
     return int(per_device.max()) if len(per_device) else 0
+
+
+def _page(used: int, budget: int) -> FailurePage:
+    return FailurePage(budget=f"{exact_bytes(budget)} per device", figure=f"{exact_bytes(used)} per device")
 
 
 def _over(used: int, budget: int) -> str:
@@ -166,92 +173,154 @@ def _axes(axes: Any, tree: TreeData) -> tuple[str, ...] | None:
     return tuple(listed)
 
 
-def sharded_fraction(tree: TreeData, axes: tuple[str, ...] | None = None) -> tuple[float, int, list[int]]:
-    """The fraction of the tree's array bytes held split, its array bytes, and the replicated leaves.
+@dataclass(frozen=True)
+class Share:
+    """How much of a tree's bytes is split: the fraction, the bytes counted and the leaves that are not split."""
+
+    fraction: float
+    total: int
+    not_split: tuple[int, ...]  # leaf indices, flatten order
+    host: tuple[int, ...]  # the NumPy leaves among them
+
+
+def _leaf_total(tree: TreeData, i: int) -> int:
+    """A leaf's logical bytes: a device array's from its shape and dtype, a NumPy array's own nbytes."""
+    g = int(tree.leaf_group[i])
+    if g >= 0:
+        return math.prod(tree.shapes[i]) * tree.groups[g].itemsize
+    source = tree.sources[i] if i < len(tree.sources) else None
+    return int(source.nbytes) if isinstance(source, (np.ndarray, np.generic)) else 0
+
+
+def sharded_fraction(tree: TreeData, axes: tuple[str, ...] | None = None) -> Share:
+    """The fraction of the tree's array bytes held split, counting every array leaf.
 
     A leaf is split when a mesh axis larger than 1 cuts one of its
     dimensions; with ``axes``, only when every one of those axes (of size
-    more than 1) does. Bytes are logical (each leaf counted once).
+    more than 1) does. A leaf on one device, on no mesh, or a NumPy array in
+    host memory is not split. Bytes are logical (each leaf counted once).
     """
     sizes: dict[str, int] = {}
     for mesh in tree.meshes:
         sizes.update(zip(mesh.info.axis_names, mesh.info.axis_sizes))
+    need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else set()
     group_split = []
     for group in tree.groups:
         used = {a for entry in group.spec for a in entry if sizes.get(a, 1) > 1}
-        need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else None
-        group_split.append(bool(used) and (need is None or need <= used))
+        group_split.append(bool(used) and need <= used)
     total = split = 0
-    replicated = []
+    not_split: list[int] = []
+    host: list[int] = []
     for i, g in enumerate(tree.leaf_group.tolist()):
-        if g < 0:
+        nbytes = _leaf_total(tree, i)
+        if not nbytes:
             continue
-        nbytes = math.prod(tree.shapes[i]) * tree.groups[g].itemsize
         total += nbytes
-        if group_split[g]:
+        if g >= 0 and group_split[g]:
             split += nbytes
-        elif nbytes:
-            replicated.append(i)
-    return (split / total if total else 1.0), total, replicated
+            continue
+        not_split.append(i)
+        if g < 0:
+            host.append(i)
+    return Share(split / total if total else 0.0, total, tuple(not_split), tuple(host))
 
 
 def assert_sharded(tree: Any, min_fraction: float = 0.9, *, axes: Iterable[str] | str | None = None) -> float:
     """Check that at least ``min_fraction`` of a pytree's bytes are sharded; return the fraction.
 
-    A leaf counts as sharded when some mesh axis larger than 1 splits it (not
-    fully replicated); with ``axes=("fsdp",)``, only when every named axis
-    does. The fraction is over logical bytes (each leaf's size once). A tree
-    whose meshes (or ``axes``) have no axis larger than 1 has nothing to split
-    over and passes. Raises :class:`NotShardedEnough` (an AssertionError)
-    listing the largest replicated leaves by path; ``ShardingError`` for a
-    fraction outside [0, 1] or an axis no mesh of the tree has.
+    Every array leaf counts: a leaf counts as sharded when some mesh axis
+    larger than 1 splits it (not fully replicated); with ``axes=("fsdp",)``,
+    only when every named axis does. Leaves never placed on a mesh (on one
+    device) and NumPy arrays count as not sharded. The fraction is over
+    logical bytes (each leaf's size once). It passes at once only where
+    nothing can be split: the named ``axes`` all have size 1 (MaxText's
+    check), or the process has one device and no mesh axis is larger than 1.
+    Raises :class:`NotShardedEnough` (an AssertionError) listing the largest
+    leaves that are not sharded by path; ``ShardingError`` for a tree with no
+    array leaves, a fraction outside [0, 1] or an axis no mesh of the tree has.
     """
+    __tracebackhide__ = True
     if isinstance(min_fraction, bool) or not isinstance(min_fraction, (int, float)) or not 0 <= min_fraction <= 1:
         raise ShardingError(f"min_fraction must be a number from 0 to 1, e.g. 0.9, not {min_fraction!r}")
     layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
     wanted = _axes(axes, layout)
     sizes = {a: n for mesh in layout.meshes for a, n in zip(mesh.info.axis_names, mesh.info.axis_sizes)}
-    if not any(sizes.get(a, 1) > 1 for a in (wanted if wanted is not None else sizes)):
-        return 1.0
-    fraction, total, replicated = sharded_fraction(layout, wanted)
-    if fraction < min_fraction:
-        raise NotShardedEnough(
-            _sharded_message(layout, fraction, total, replicated, min_fraction, wanted), subject=layout
+    share = sharded_fraction(layout, wanted)
+    if not share.total:
+        what = (
+            "an empty tree" if not layout.leaf_count else f"a tree of {layout.leaf_count} leaves, no array among them"
         )
-    return fraction
+        raise ShardingError(f"assert_sharded has nothing to check: it was given {what}; pass the parameters")
+    if wanted is not None and not any(sizes[a] > 1 for a in wanted):
+        return 1.0  # MaxText: sharding axes of size 1 ask for nothing
+    if wanted is None and not any(n > 1 for n in sizes.values()) and layout.machine_devices <= 1:
+        return 1.0  # one device and no mesh axis to split over
+    if share.fraction < min_fraction:
+        page = FailurePage(
+            budget=f"at least {percent(min_fraction)} of the tree's bytes sharded",
+            figure=f"{percent(share.fraction, min_fraction)} of {format_bytes(share.total)} sharded",
+        )
+        raise NotShardedEnough(_sharded_message(layout, share, min_fraction, wanted), subject=layout, page=page)
+    return share.fraction
 
 
-def _sharded_message(
-    tree: TreeData,
-    fraction: float,
-    total: int,
-    replicated: list[int],
-    min_fraction: float,
-    axes: tuple[str, ...] | None,
-) -> str:
+def percent(fraction: float, beside: float | None = None) -> str:
+    """``93.8%``; with more digits where one decimal would read the same as ``beside``."""
+    text = f"{fraction:.1%}"
+    if beside is not None and fraction != beside and text == f"{beside:.1%}":
+        return f"{fraction:.4%}"
+    return text
+
+
+def _held(tree: TreeData, i: int) -> str:
+    g = int(tree.leaf_group[i])
+    if g < 0:
+        return "a NumPy array in host memory, on no device"
+    group = tree.groups[g]
+    if group.mesh is None:
+        return "on one device, on no mesh"
+    if group.replicated_axes:
+        return f"replicated over {', '.join(group.replicated_axes)}"
+    if not any(group.spec):
+        return "on a mesh with no axis larger than 1"
+    return f"split only by {', '.join(a for entry in group.spec for a in entry)}"  # not the named axes
+
+
+def _sharded_message(tree: TreeData, share: Share, min_fraction: float, axes: tuple[str, ...] | None) -> str:
     rule = "split by some mesh axis" if axes is None else f"split by every one of {', '.join(axes)}"
-    leaf_total = {i: math.prod(tree.shapes[i]) * tree.groups[int(tree.leaf_group[i])].itemsize for i in replicated}
-    ranked = sorted(replicated, key=lambda i: -leaf_total[i])
+    leaf_total = {i: _leaf_total(tree, i) for i in share.not_split}
+    ranked = sorted(share.not_split, key=lambda i: -leaf_total[i])
+    count = len(ranked)
     lines = [
-        f"{fraction:.1%} of the tree's {format_bytes(total)} is sharded ({rule}); at least {min_fraction:.1%} must be",
-        f"{len(replicated)} {'leaf' if len(replicated) == 1 else 'leaves'}, "
-        f"{format_bytes(sum(leaf_total.values()))}, {'is' if len(replicated) == 1 else 'are'} not; the largest:",
+        f"{percent(share.fraction, min_fraction)} of the tree's {format_bytes(share.total)} is sharded ({rule}); "
+        f"at least {percent(min_fraction)} must be",
+        f"{count} {'leaf' if count == 1 else 'leaves'}, {format_bytes(sum(leaf_total.values()))}, "
+        f"{'is' if count == 1 else 'are'} not; the largest:",
     ]
-    advice = {r.leaf: r.message for r in tree.audit.replicated}
+    advice = _advice(tree)
     for i in ranked[:LISTED]:
-        group = tree.groups[int(tree.leaf_group[i])]
-        if group.mesh is None:
-            held = "on one device, on no mesh"
-        elif group.replicated_axes:
-            held = f"replicated over {', '.join(group.replicated_axes)}"
-        else:
-            held = f"split only by {', '.join(a for entry in group.spec for a in entry)}"  # not the named axes
+        kind = tree.type_str(i) if int(tree.leaf_group[i]) >= 0 else tree.other_types.get(i, "")
+        per_device = f"{format_bytes(int(tree.leaf_bytes[i]))} per device, " if int(tree.leaf_group[i]) >= 0 else ""
         lines.append(
-            f"  {leaf_name(tree.paths[i])}  {tree.type_str(i)}  {format_bytes(leaf_total[i])}, "
-            f"{format_bytes(int(tree.leaf_bytes[i]))} per device, {held}"
+            f"  {leaf_name(tree.paths[i])}  {kind}  {format_bytes(leaf_total[i])}, {per_device}{_held(tree, i)}"
         )
         if i in advice:
             lines.append(f"      {advice[i]}")
-    if len(ranked) > LISTED:
-        lines.append(f"  ... and {len(ranked) - LISTED} more")
+    if count > LISTED:
+        lines.append(f"  ... and {count - LISTED} more")
+    unplaced = [i for i in ranked if int(tree.leaf_group[i]) < 0 or tree.groups[int(tree.leaf_group[i])].mesh is None]
+    if unplaced:
+        lines.append(
+            f"{len(unplaced)} of them {'is' if len(unplaced) == 1 else 'are'} on no mesh: place each with "
+            "jax.device_put(x, NamedSharding(mesh, P(...))) (or jax.jit's out_shardings) before the step"
+        )
     return "\n".join(lines)
+
+
+def _advice(tree: TreeData) -> dict[int, str]:
+    """Per replicated leaf, the audit's finding that saves the most (an axis and the dimension to split)."""
+    best: dict[int, Any] = {}
+    for finding in replication_findings(tree, None)[0]:
+        if finding.leaf not in best or finding.saving > best[finding.leaf].saving:
+            best[finding.leaf] = finding
+    return {i: f.message for i, f in best.items()}

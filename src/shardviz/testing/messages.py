@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import os
+from typing import Any
 
 from ..program.model import SourceLocation
 from ..program.sources import file_label, line_text
@@ -12,7 +14,55 @@ from ..text.ranges import format_bytes
 MESSAGE_WIDTH = 120  # columns a failure message keeps within (pytest does not wrap)
 GAP = "   "
 
-__all__ = ["exact_bytes", "format_bytes", "function_names", "side_by_side", "where"]
+__all__ = [
+    "exact_bytes",
+    "format_bytes",
+    "format_change",
+    "format_seconds",
+    "function_names",
+    "layer_of",
+    "line_code",
+    "side_by_side",
+    "where",
+]
+
+
+def layer_of(item: Any) -> str:
+    """What tells a collective (or one operand of a combined one) apart from others on its line: its layer
+    (the name scope from XLA's ``op_name``: a Flax module path, ``jax.named_scope``), a Python loop's pass,
+    or the output or input it lays out (``layers_2/attn, pass 2 of 4``); "" where the program has none.
+
+    The one place messages and snapshots read it (the program's ``where_label``)."""
+    label = getattr(item, "where_label", "")
+    return label if isinstance(label, str) else ""
+
+
+def format_seconds(seconds: float) -> str:
+    """A time as people read it, three figures in the unit that fits: ``505 ms``, ``52.0 µs``, ``21.9 ns``."""
+    if not math.isfinite(seconds):
+        return str(seconds)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            value = seconds / scale
+            text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+            if "e" in text:  # below a thousandth of a nanosecond
+                return "0 ns"
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def format_change(before: int, after: int) -> str:
+    """``+16 MiB``, ``-768 KiB (-50%)``: how much a byte count grew or shrank, as people read it."""
+    delta = after - before
+    sign = "+" if delta > 0 else "-" if delta < 0 else "±"
+    text = f"{sign}{format_bytes(abs(delta))}"
+    if before:
+        text += (
+            f" ({sign}{abs(delta) / before:.0%})"
+            if abs(delta) / before >= 0.01
+            else f" ({sign}{abs(delta) / before:.2%})"
+        )
+    return text
 
 
 def exact_bytes(count: int) -> str:
@@ -21,16 +71,21 @@ def exact_bytes(count: int) -> str:
     return short if short == f"{count} B" else f"{short} ({count} B)"
 
 
-def where(source: SourceLocation | None, *, code: bool = True) -> str:
-    """``model.py:42 (loss)  h = x @ w``: the file, line, function and, where readable, the line's text.
-
-    A lambda or a comprehension is named by the function it is written in."""
+def where(source: SourceLocation | None, *, code: bool = True, layer: str = "") -> str:
+    """``model.py:42 (loss; in layers_2/attn)  h = x @ w``: the file, line, function, layer and, where
+    readable, the line's text. A lambda or a comprehension is named by the function it is written in."""
     if source is None:
-        return "(no line of yours: the collective comes from library code)"
+        return "(no line of yours: the collective comes from library code)" + (f" (in {layer})" if layer else "")
     function = function_names(source.function)[-1]
-    head = f"{file_label(source.file)}:{source.line}" + (f" ({function})" if function else "")
+    named = "; in ".join(part for part in (function, layer) if part)
+    head = f"{file_label(source.file)}:{source.line}" + (f" ({named})" if named else "")
     text = line_text(source.file, source.line) if code else ""
     return f"{head}  {text}" if text else head
+
+
+def line_code(source: SourceLocation | None) -> str:
+    """The text of a source line, where it can be read."""
+    return "" if source is None else line_text(source.file, source.line)
 
 
 def function_names(function: str) -> list[str]:

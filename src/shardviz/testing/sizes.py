@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -44,8 +45,13 @@ def parse_bytes(value: Any, what: str) -> int:
                 f"{what} {value!r} is not a size: write a number and a unit, one of "
                 f"B, KiB, MiB, GiB, TiB, kB, MB, GB, TB (e.g. '16 GiB')"
             )
-        count = float(match.group(1)) * UNITS.get(unit, 1)
-        return round(count)
+        count = Decimal(match.group(1)) * UNITS.get(unit, 1)  # exact: "1.1 GB" is 1100000000 bytes
+        if count != count.to_integral_value():
+            raise ShardingError(
+                f"{what} {value!r} is {count.normalize():f} bytes, not a whole number: "
+                "write a whole number of bytes, or a unit that makes it one ('0.5 KiB' is 512 B)"
+            )
+        return int(count)
     if isinstance(value, (float, np.floating)) and (not math.isfinite(value) or value != int(value)):
         raise ShardingError(f"{what} must be a whole number of bytes, not {value!r}")
     if value < 0:

@@ -2,16 +2,19 @@
 
 A snapshot records, for each line of the user's code that sends collectives,
 each (kind, mesh axes) pair with the bytes one device sends per call and the
-runs. A later trace is compared with it: a line that sends a collective the
-snapshot lacks, or more bytes or runs of one, fails ("line 42 of model.py
-now all-gathers 16 MiB over data"); a line that sends less, or no longer
-sends one, passes with a note. Lines are matched by file, function and text,
-so code moving up or down a file does not count as a change.
+runs, and each input's and output's layout. A later trace is compared with
+it: a line that sends a collective the snapshot lacks, or more bytes or runs
+of one, fails ("line 42 of model.py now all-gathers 16 MiB over data"). Less
+traffic, a collective gone or a layout changed passes with a note, unless the
+check is strict: then any change beyond a relative tolerance fails, so a
+dropped batch axis (less traffic, and an input no longer split) is caught.
+Lines are matched by file, function, layer and their code with comments and
+spaces left out, so code moving up or down a file, a reformatted line or a
+new comment is no change.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,30 +22,28 @@ from typing import Any
 
 from ..errors import ShardingError
 from ..program.model import ProgramData
-from ..program.sources import line_text
 from .collectives import line_charges
-from .errors import SnapshotChanged
-from .messages import format_bytes, function_names, relative_file
+from .errors import FailurePage, SnapshotChanged
+from .layout import typed_text
+from .messages import function_names, line_code, relative_file
+from .snapshot_diff import Comparison, compare_records
+from .snapshot_file import FORMAT, change_records, load_records
 
-__all__ = ["FORMAT", "SnapshotResult", "assert_collectives_snapshot", "collectives_record", "compare_records"]
+__all__ = [
+    "FORMAT",
+    "SnapshotResult",
+    "assert_collectives_snapshot",
+    "collectives_record",
+    "compare_records",
+]
 
-FORMAT = "shardviz collectives snapshot 1"
 UPDATE_HINT = "if the change is intended, record it again: pytest --shardviz-update (or update=True)"
-
-VERBS = {
-    "all-reduce": "all-reduces",
-    "all-gather": "all-gathers",
-    "reduce-scatter": "reduce-scatters",
-    "all-to-all": "sends all-to-all",
-    "collective-permute": "permutes",
-    "collective-broadcast": "broadcasts",
-    "ragged-all-to-all": "sends ragged all-to-all",
-}
 
 
 @dataclass(frozen=True)
 class SnapshotResult:
-    """What a snapshot check did: ``recorded`` when it wrote the entry, ``notes`` on what shrank or went."""
+    """What a snapshot check did: ``recorded`` when it wrote the record; ``notes`` on what changed and passed
+    (a comparison's smaller traffic, or, for a record written again, every change against the one it replaced)."""
 
     path: str
     name: str
@@ -51,25 +52,27 @@ class SnapshotResult:
 
 
 def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".") -> dict[str, Any]:
-    """A program's collectives per source line, as the snapshot file stores them (files relative to ``base``)."""
+    """A program's collectives per source line and its inputs' and outputs' layouts, as the snapshot file
+    stores them (files relative to ``base``)."""
     if not isinstance(program, ProgramData):
         raise ShardingError(
             "a collectives snapshot records a program traced with shardviz.trace(f, *args), "
             f"not {type(program).__name__}"
         )
-    lines: dict[tuple[str, int] | None, dict[str, Any]] = {}
+    lines: dict[tuple[str, int, str] | None, dict[str, Any]] = {}
     seen: dict[tuple[Any, str, str], set[str]] = {}  # collectives already counted in an item's runs
     for ch in line_charges(program):
         c = ch.collective
         if c.group_size <= 1:
             continue  # groups of one device move nothing
         source = ch.source
-        key = None if source is None else (source.file, source.line)
+        key = ch.key
         if key not in lines:
             lines[key] = {
                 "where": "?" if source is None else f"{relative_file(source.file, base)}:{source.line}",
                 "function": "" if source is None else function_names(source.function)[-1],
-                "code": "" if source is None else line_text(source.file, source.line),
+                **({"layer": ch.layer} if ch.layer else {}),
+                "code": line_code(source),
                 "collectives": {},
             }
         items = lines[key]["collectives"]
@@ -80,13 +83,15 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
             counted.add(c.name)
             item["runs"] += c.count
     rows = []
-    for line in sorted(lines.values(), key=lambda r: _where_order(r["where"])):
+    for line in sorted(lines.values(), key=lambda r: (_where_order(r["where"]), r.get("layer", ""))):
         line["collectives"] = sorted(line["collectives"].values(), key=lambda i: (i["kind"], i["axes"]))
         rows.append(line)
     mesh = program.mesh
     return {
         "program": program.name,
         "mesh": " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) if mesh else "",
+        "inputs": [{"path": p, "type": typed_text(lay)} for p, lay in zip(program.input_paths, program.inputs)],
+        "outputs": [{"path": p, "type": typed_text(lay)} for p, lay in zip(program.output_paths, program.outputs)],
         "lines": rows,
     }
 
@@ -96,85 +101,12 @@ def _where_order(where: str) -> tuple[str, int]:
     return (file, int(line)) if line.isdigit() else (where, -1)
 
 
-def _identities(record: dict[str, Any]) -> dict[tuple[Any, ...], dict[str, Any]]:
-    """Each line under an identity that survives edits elsewhere in its file: file, function, text, occurrence."""
-    out: dict[tuple[Any, ...], dict[str, Any]] = {}
-    occurrences: dict[tuple[str, str, str], int] = {}
-    for line in record.get("lines", []):
-        file = line["where"].rpartition(":")[0]
-        if not line.get("code"):
-            out[("at", line["where"])] = line
-            continue
-        base = (file, line.get("function", ""), line["code"])
-        k = occurrences.get(base, 0)
-        occurrences[base] = k + 1
-        out[(*base, k)] = line
-    return out
-
-
-def _place(line: dict[str, Any]) -> str:
-    file, _, number = line["where"].rpartition(":")
-    if not file:
-        return "a line of no file of yours"
-    function = f" ({line['function']})" if line.get("function") else ""
-    return f"line {number} of {file}{function}"
-
-
-def _runs(item: dict[str, Any]) -> str:
-    return f"x{item['runs']}"
-
-
-def compare_records(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """``(grown, notes)``: what was added or grew (each a message), and what shrank or went."""
-    grown: list[str] = []
-    notes: list[str] = []
-    if old.get("mesh") != new.get("mesh"):
-        notes.append(f"the mesh is {new.get('mesh') or 'none'} now, {old.get('mesh') or 'none'} in the snapshot")
-    before = _identities(old)
-    after = _identities(new)
-    for identity, line in after.items():
-        was = {(i["kind"], i["axes"]): i for i in before.get(identity, {}).get("collectives", [])}
-        code = f"\n      {line['code']}" if line.get("code") else ""
-        for item in line["collectives"]:
-            verb, axes = VERBS.get(item["kind"], f"runs {item['kind']}"), item["axes"]
-            now = f"{_place(line)} now {verb} {format_bytes(item['bytes'])} over {axes} per call ({_runs(item)})"
-            old_item = was.get((item["kind"], axes))
-            if old_item is None:
-                grown.append(f"{now}; the snapshot has none{code}")
-            elif item["bytes"] > old_item["bytes"] or item["runs"] > old_item["runs"]:
-                grown.append(f"{now}; the snapshot has {format_bytes(old_item['bytes'])} ({_runs(old_item)}){code}")
-            elif item["bytes"] < old_item["bytes"] or item["runs"] < old_item["runs"]:
-                notes.append(f"{now}, less than the {format_bytes(old_item['bytes'])} ({_runs(old_item)}) recorded")
-    for identity, line in before.items():
-        kept = {(i["kind"], i["axes"]) for i in after.get(identity, {}).get("collectives", [])}
-        for item in line["collectives"]:
-            if (item["kind"], item["axes"]) not in kept:
-                verb = VERBS.get(item["kind"], f"runs {item['kind']}")
-                notes.append(
-                    f"{_place(line)} no longer {verb} "
-                    f"{format_bytes(item['bytes'])} over {item['axes']} (it did in the snapshot)"
-                )
-    return grown, notes
-
-
-def _load(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {"format": FORMAT, "snapshots": {}}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise ShardingError(f"cannot read the snapshot file {path}: {err}") from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("snapshots"), dict):
-        raise ShardingError(f"{path} is no shardviz collectives snapshot (its format is not {FORMAT!r})")
-    return data
-
-
-def _save(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data["snapshots"] = dict(sorted(data["snapshots"].items()))
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+def _tolerance(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+        raise ShardingError(
+            f"tolerance is a relative change in bytes from 0 up to (not including) 1, e.g. 0.02 for 2%, not {value!r}"
+        )
+    return float(value)
 
 
 def assert_collectives_snapshot(
@@ -184,42 +116,116 @@ def assert_collectives_snapshot(
     *,
     update: bool = False,
     base: str | os.PathLike[str] | None = None,
+    strict: bool = False,
+    tolerance: float = 0.0,
+    update_hint: str = UPDATE_HINT,
 ) -> SnapshotResult:
     """Compare ``program``'s collectives per line with the snapshot ``name`` in the JSON file ``path``.
 
-    With ``update=True`` the snapshot is (re)written and the check passes.
-    Otherwise a line that sends a collective the snapshot lacks, or more bytes
-    or runs of one, raises :class:`SnapshotChanged` (an AssertionError) naming
-    each ("line 42 of model.py (loss) now all-gathers 16 MiB over data per
-    call"); a missing snapshot fails too, saying how to record it. Less
-    traffic passes, with ``notes`` saying what shrank. ``name`` defaults to
-    the program's name; files are written relative to ``base`` (default: the
-    folder of ``path``).
+    With ``update=True`` the snapshot is (re)written and the check passes; its
+    ``notes`` then list every change against the record it replaced (growth
+    and shrinkage). Otherwise a line that sends a collective the snapshot
+    lacks, or more bytes or runs of one, raises :class:`SnapshotChanged` (an
+    AssertionError) naming each, where, and by how much; a missing snapshot
+    fails too, saying how to record it. Less traffic, a collective gone and
+    a changed input or output layout pass with ``notes``, unless ``strict``:
+    then any change fails. A change in bytes within ``tolerance`` (relative:
+    0.02 is 2%) is no change. ``name`` defaults to the program's name; files
+    are written relative to ``base`` (default: the folder of ``path``).
     """
+    __tracebackhide__ = True
+    tolerance = _tolerance(tolerance)
     new = collectives_record(program, base if base is not None else Path(path).parent)
     file = Path(path)
     key = name if name is not None else program.name
     if not isinstance(key, str) or not key:
         raise ShardingError(f"a snapshot's name is a non-empty string, not {key!r}")
-    data = _load(file)
-    old = data["snapshots"].get(key)
     if update:
-        changes = tuple(compare_records(old, new)[1]) if old is not None else ()
-        data["snapshots"][key] = new
-        _save(file, data)
-        return SnapshotResult(str(file), key, True, changes)
+        old = change_records(file, lambda records: _put(records, key, new))
+        diff = compare_records(old, new, tolerance=tolerance) if old is not None else None
+        return SnapshotResult(str(file), key, True, () if diff is None else tuple(diff.lines(signs=True)))
+    old = load_records(file).get(key)
     if old is None:
         raise SnapshotChanged(
             f"no snapshot named {key!r} in {file}: record the collectives of {program.name} "
-            "with pytest --shardviz-update (or update=True)",
+            + update_hint.removeprefix("if the change is intended, ").removeprefix("record it again: "),
             subject=program,
         )
-    grown, notes = compare_records(old, new)
-    if grown:
-        lines = [f"the collectives of {program.name} grew since the snapshot {key!r} in {file}:"]
-        lines += [f"  {g}" for g in grown]
-        if notes:
-            lines += ["also (these pass):", *(f"  {n}" for n in notes)]
-        lines += ["", UPDATE_HINT]
-        raise SnapshotChanged("\n".join(lines), subject=program)
-    return SnapshotResult(str(file), key, False, tuple(notes))
+    diff = compare_records(old, new, tolerance=tolerance)
+    failing = diff.failing(strict=strict)
+    if failing:
+        raise SnapshotChanged(
+            _message(program, key, file, diff, strict, tolerance, update_hint),
+            subject=program,
+            page=_page(diff, key, file, strict, tolerance),
+        )
+    return SnapshotResult(str(file), key, False, tuple(diff.lines()))
+
+
+def _put(records: dict[str, Any], key: str, record: dict[str, Any]) -> dict[str, Any] | None:
+    """Store ``record`` under ``key``; return the record it replaces (None: a new one)."""
+    old = records.get(key)
+    records[key] = record
+    return old
+
+
+def _message(
+    program: ProgramData,
+    key: str,
+    file: Path,
+    diff: Comparison,
+    strict: bool,
+    tolerance: float,
+    update_hint: str,
+) -> str:
+    how = "changed" if strict else "grew"
+    mode = f" (strict{f', tolerance {tolerance:.0%}' if tolerance else ''})" if strict else ""
+    lines = [f"the collectives of {program.name} {how} since the snapshot {key!r} in {file}{mode}:"]
+    lines += [f"  {line}" for line in diff.lines(failing=True, strict=strict)]
+    passing = diff.lines(failing=False, strict=strict)
+    if passing:
+        lines += ["also (these pass):", *(f"  {line}" for line in passing)]
+    lines += ["", update_hint]
+    return "\n".join(lines)
+
+
+def _page(diff: Comparison, key: str, file: Path, strict: bool, tolerance: float) -> FailurePage:
+    mode = "strict" if strict else "no growth"
+    return FailurePage(
+        budget=f"the snapshot {key!r} in {file} ({mode}{f', tolerance {tolerance:.0%}' if tolerance else ''})",
+        figure=f"{len(diff.failing(strict=strict))} changes that fail, {len(diff.changes)} in all",
+        columns=("line", "code", "collective", "axes", "snapshot", "now", "change"),
+        rows=tuple(change.row() for change in diff.changes),
+        marked=tuple(change.fails(strict) for change in diff.changes),
+    )
+
+
+def stale_records(path: Path, tests: set[str], finished: set[str], used: set[str], *, prune: bool) -> list[str]:
+    """The records of ``path`` whose test is gone, removed from the file with ``prune``.
+
+    ``tests`` are every test the module collected (node names, parameters
+    included), ``finished`` those that ran to their end in this run and
+    ``used`` the records they checked or wrote. A record is stale when it
+    belongs to no test of ``tests`` (the test, or that parameter, was
+    removed) or to a finished test that did not use it (a call removed).
+    Records of tests that did not run are left alone.
+    """
+
+    def find(records: dict[str, Any]) -> list[str]:
+        gone = []
+        for name in sorted(records):
+            owner = record_owner(name, tests)
+            if owner is None or (owner in finished and name not in used):
+                gone.append(name)
+        if prune:
+            for name in gone:
+                del records[name]
+        return gone
+
+    return list(change_records(path, find)) if prune else find(dict(load_records(path)))
+
+
+def record_owner(name: str, tests: set[str]) -> str | None:
+    """The test a record is named after: ``t`` for ``t``, ``t::name`` or ``t#2``; None when no test of ``tests``."""
+    owners = [t for t in tests if name == t or name.startswith((f"{t}::", f"{t}#"))]
+    return max(owners, key=len) if owners else None

@@ -15,7 +15,8 @@ from typing import Any
 from ..errors import ShardingError
 from ..plan.estimate import Estimate, estimate
 from ..program.program import Program
-from .errors import StepTimeExceeded
+from .errors import FailurePage, StepTimeExceeded
+from .messages import format_seconds
 
 _UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _TIME = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(s|ms|us|µs)\s*")
@@ -36,13 +37,14 @@ def parse_seconds(value: Any, what: str) -> float:
 
 
 def _ms(seconds: float) -> str:
-    return f"{seconds * 1e3:.3g} ms"
+    return format_seconds(seconds)
 
 
 def assert_step_time(program: Any, hardware: Any, max_step: float | str, *, bound: str | None = None) -> Estimate:
     """Check that ``program``'s estimated step on ``hardware`` takes at most ``max_step``
     (and, with ``bound``, that the step is bound by ``'compute'``, ``'memory'`` or ``'network'``);
     return the :class:`shardviz.Estimate`."""
+    __tracebackhide__ = True
     if not isinstance(program, Program):
         raise ShardingError(
             f"assert_step_time checks a program traced with shardviz.trace(f, *args), not {type(program).__name__}"
@@ -53,12 +55,12 @@ def assert_step_time(program: Any, hardware: Any, max_step: float | str, *, boun
     est = estimate(program, hardware)  # a hardware name it does not know is its ShardingError
     problems = []
     if est.step_s > budget:
-        over = f"over the budget of {_ms(budget)}"
+        over = f"over the budget of {_ms(budget)} by {_ms(est.step_s - budget)}"
         problems.append(f"estimated {_ms(est.step_s)} per step on {est.hardware.name}, {over}")
     if bound is not None and est.bound != bound:
         problems.append(f"the step is {est.bound}-bound, not {bound}-bound")
     if problems:
-        raise StepTimeExceeded(_message(program, est, problems), subject=program)
+        raise StepTimeExceeded(_message(program, est, problems), subject=program, page=_page(est, budget, bound))
     return est
 
 
@@ -75,3 +77,16 @@ def _message(program: Program, est: Estimate, problems: list[str]) -> str:
     if len(est.collectives) > LISTED:
         out.append(f"  ... and {len(est.collectives) - LISTED} more")
     return "\n".join(out)
+
+
+def _page(est: Estimate, budget: float, bound: str | None) -> FailurePage:
+    slowest = sorted(est.collectives, key=lambda c: -c.seconds)
+    return FailurePage(
+        budget=f"at most {_ms(budget)} per step on {est.hardware.name}" + (f", {bound}-bound" if bound else ""),
+        figure=f"{_ms(est.step_s)} per step, {est.bound}-bound",
+        columns=("time", "collective", "axes", "link", "line"),
+        rows=tuple(
+            (_ms(c.seconds), c.kind, ",".join(c.axes or ("?",)), c.link, c.line or "no line of yours") for c in slowest
+        ),
+        marked=tuple(k < LISTED for k in range(len(slowest))),
+    )

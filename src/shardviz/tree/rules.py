@@ -205,6 +205,12 @@ def _splitting_axes(sharding: NamedSharding, ndim: int) -> tuple[tuple[str, ...]
     return tuple(axes[:ndim]) + ((),) * (ndim - len(axes))
 
 
+def first_rules(rules: Sequence[Rule], segments: Sequence[tuple[str, ...]]) -> list[int | None]:
+    """For each leaf (its path segments), the index of the first rule that matches it, None where none does."""
+    matcher = _Matcher(rules, segments)
+    return [matcher.first_rule(n) for n in range(len(segments))]
+
+
 class _Matcher:
     """Which rule a leaf's path matches first: dotted paths, or slashed for a glob with a slash."""
 
