@@ -188,7 +188,7 @@ def shardviz_snapshot(request: pytest.FixtureRequest) -> Callable[..., Any]:
     path = test_file.parent / SNAPSHOT_DIR / f"{test_file.stem}.json"
     calls = 0
     node = request.node
-    hint = f"if the change is intended, record it again: pytest '{node.nodeid}' --shardviz-update"
+    command = f"pytest '{node.nodeid}' --shardviz-update"
 
     def check(
         program: Any, name: str | None = None, *, strict: bool | None = None, tolerance: float | None = None
@@ -209,7 +209,7 @@ def shardviz_snapshot(request: pytest.FixtureRequest) -> Callable[..., Any]:
             base=test_file.parent,
             strict=mode_strict if strict is None else strict,
             tolerance=mode_tolerance if tolerance is None else tolerance,
-            update_hint=hint,
+            update_command=command,
         )
         if result.recorded:
             changes = "".join(f"\n  {n}" for n in result.notes)

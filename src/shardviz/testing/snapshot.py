@@ -37,7 +37,7 @@ __all__ = [
     "compare_records",
 ]
 
-UPDATE_HINT = "if the change is intended, record it again: pytest --shardviz-update (or update=True)"
+UPDATE_COMMAND = "pytest --shardviz-update (or update=True)"
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ def assert_collectives_snapshot(
     base: str | os.PathLike[str] | None = None,
     strict: bool = False,
     tolerance: float = 0.0,
-    update_hint: str = UPDATE_HINT,
+    update_command: str = UPDATE_COMMAND,
 ) -> SnapshotResult:
     """Compare ``program``'s collectives per line with the snapshot ``name`` in the JSON file ``path``.
 
@@ -131,7 +131,8 @@ def assert_collectives_snapshot(
     a changed input or output layout pass with ``notes``, unless ``strict``:
     then any change fails. A change in bytes within ``tolerance`` (relative:
     0.02 is 2%) is no change. ``name`` defaults to the program's name; files
-    are written relative to ``base`` (default: the folder of ``path``).
+    are written relative to ``base`` (default: the folder of ``path``);
+    ``update_command`` is how the messages say to record it again.
     """
     __tracebackhide__ = True
     tolerance = _tolerance(tolerance)
@@ -147,15 +148,14 @@ def assert_collectives_snapshot(
     old = load_records(file).get(key)
     if old is None:
         raise SnapshotChanged(
-            f"no snapshot named {key!r} in {file}: record the collectives of {program.name} "
-            + update_hint.removeprefix("if the change is intended, ").removeprefix("record it again: "),
+            f"no snapshot named {key!r} in {file}: record the collectives of {program.name} with {update_command}",
             subject=program,
         )
     diff = compare_records(old, new, tolerance=tolerance)
     failing = diff.failing(strict=strict)
     if failing:
         raise SnapshotChanged(
-            _message(program, key, file, diff, strict, tolerance, update_hint),
+            _message(program, key, file, diff, strict, tolerance, update_command),
             subject=program,
             page=_page(diff, key, file, strict, tolerance),
         )
@@ -176,7 +176,7 @@ def _message(
     diff: Comparison,
     strict: bool,
     tolerance: float,
-    update_hint: str,
+    update_command: str,
 ) -> str:
     how = "changed" if strict else "grew"
     mode = f" (strict{f', tolerance {tolerance:.0%}' if tolerance else ''})" if strict else ""
@@ -185,7 +185,7 @@ def _message(
     passing = diff.lines(failing=False, strict=strict)
     if passing:
         lines += ["also (these pass):", *(f"  {line}" for line in passing)]
-    lines += ["", update_hint]
+    lines += ["", f"if the change is intended, record it again: {update_command}"]
     return "\n".join(lines)
 
 
