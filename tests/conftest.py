@@ -10,6 +10,10 @@ import pkgutil
 import jax
 from hypothesis import settings
 
+# A user's project of its own (its own conftest sets 8 devices), run by
+# test_users_project.py in a pytest process of its own, never collected here.
+collect_ignore = ["user_project"]
+
 # The tutorials our users come from run on 12 simulated CPU devices. Set it
 # here, before any test touches a device; XLA_FLAGS from the environment
 # (e.g. make's) would say the same.

@@ -25,7 +25,7 @@ VERBS = {
     "collective-broadcast": "broadcasts",
     "ragged-all-to-all": "sends ragged all-to-all",
 }
-_AXES_IN_TYPE = re.compile(r"@\(?([^,\]\)]+(?:,[^,\]\)@]+)*)\)?")
+_AXES_IN_TYPE = re.compile(r"@(?:\(([^()]*)\)|([^,\]()@]+))")  # 8@x or 8@(x,y) in a type string
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def _layout_changes(old: dict[str, Any], new: dict[str, Any]) -> list[Change]:
 
 
 def _axes_in(type_str: str) -> set[str]:
-    return {a for group in _AXES_IN_TYPE.findall(type_str) for a in group.split(",") if a}
+    return {a.strip() for many, one in _AXES_IN_TYPE.findall(type_str) for a in (many or one).split(",") if a.strip()}
 
 
 def _lost_axes(before: str, after: str) -> str:

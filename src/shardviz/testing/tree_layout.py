@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import jax
+import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
 from ..engine.layout import Layout
@@ -75,6 +76,9 @@ def assert_tree_layout(tree: Any, expected: Any) -> TreeLayout:
         if check.wanted is None:
             failed.append((check, ["no rule states its layout: add one (e.g. a last line '* = None')"]))
             continue
+        if int(layout.leaf_group[check.leaf]) < 0:
+            failed.append((check, ["a NumPy array in host memory: on no device, so laid out on no mesh"]))
+            continue
         facts = _facts(layout, check.leaf)
         names = _mesh_axes(layout, check.leaf)
         try:
@@ -91,7 +95,11 @@ def assert_tree_layout(tree: Any, expected: Any) -> TreeLayout:
 
 
 def _facts(tree: TreeData, i: int) -> LeafFacts:
-    group = tree.groups[int(tree.leaf_group[i])]
+    g = int(tree.leaf_group[i])
+    if g < 0:  # a NumPy array: its shape and dtype, on no device
+        source = tree.sources[i]
+        return LeafFacts(str(source.dtype), tree.shapes[i], ((),) * len(tree.shapes[i]), tree.other_types[i], "")
+    group = tree.groups[g]
     return LeafFacts(group.dtype, tree.shapes[i], group.spec, tree.type_str(i), group.memory_kind)
 
 
@@ -101,7 +109,12 @@ def _mesh_axes(tree: TreeData, i: int) -> tuple[str, ...]:
 
 
 def _arrays(tree: TreeData) -> list[int]:
-    return [i for i in range(tree.leaf_count) if int(tree.leaf_group[i]) >= 0]
+    """The leaves a layout is expected of: device arrays (and ShapeDtypeStructs) and NumPy arrays."""
+    return [i for i in range(tree.leaf_count) if int(tree.leaf_group[i]) >= 0 or _is_numpy(tree, i)]
+
+
+def _is_numpy(tree: TreeData, i: int) -> bool:
+    return i < len(tree.sources) and isinstance(tree.sources[i], (np.ndarray, np.generic))
 
 
 def _from_rules(tree: TreeData, text: str) -> list[Check]:
@@ -146,7 +159,8 @@ def _from_specs(tree: TreeData, expected: Any) -> list[Check]:
         raise ShardingError(f"cannot flatten the tree of expected specs: {err}") from None
     wanted = {jax.tree_util.keystr(path): spec for path, spec in flat}
     actual = {jax.tree_util.keystr(path): i for i, (path, _) in enumerate(_tree_paths(tree))}
-    missing = [p for p in actual if p not in wanted and int(tree.leaf_group[actual[p]]) >= 0]
+    arrays = set(_arrays(tree))
+    missing = [p for p in actual if p not in wanted and actual[p] in arrays]
     extra = [p for p in wanted if p not in actual]
     if missing or extra:
         raise ShardingError(
@@ -164,7 +178,7 @@ def _from_specs(tree: TreeData, expected: Any) -> list[Check]:
     checks = []
     for path, i in actual.items():
         spec = wanted.get(path)
-        if spec is None or int(tree.leaf_group[i]) < 0:
+        if spec is None or i not in arrays:
             continue
         if isinstance(spec, NamedSharding):
             spec = spec.spec
@@ -212,7 +226,7 @@ def _message(
                 leaf_name(tree.paths[check.leaf]),
                 _expected_text(check, facts),
                 facts.type_str,
-                format_bytes(int(tree.leaf_bytes[check.leaf])),
+                format_bytes(int(tree.leaf_bytes[check.leaf])) if int(tree.leaf_group[check.leaf]) >= 0 else "host",
                 check.origin,
             )
         )
