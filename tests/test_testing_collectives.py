@@ -204,7 +204,10 @@ def test_per_line_caps_every_line_or_named_ones(dp):
         ({"max_wire_bytes": -1}, "0 or more bytes"),
         ({"max_wire_bytes": 1.5}, "whole number of bytes"),
         ({"per_line": [1]}, "per_line must be a byte count"),
-        ({"per_line": {"no_such_function": 1}}, "per_line['no_such_function'] names a function in which no collective runs"),
+        (
+            {"per_line": {"no_such_function": 1}},
+            "per_line['no_such_function'] names a function in which no collective runs",
+        ),
         ({"per_line": {"elsewhere.py:3": 1}}, "no collective of the program is on a line of a file 'elsewhere.py'"),
         ({"per_line": {"loss": "7 parsecs"}}, "per_line['loss'] '7 parsecs' is not a size"),
         ({"per_line": {2.5: 1}}, "per_line's keys are"),

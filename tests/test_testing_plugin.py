@@ -125,7 +125,9 @@ def test_html_pages_for_failing_shardviz_assertions_only(pytester, tmp_path):
     assert written == [plugin.page_name("test_budgets.py::test_only_all_reduce_over_data")]
     assert written[0].startswith("test_budgets.py_test_only_all_reduce_over_data-")
     page = (pages / written[0]).read_text()
-    assert "<title>shardviz: assert_collectives failed in test_budgets.py::test_only_all_reduce_over_data</title>" in page
+    assert (
+        "<title>shardviz: assert_collectives failed in test_budgets.py::test_only_all_reduce_over_data</title>" in page
+    )
     (payload,) = re.findall(r"data-shardviz-payload>(.*?)</script>", page)
     assert json.loads(payload)["kind"] == "program"
     result.stdout.fnmatch_lines([f"*the failed assertion's page: {pages / written[0]}"])
@@ -140,7 +142,9 @@ def test_snapshot_record_compare_grow_and_shrink(pytester, monkeypatch):
     missing = pytester.runpytest(*args)
     missing.assert_outcomes(failed=1)
     missing.stdout.fnmatch_lines(
-        ["*no snapshot named 'test_step' in *test_snap.json: record the collectives of step with pytest*--shardviz-update*"]
+        [
+            "*no snapshot named 'test_step' in *test_snap.json: record the collectives of step with pytest*--shardviz-update*"
+        ]
     )
 
     recorded = pytester.runpytest(*args, "--shardviz-update")

@@ -156,7 +156,9 @@ def test_fsdp_step_communicates_over_data_only(fully_sharded):
         per_line={gather_line(): param_bytes(state)},  # the gathers: each weight once
     )
     # a function's budget covers the lines of the functions it calls too: the forward pass's all-reduce
-    with pytest.raises(CollectiveBudgetExceeded, match=r"\(forward\).*\n.*over its budget .* \(function fsdp_train_step\)"):
+    with pytest.raises(
+        CollectiveBudgetExceeded, match=r"\(forward\).*\n.*over its budget .* \(function fsdp_train_step\)"
+    ):
         assert_collectives(step, per_line={"fsdp_train_step": param_bytes(state)})
 
 

@@ -1,9 +1,9 @@
 """The MLP's layout, traffic, memory and time, as a team checks them in CI."""
 
 import jax
+import mlp
 import pytest
 
-import mlp
 import shardviz
 from shardviz.testing import (
     assert_collectives,
