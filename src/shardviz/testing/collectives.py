@@ -113,7 +113,7 @@ def assert_collectives(
     if allowed is not None:
         sections.append(_not_allowed(charges, allowed, marked))
     if total_cap is not None and program.totals.wire_bytes > total_cap:
-        sections.append(_over_total(program, charges, total_cap))
+        sections.append(_over_total(program, charges, total_cap, marked))
     if caps is not None:
         sections.append(_over_lines(charges, caps, marked))
     sections = [s for s in sections if s]
@@ -327,7 +327,7 @@ def _charge_row(ch: LineCharge) -> str:
     return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
 
 
-def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> list[str]:
+def _over_total(program: ProgramData, charges: list[LineCharge], cap: int, marked: set[Any]) -> list[str]:
     total = program.totals.wire_bytes
     out = [
         f"{exact_bytes(total)} sent per device per call, over max_wire_bytes {exact_bytes(cap)}; "
@@ -335,6 +335,7 @@ def _over_total(program: ProgramData, charges: list[LineCharge], cap: int) -> li
     ]
     rows = _by_line(charges)
     for first, sent, _ in rows[:LISTED]:
+        marked.add(first.key)
         out.append(f"  {format_bytes(sent):>9}  {_place(first)}")
     if len(rows) > LISTED:
         out.append(f"  ... and {len(rows) - LISTED} more lines")

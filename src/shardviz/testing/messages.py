@@ -41,14 +41,11 @@ def format_seconds(seconds: float) -> str:
     """A time as people read it, three figures in the unit that fits: ``505 ms``, ``52.0 µs``, ``21.9 ns``."""
     if not math.isfinite(seconds):
         return str(seconds)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
+        if abs(seconds) >= scale:
             value = seconds / scale
-            text = f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
-            if "e" in text:  # below a thousandth of a nanosecond
-                return "0 ns"
-            return f"{text} {unit}"
-    raise AssertionError("unreachable")  # pragma: no cover
+            return f"{value:.3g} {unit}" if abs(value) < 1000 else f"{value:.0f} {unit}"
+    return "0 s" if seconds == 0 else f"{seconds / 1e-12:.1g} ps"
 
 
 def format_change(before: int, after: int) -> str:

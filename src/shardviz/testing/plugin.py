@@ -44,8 +44,9 @@ class RunState:
     """What this process saw of the snapshots: notes for the summary, and per snapshot file the tests the
     module collected, those that finished and the records they used (for stale records)."""
 
-    def __init__(self, html: Path | None) -> None:
+    def __init__(self, html: Path | None, tolerance: float) -> None:
         self.html = html
+        self.tolerance = tolerance  # the ini file's
         self.notes: list[str] = []
         self.tests: dict[str, set[str]] = {}  # snapshot file -> the names of every test its module collected
         self.finished: dict[str, set[str]] = {}  # snapshot file -> tests that passed
@@ -93,7 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
     html = config.getoption("shardviz_html")
     # resolved now: a test that changes the working directory must not move the pages
     folder = (config.invocation_params.dir / html).resolve() if html else None
-    config.stash[_STATE] = RunState(folder)
+    config.stash[_STATE] = RunState(folder, _ini_tolerance(config))
     config.addinivalue_line(
         "markers", "shardviz_snapshot(strict=None, tolerance=None): how this test's shardviz_snapshot compares"
     )
@@ -165,7 +166,7 @@ def _mode(request: pytest.FixtureRequest) -> tuple[bool, float]:
     if strict is None:
         strict = bool(request.config.getini("shardviz_strict"))
     tolerance = settings.get("tolerance")
-    return bool(strict), _ini_tolerance(request.config) if tolerance is None else tolerance
+    return bool(strict), request.config.stash[_STATE].tolerance if tolerance is None else tolerance
 
 
 def _ini_tolerance(config: pytest.Config) -> float:

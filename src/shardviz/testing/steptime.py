@@ -18,8 +18,8 @@ from ..program.program import Program
 from .errors import FailurePage, StepTimeExceeded
 from .messages import format_seconds
 
-_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
-_TIME = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(s|ms|us|µs)\s*")
+_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_TIME = re.compile(r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*(s|ms|us|µs|ns)\s*")
 _BOUNDS = ("compute", "memory", "network")
 LISTED = 5
 
@@ -29,7 +29,7 @@ def parse_seconds(value: Any, what: str) -> float:
     if isinstance(value, str):
         match = _TIME.fullmatch(value)
         if match is None:
-            raise ShardingError(f"{what} {value!r} is not a time: write a number and s, ms or us (e.g. '80 ms')")
+            raise ShardingError(f"{what} {value!r} is not a time: write a number and s, ms, us or ns (e.g. '80 ms')")
         return float(match.group(1)) * _UNITS[match.group(2)]
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise ShardingError(f"{what} must be a positive number of seconds or a string such as '80 ms', not {value!r}")
