@@ -171,7 +171,7 @@ def test_a_line_of_no_file_is_matched_by_its_place():
 def test_layers_are_named_in_the_place():
     old = record(line("m.py:7", "f", "h", item(), layer="layers_2/attn"))
     (change,) = compare_records(old, record()).changes[:1]
-    assert change.text.startswith("line 7 of m.py (f, layer layers_2/attn) no longer")
+    assert change.text.startswith("line 7 of m.py (f; in layers_2/attn) no longer")
 
 
 def test_layout_changes_and_axes_used_no_more():
@@ -311,11 +311,11 @@ def test_changes_read_as_amount_and_share(before, after, text):
 
 def test_places_name_the_layer_where_there_is_one():
     class Scoped:
-        scope = "layers_1/mlp"
+        where_label = "layers_1/mlp, pass 2 of 4"
 
-    assert layer_of(Scoped()) == "layers_1/mlp" and layer_of(object()) == ""
+    assert layer_of(Scoped()) == "layers_1/mlp, pass 2 of 4" and layer_of(object()) == ""
     assert where(None) == "(no line of yours: the collective comes from library code)"
-    assert where(None, layer="l0").endswith("(layer l0)")
+    assert where(None, layer="l0").endswith("(in l0)")
     assert function_names("step.<locals>.<lambda>") == ["step.<locals>.<lambda>", "<lambda>", "step", "step"]
 
 
