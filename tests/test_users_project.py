@@ -74,7 +74,7 @@ def failures(done: subprocess.CompletedProcess[str]) -> set[str]:
     return set(re.findall(r"^FAILED test_mlp\.py::(\S+)", done.stdout, re.M))
 
 
-WHERE = r"line (\d+) of mlp\.py \((\w+)(?:, layer ([\w/]+))?\)"
+WHERE = r"line (\d+) of mlp\.py \((\w+)(?:; in ([^)]+))?\)"
 HOW_MUCH = r": [+-][0-9.]+ (?:B|KiB|MiB|GiB)"
 
 
@@ -132,7 +132,7 @@ def test_a_dropped_batch_axis_fails_the_strict_snapshot_naming_each_change(recor
         "test_deeper_models_match_their_snapshots[1]",
         "test_deeper_models_match_their_snapshots[3]",
     }, done.stdout
-    message = done.stdout.split("_ test_the_step_matches_its_snapshot _")[1]
+    message = done.stdout.split("_ test_the_step_matches_its_snapshot _")[1].split("\n____")[0]
     assert "the collectives of train_step changed since the snapshot 'test_the_step_matches_its_snapshot'" in message
     assert (
         "input x is laid out as float32[64,256] now; the snapshot has float32[64@fsdp,256] (no longer split by fsdp)"
@@ -140,11 +140,18 @@ def test_a_dropped_batch_axis_fails_the_strict_snapshot_naming_each_change(recor
     )
     changes = re.findall(WHERE + r" (?:now|no longer) [\w-]+ .*?" + HOW_MUCH, message)
     assert {function for _, function, _ in changes} == {"mlp_block", "loss_fn"}, message
+    # the block's lines are told apart by layer (jax.named_scope in forward)
+    assert {layer for _, function, layer in changes if function == "mlp_block"} == {"layer_0", "layer_1"}
     block = line_of(root, "h = jax.nn.relu(")
-    assert f"line {block} of mlp.py (mlp_block) no longer all-reduces over fsdp; the snapshot has 1.5 MiB" in message
+    for layer in ("layer_0", "layer_1"):
+        assert (
+            f"line {block} of mlp.py (mlp_block; in {layer}) no longer all-reduces over fsdp; the snapshot has 771 KiB"
+            in message
+        )
     # each device now reduces the whole batch over tp: four times the bytes
     assert re.search(
-        rf"line {block} of mlp\.py \(mlp_block\) now all-reduces 64 KiB over tp .*: \+48 KiB \(\+300%\)", message
+        rf"line {block} of mlp\.py \(mlp_block; in layer_1\) now all-reduces 64 KiB over tp .*: \+48 KiB \(\+300%\)",
+        message,
     )
     assert ACCEPT in message
     # without strictness only the growth fails; what shrank and the layout are said as passing
@@ -231,10 +238,11 @@ def test_a_wider_hidden_layer_grows_the_snapshot_by_how_much_per_line(recorded, 
     message = done.stdout
     grown = re.findall(
         WHERE
-        + r" now all-gathers ([0-9.]+ \w+) over fsdp per call \(x2\); the snapshot has ([0-9.]+ \w+) \(x2\): \+([0-9.]+ \w+) \(\+100%\)",
+        + r" now all-gathers ([0-9.]+ \w+) over fsdp per call \(x1\); the snapshot has ([0-9.]+ \w+) \(x1\): \+([0-9.]+ \w+) \(\+100%\)",
         message,
     )
-    assert len(grown) == 2, message  # both weights' gathers, each twice the bytes
+    # both weights' gathers in both layers, each twice the bytes
+    assert sorted(layer for _, _, layer, *_ in grown) == ["layer_0", "layer_0", "layer_1", "layer_1"], message
     assert ACCEPT in message
     accepted = run(root, "-k", "test_the_step_matches_its_snapshot", "--shardviz-update")
     assert re.search(
