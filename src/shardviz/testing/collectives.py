@@ -376,7 +376,8 @@ def _message(
     body: list[str] = []
     for section in sections:
         body += ["", *section]
-    return "\n".join(head + body + ["", *_every_line(program)])
+    accept = "if this traffic is intended, allow it or raise the budget it breaks, as named above"
+    return "\n".join(head + body + ["", *_every_line(program), "", accept])
 
 
 def _every_line(program: ProgramData) -> list[str]:

@@ -344,6 +344,7 @@ def _message(wanted: Expected, actual: Layout, differences: list[str]) -> str:
     expected_text = expected if isinstance(expected, str) else render_text(expected, width=half, color=False)
     actual_text = render_text(actual, width=half, color=False)
     lines += side_by_side("expected:", expected_text, "actual:", actual_text)
+    lines += ["", f"if the actual layout is intended, expect {typed_text(actual)!r}"]
     return "\n".join(lines)
 
 

@@ -68,7 +68,9 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
     if isinstance(x, ProgramData):
         used = program_bytes_per_device(x)
         if used > budget:
-            raise MemoryBudgetExceeded(_program_message(x, used, budget), subject=x, page=_page(used, budget))
+            raise MemoryBudgetExceeded(
+                _program_message(x, used, budget) + _accept(used), subject=x, page=_page(used, budget)
+            )
         return used
     if isinstance(x, (Layout, jax.Array, jax.ShapeDtypeStruct)):
         layout = describe(x)
@@ -76,7 +78,9 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
         tree = x if isinstance(x, TreeLayout) else describe_tree(x)
         used = _tree_device_bytes(tree)
         if used > budget:
-            raise MemoryBudgetExceeded(_tree_message(tree, used, budget), subject=tree, page=_page(used, budget))
+            raise MemoryBudgetExceeded(
+                _tree_message(tree, used, budget) + _accept(used), subject=tree, page=_page(used, budget)
+            )
         return used
     if layout.shard_bytes > budget:
         lines = [
@@ -85,7 +89,8 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
             "",
             layout.to_text(width=100, color=False),
         ]
-        raise MemoryBudgetExceeded("\n".join(lines), subject=layout, page=_page(layout.shard_bytes, budget))
+        message = "\n".join(lines) + _accept(layout.shard_bytes)
+        raise MemoryBudgetExceeded(message, subject=layout, page=_page(layout.shard_bytes, budget))
     return layout.shard_bytes
 
 
@@ -95,6 +100,10 @@ def _tree_device_bytes(tree: TreeData) -> int:
         if not _is_host(kind):
             per_device += values
     return int(per_device.max()) if len(per_device) else 0
+
+
+def _accept(used: int) -> str:
+    return f"\nif this is intended, raise bytes_per_device to {exact_bytes(used)} or more"
 
 
 def _page(used: int, budget: int) -> FailurePage:
@@ -308,6 +317,7 @@ def _sharded_message(tree: TreeData, share: Share, min_fraction: float, axes: tu
             lines.append(f"      {advice[i]}")
     if count > LISTED:
         lines.append(f"  ... and {count - LISTED} more")
+    lines.append(f"if this is intended, lower min_fraction to {percent(share.fraction, min_fraction)} or less")
     unplaced = [i for i in ranked if int(tree.leaf_group[i]) < 0 or tree.groups[int(tree.leaf_group[i])].mesh is None]
     if unplaced:
         lines.append(

@@ -76,6 +76,7 @@ def _message(program: Program, est: Estimate, problems: list[str]) -> str:
             out.append(f"  {_ms(c.seconds):>10}  {c.kind} over {axes} on {c.link} at {c.line or 'no line of yours'}")
     if len(est.collectives) > LISTED:
         out.append(f"  ... and {len(est.collectives) - LISTED} more")
+    out.append(f"if this is intended, raise max_step (the estimate is {_ms(est.step_s)}) or change bound")
     return "\n".join(out)
 
 

@@ -237,6 +237,7 @@ def _message(
         lines += [f"      {d}" for d in found]
     if len(failed) > LISTED:
         lines.append(f"  ... and {len(failed) - LISTED} more leaves")
+    lines.append("if the actual layouts are intended, change what 'expected by' names to say them")
     page = FailurePage(
         budget=f"every array leaf laid out as {how}",
         figure=f"{len(failed)} of {checked} leaves differ",
