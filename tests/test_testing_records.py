@@ -352,3 +352,22 @@ def test_byte_budgets(value, count):
 def test_bad_byte_budgets(value, fragment):
     with pytest.raises(ShardingError, match=fragment):
         parse_bytes(value, "b")
+
+
+def test_places_sizes_and_pictures_as_messages_write_them(tmp_path):
+    from shardviz.program.model import SourceLocation
+    from shardviz.testing.messages import exact_bytes, line_code, relative_file, side_by_side
+
+    source = tmp_path / "model.py"
+    source.write_text("import jax\n\ndef loss(w):\n    h = w @ w  # square\n")
+    here = SourceLocation(str(source), 4, 0, "train.<locals>.loss")
+    assert line_code(here) == "h = w @ w  # square" and line_code(None) == ""
+    assert where(here) == "model.py:4 (loss)  h = w @ w  # square"
+    assert where(here, code=False, layer="layers_0") == "model.py:4 (loss; in layers_0)"
+    assert where(SourceLocation(str(source), 99, 0, "")) == "model.py:99"
+    assert exact_bytes(512) == "512 B" and exact_bytes(4608) == "4.5 KiB (4608 B)"
+    assert relative_file(str(source), tmp_path) == "model.py"
+    assert relative_file(str(source), tmp_path / "sub") == "../model.py"
+    assert side_by_side("a:", "1\n22", "b:", "333") == ["a:   b:", "1    333", "22"]
+    assert side_by_side("a:", "x" * 70, "b:", "y" * 70) == ["a:", "x" * 70, "", "b:", "y" * 70]
+    assert side_by_side("a:", "x" * 60, "b:", "y" * 57) == [f"{'a:':<60}   b:", f"{'x' * 60}   {'y' * 57}"]
