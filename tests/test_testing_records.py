@@ -371,3 +371,73 @@ def test_places_sizes_and_pictures_as_messages_write_them(tmp_path):
     assert side_by_side("a:", "1\n22", "b:", "333") == ["a:   b:", "1    333", "22"]
     assert side_by_side("a:", "x" * 70, "b:", "y" * 70) == ["a:", "x" * 70, "", "b:", "y" * 70]
     assert side_by_side("a:", "x" * 60, "b:", "y" * 57) == [f"{'a:':<60}   b:", f"{'x' * 60}   {'y' * 57}"]
+
+
+def test_edges_of_the_message_helpers(tmp_path):
+    from shardviz.program.model import SourceLocation
+    from shardviz.testing.messages import side_by_side
+
+    assert format_seconds(1000.0) == "1000 s"
+    assert function_names("a.b.<locals>.<lambda>") == ["a.b.<locals>.<lambda>", "<lambda>", "a.b", "b"]
+    source = tmp_path / "m.py"
+    source.write_text("f = lambda w: w @ w\n")
+    assert where(SourceLocation(str(source), 1, 0, "step.<locals>.<lambda>"), code=False) == "m.py:1 (step)"
+    assert side_by_side("a:", "x" * 60, "b:", "y" * 58) == ["a:", "x" * 60, "", "b:", "y" * 58]  # 121 columns
+    assert side_by_side("a:", "1", "b:", "1\n2\n3") == ["a:   b:", "1    1", "     2", "     3"]
+
+
+def test_edges_of_a_comparison():
+    old = record(line("m.py:7", "f", "h = x @ w", item()), inputs=[{"path": "w", "type": "float32[16,32]"}])
+    moved_file = record(
+        line("other.py:7", "f", "h = jnp.dot(x, w)", item()), inputs=[{"path": "w", "type": "float32[16,8]"}]
+    )
+    diff = compare_records(old, moved_file)
+    assert sorted(c.sign for c in diff.changes) == ["+", "-", "~"]  # another file's line is not its old self
+    (layout,) = [c for c in diff.changes if c.sign == "~"]
+    assert layout.line() == "input w is laid out as float32[16,8] now; the snapshot has float32[16,32]"
+    assert layout.line(signs=True) == "~ " + layout.line()
+    assert diff.lines(signs=True)[0][:2] in ("+ ", "- ", "~ ")
+    no_function = {"where": "m.py:7", "code": "h = x @ w", "collectives": [item()]}
+    edited = record(line("m.py:7", "", "h = jnp.dot(x, w)", item()), inputs=[{"path": "w", "type": "float32[16,32]"}])
+    assert compare_records(record(no_function, inputs=[{"path": "w", "type": "float32[16,32]"}]), edited).changes == ()
+
+
+def test_edges_of_byte_budgets_and_files(tmp_path):
+    assert parse_bytes(0, "b") == 0 and parse_bytes("0 B", "b") == 0
+    with pytest.raises(ShardingError, match=r"^b must be a byte count, an int such as 2\*\*30 .* not list \[1\]$"):
+        parse_bytes([1], "b")
+    with pytest.raises(
+        ShardingError, match=r"write a whole number of bytes, or a unit that makes it one \('0.5 KiB' is 512 B\)$"
+    ):
+        parse_bytes("0.5", "b")
+    path = tmp_path / "two" / "levels" / "s.json"
+    change_records(path, lambda r: r.update(a={}))
+    assert load_records(path) == {"a": {}}
+
+
+def test_a_file_is_written_whole_through_a_temporary_of_its_own(tmp_path, monkeypatch):
+    import os
+
+    path = tmp_path / "s.json"
+    change_records(path, lambda r: r.update({"µ-test": {"lines": []}}))
+    change_records(path, lambda r: r.update({"b": {}}))  # an existing file keeps what it had
+    assert path.read_text(encoding="utf-8") == (
+        '{\n "format": "' + FORMAT + '",\n "snapshots": {\n  "b": {},\n  "µ-test": {\n   "lines": []\n  }\n }\n}\n'
+    )
+    moved = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda a, b: moved.append((a, b)) or real_replace(a, b))
+    change_records(path, lambda r: r.update(c={}))
+    ((temporary, target),) = moved
+    assert target == path and os.path.dirname(temporary) == str(tmp_path)
+    name = os.path.basename(temporary)
+    assert name.startswith(".s.json.") and name.endswith(".partial") and name != ".s.json..partial"
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken)
+    with pytest.raises(OSError, match="disk full"):
+        change_records(path, lambda r: r.update(d={}))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the temporary is removed
+    assert sorted(load_records(path)) == ["b", "c", "µ-test"]
