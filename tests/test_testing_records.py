@@ -441,3 +441,47 @@ def test_a_file_is_written_whole_through_a_temporary_of_its_own(tmp_path, monkey
         change_records(path, lambda r: r.update(d={}))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.json"]  # the temporary is removed
     assert sorted(load_records(path)) == ["b", "c", "µ-test"]
+
+
+def test_code_keys_by_hand():
+    from shardviz.testing.snapshot_diff import code_key
+
+    assert code_key("h = x @ w  # note") == "h=x@w"
+    assert code_key('s = "a # b"  # c') == 's="a # b"'
+    assert code_key("t = 'it\\'s'  # x") == "t='it\\'s'"
+    assert code_key("# only a comment") == ""
+
+
+def test_layout_changes_as_the_page_lists_them():
+    old = {
+        "program": "p",
+        "mesh": "m",
+        "lines": [line("m.py:1", "f", "a", item(axes="data,model"))],
+        "inputs": [{"path": "a", "type": "float32[8@fsdp,4@tp]"}, {"path": "b", "type": "float32[8]"}],
+    }  # no outputs kept: read as none
+    new = {
+        "program": "p",
+        "mesh": "m",
+        "lines": [],
+        "inputs": [{"path": "a", "type": "float32[8,4]"}, {"path": "c", "type": "float32[2]"}],
+        "outputs": [{"path": "out", "type": "float32[8@fsdp]"}],
+    }
+    rows = [c.row() for c in compare_records(old, new).changes]
+    assert ("input a", "", "layout", "", "float32[8@fsdp,4@tp]", "float32[8,4]", "changed") in rows
+    assert ("input c", "", "layout", "", "none", "float32[2]", "changed") in rows
+    assert ("input b", "", "layout", "", "float32[8]", "none", "changed") in rows
+    assert ("output out", "", "layout", "", "none", "float32[8@fsdp]", "changed") in rows
+    texts_ = [c.line() for c in compare_records(old, new).changes]
+    assert (
+        "input a is laid out as float32[8,4] now; the snapshot has float32[8@fsdp,4@tp] (no longer split by fsdp, tp)"
+        in texts_
+    )
+    assert texts_[-1].startswith("the mesh axes data, model, tp are used no more")
+
+
+def test_an_unchanged_input_before_a_changed_one():
+    inputs = [{"path": "a", "type": "float32[8]"}, {"path": "b", "type": "float32[8@x]"}]
+    changed = [{"path": "a", "type": "float32[8]"}, {"path": "b", "type": "float32[8]"}]
+    diff = compare_records(record(inputs=inputs, mesh="x=2"), record(inputs=changed, mesh="x=2"))
+    first = diff.changes[0].text
+    assert first == "input b is laid out as float32[8] now; the snapshot has float32[8@x] (no longer split by x)"
