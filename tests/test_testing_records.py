@@ -15,7 +15,7 @@ import math
 import pytest
 
 from shardviz.errors import ShardingError
-from shardviz.testing.messages import format_change, format_seconds, function_names, layer_of, where
+from shardviz.testing.messages import format_change, format_seconds, function_names, label_of, layer_of, where
 from shardviz.testing.sizes import parse_bytes
 from shardviz.testing.snapshot import record_owner
 from shardviz.testing.snapshot_diff import compare_records
@@ -311,9 +311,11 @@ def test_changes_read_as_amount_and_share(before, after, text):
 
 def test_places_name_the_layer_where_there_is_one():
     class Scoped:
+        scope = "layers_1/mlp"
         where_label = "layers_1/mlp, pass 2 of 4"
 
-    assert layer_of(Scoped()) == "layers_1/mlp, pass 2 of 4" and layer_of(object()) == ""
+    assert layer_of(Scoped()) == "layers_1/mlp" and layer_of(object()) == ""
+    assert label_of(Scoped()) == "layers_1/mlp, pass 2 of 4" and label_of(object()) == ""
     assert where(None) == "(no line of yours: the collective comes from library code)"
     assert where(None, layer="l0").endswith("(in l0)")
     assert function_names("step.<locals>.<lambda>") == ["step.<locals>.<lambda>", "<lambda>", "step", "step"]

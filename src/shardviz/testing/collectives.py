@@ -16,7 +16,7 @@ from ..program.frames import is_user_file
 from ..program.hlo import COLLECTIVE_KINDS
 from ..program.model import Collective, ProgramData, SourceLocation
 from .errors import CollectiveBudgetExceeded, FailurePage
-from .messages import exact_bytes, format_bytes, function_names, layer_of, line_code, where
+from .messages import exact_bytes, format_bytes, function_names, label_of, layer_of, line_code, where
 from .sizes import parse_bytes
 
 __all__ = ["LineCharge", "assert_collectives", "line_charges"]
@@ -34,6 +34,7 @@ class LineCharge:
     wire_bytes: int
     stack: tuple[SourceLocation, ...] = ()  # the call chain, innermost first
     layer: str = ""  # the name scope it runs in (layers_2/attn), where the program records one
+    label: str = ""  # all that tells it apart on its line: the layer, a loop's pass, the array it lays out
 
     @property
     def key(self) -> tuple[str, int, str] | None:
@@ -48,11 +49,18 @@ def line_charges(program: ProgramData) -> list[LineCharge]:
     for c in program.collectives:
         if c.parts:
             out += [
-                LineCharge(c, part.source, part.wire_bytes * c.count, _chain(part.stack, program), layer_of(part))
+                LineCharge(
+                    c,
+                    part.source,
+                    part.wire_bytes * c.count,
+                    _chain(part.stack, program),
+                    layer_of(part),
+                    label_of(part),
+                )
                 for part in c.parts
             ]
         else:
-            out.append(LineCharge(c, c.source, c.total_wire_bytes, _chain(c.stack, program), layer_of(c)))
+            out.append(LineCharge(c, c.source, c.total_wire_bytes, _chain(c.stack, program), layer_of(c), label_of(c)))
     return out
 
 
@@ -303,7 +311,7 @@ def _not_allowed(
             f"({format_bytes(c.wire_bytes)} {_runs(c)}); {why}"
         )
         for ch in dict((ch.key, ch) for ch in on[c]).values():
-            out.append(f"      at {where(ch.source, layer=ch.layer)}")
+            out.append(f"      at {where(ch.source, layer=ch.label)}")
     if shown > LISTED:
         out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
     return ["collectives not allowed:", *out] if out else []
@@ -324,7 +332,8 @@ def _place(ch: LineCharge, *, code: bool = True) -> str:
 
 def _charge_row(ch: LineCharge) -> str:
     c = ch.collective
-    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
+    told_apart = f"  [{ch.label}]" if ch.label and ch.label != ch.layer else ""
+    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)}){told_apart}"
 
 
 def _over_total(program: ProgramData, charges: list[LineCharge], cap: int, marked: set[Any]) -> list[str]:

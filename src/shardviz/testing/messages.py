@@ -20,6 +20,7 @@ __all__ = [
     "format_change",
     "format_seconds",
     "function_names",
+    "label_of",
     "layer_of",
     "line_code",
     "side_by_side",
@@ -28,11 +29,16 @@ __all__ = [
 
 
 def layer_of(item: Any) -> str:
-    """What tells a collective (or one operand of a combined one) apart from others on its line: its layer
-    (the name scope from XLA's ``op_name``: a Flax module path, ``jax.named_scope``), a Python loop's pass,
-    or the output or input it lays out (``layers_2/attn, pass 2 of 4``); "" where the program has none.
+    """The layer a collective (or one operand of a combined one) runs in: its name scope from XLA's
+    ``op_name`` (a Flax module path, ``jax.named_scope``: ``layers_2/attn``), "" where the program has none.
+    Stable from one trace to the next, so snapshots tell a line's layers apart by it."""
+    scope = getattr(item, "scope", "")
+    return scope if isinstance(scope, str) else ""
 
-    The one place messages and snapshots read it (the program's ``where_label``)."""
+
+def label_of(item: Any) -> str:
+    """All that tells a collective apart from others on its line, as the program says it (its
+    ``where_label``: the layer, a Python loop's pass, the output or input it lays out), or ""."""
     label = getattr(item, "where_label", "")
     return label if isinstance(label, str) else ""
 
