@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import pytest
-from jax.sharding import AbstractMesh, NamedSharding
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
@@ -192,3 +194,132 @@ def test_a_combined_gradient_all_reduce_counts_each_bf16_operand_as_bf16():
     timed = next(t for t in prog.estimate("tpu-v5p").collectives if t.name == reduce.name)
     assert timed.bytes == reduce.result_bytes // 2
     assert f"{len(reduce.parts)} of its {len(reduce.parts)} operands are bfloat16" in timed.note
+
+
+# --------------------------------------------------------------------------
+# the planted bugs: each must fail one of these
+
+
+def _gather_program(sizes, names, shape, spec, to, dtype=jnp.float32):
+    from plan_functions import constrain
+
+    mesh = AbstractMesh(sizes, names, axis_types=(AxisType.Auto,) * len(names))
+    a = jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, spec))
+    return shardviz.trace(functools.partial(constrain, spec=to), a, mesh=mesh)
+
+
+def _only(est, kind):
+    (found,) = [c for c in est.collectives if c.kind == kind]
+    return found
+
+
+def test_an_all_to_all_on_an_open_ring_takes_twice_the_closed_one():
+    # the bisection of an open ring of n is one link each way, of a closed ring two: V/4 over 1 or 2 links
+    from plan_functions import all_to_all
+
+    mesh = AbstractMesh((4, 4), ("X", "Y"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.ShapeDtypeStruct((4096, 4096), jnp.float32, sharding=NamedSharding(mesh, P("X", None)))
+    program = shardviz.trace(functools.partial(all_to_all, axis="X"), a, mesh=mesh)
+    v = 4096 * 4096 * 4
+    open_ring = Hardware("open", 1e14, 1e12, 1e10, (4, 4), False, latency_s=0)
+    closed_ring = Hardware("closed", 1e14, 1e12, 1e10, (4, 4), True, latency_s=0)
+    assert _only(program.estimate(open_ring), "all-to-all").seconds == pytest.approx(v / 4 / 1e10)
+    assert _only(program.estimate(closed_ring), "all-to-all").seconds == pytest.approx(v / 4 / (2 * 1e10))
+
+
+def test_the_busiest_ring_bounds_a_gather_over_an_open_and_a_closed_ring():
+    # v5e 8x16: the 16 dimension wraps, the 8 does not. Each ring moves its half of V: the closed one
+    # half of that each way, the open one 7/8 of it one way, so the open ring bounds the gather.
+    program = _gather_program((8, 16), ("X", "Y"), (1024, 4096), P(("X", "Y"), None), P(None, None))
+    timed = _only(program.estimate("tpu-v5e"), "all-gather")
+    v = 1024 * 4096 * 4
+    assert "open" in timed.formula
+    assert timed.seconds == pytest.approx(v * (7 / 8) / (2 * 4.5e10))
+
+
+def test_nvlink_and_dcn_rings_move_n_minus_1_over_n():
+    nvlink = _gather_program((8,), ("X",), (4096, 65536), P("X", None), P(None, None))
+    v = 4096 * 65536 * 4
+    assert _only(nvlink.estimate("h100"), "all-gather").seconds == pytest.approx(v * 7 / 8 / 4.5e11)
+    # an all-reduce over the slice axis only: one chip per slice, 3 slices of 16x16 v5e over DCN
+    from plan_functions import bf16_matmul
+
+    mesh = AbstractMesh((3, 256), ("pod", "data"), axis_types=(AxisType.Auto,) * 2)
+    a = jax.ShapeDtypeStruct((256 * 64, 3 * 1024), jnp.float32, sharding=NamedSharding(mesh, P("data", "pod")))
+    w = jax.ShapeDtypeStruct((3 * 1024, 1024), jnp.float32, sharding=NamedSharding(mesh, P("pod", None)))
+    program = shardviz.trace(bf16_matmul, a, w, mesh=mesh)
+    timed = _only(program.estimate("tpu-v5e"), "all-reduce")
+    assert timed.link == "DCN" and timed.axes == ("pod",) and timed.bytes == 64 * 1024 * 4
+    assert timed.seconds == pytest.approx(2 * (64 * 1024 * 4) * (2 / 3) / 3.125e9)
+
+
+def test_a_shift_round_a_ring_uses_one_direction_a_single_send_both():
+    from plan_functions import send
+
+    mesh = AbstractMesh((16,), ("X",), axis_types=(AxisType.Auto,))
+    a = jax.ShapeDtypeStruct((16 * 1024, 1024), jnp.float32, sharding=NamedSharding(mesh, P("X")))
+    shift = shardviz.trace(functools.partial(send, axes="X", perm=[(i, (i + 1) % 16) for i in range(16)]), a, mesh=mesh)
+    ring = Hardware("ring", 1e14, 1e12, 1e10, torus=(16,), latency_s=0)
+    block = 1024 * 1024 * 4
+    # every device sends one block to its neighbour: each link carries one block one way
+    assert _only(shift.estimate(ring), "collective-permute").seconds == pytest.approx(block / 1e10)
+    # one device sends halfway round a closed ring: both ways are as short, so half goes each way
+    half = shardviz.trace(functools.partial(send, axes="X", perm=[(0, 8)]), a, mesh=mesh)
+    assert _only(half.estimate(ring), "collective-permute").seconds == pytest.approx(block / 2 / 1e10)
+
+
+def test_no_wraparound_on_a_slice_of_no_whole_cubes_or_on_part_of_a_dimension():
+    # v5p 2x4x4 (32 chips) has no wraparound links although its dimensions of 4 are multiples of 4
+    program = _gather_program((2, 4, 4), ("X", "Y", "Z"), (1024, 4096), P("Z", None), P(None, None))
+    timed = _only(program.estimate("tpu-v5p"), "all-gather")
+    v = 1024 * 4096 * 4
+    assert timed.seconds == pytest.approx(v * 3 / 4 / 9e10)
+    assert _only(program.estimate("tpu-v5p-4x4x2"), "all-gather").seconds == pytest.approx(v * 3 / 4 / 9e10)
+    # on a v5e 16x16 mesh (4, 4, 16), b takes four neighbours of a wrapped 16: an open line, not a ring
+    sub = _gather_program((4, 4, 16), ("a", "b", "c"), (1024, 4096), P("b", None), P(None, None))
+    assert _only(sub.estimate("tpu-v5e"), "all-gather").seconds == pytest.approx(v * 3 / 4 / 4.5e10)
+
+
+def scanned_gathers(params, x):
+    def layer(h, w):
+        w = jax.lax.with_sharding_constraint(w, P(None, None))
+        return jnp.tanh(h @ w), None
+
+    h, _ = jax.lax.scan(layer, x, params)
+    return h
+
+
+def test_a_lines_bytes_count_every_run_of_its_collectives():
+    mesh = AbstractMesh((8,), ("X",), axis_types=(AxisType.Auto,))
+    params = jax.ShapeDtypeStruct((6, 256, 256), jnp.float32, sharding=NamedSharding(mesh, P(None, "X", None)))
+    x = jax.ShapeDtypeStruct((64, 256), jnp.float32, sharding=NamedSharding(mesh, P()))
+    program = shardviz.trace(scanned_gathers, params, x, mesh=mesh)
+    est = program.estimate("tpu-v5e")
+    gathers = [c for c in est.collectives if c.kind == "all-gather"]
+    assert gathers and all(c.runs == 6 for c in gathers)
+    line = next(t for t in est.lines if t.line == gathers[0].line)
+    assert line.bytes == sum(c.bytes * c.runs for c in est.collectives if c.line == line.line)
+    assert line.bytes == 6 * 256 * 256 * 4
+
+
+def two_dtypes_on_one_line(a16, w16, a32, w32):
+    return a16 @ w16, a32 @ w32
+
+
+def test_a_line_that_makes_two_dtypes_is_not_narrowed():
+    # one line makes a bf16 and an f32 product, each all-reduced: the line's dtype is no single narrow one,
+    # so the f32 sums keep their 4 bytes (the bf16 ones are counted as the CPU moved them, wider, not narrower)
+    mesh = AbstractMesh((8,), ("X",), axis_types=(AxisType.Auto,))
+    spec_a, spec_w = NamedSharding(mesh, P(None, "X")), NamedSharding(mesh, P("X", None))
+    args = [
+        jax.ShapeDtypeStruct((256, 512), jnp.bfloat16, sharding=spec_a),
+        jax.ShapeDtypeStruct((512, 128), jnp.bfloat16, sharding=spec_w),
+        jax.ShapeDtypeStruct((256, 512), jnp.float32, sharding=spec_a),
+        jax.ShapeDtypeStruct((512, 128), jnp.float32, sharding=spec_w),
+    ]
+    program = shardviz.trace(two_dtypes_on_one_line, *args, mesh=mesh)
+    est = program.estimate("tpu-v5e")
+    reduces = [c for c in est.collectives if c.kind == "all-reduce"]
+    assert reduces
+    assert sum(c.bytes for c in reduces) == sum(c.result_bytes for c in program.collectives if c.kind == "all-reduce")
+    assert all(c.note == "" for c in reduces)

@@ -10,7 +10,7 @@ group's size). Bandwidths are bytes per second in one direction.
 - **A torus** (TPU ICI): a group is one ring per torus dimension it spans
   (:class:`Ring`). A ring of ``n`` that closes moves half of ``V`` each way
   in ``n // 2`` hops; an open one ``(N - 1) / N`` of it one way in ``n - 1``
-  hops, ``N`` the whole group. All-gather: ``max(hops x latency, V x share /
+  hops, ``N`` the group's open rings together. All-gather: ``max(hops x latency, V x share /
   (rings x link))`` with the busiest ring's share; reduce-scatter the same;
   all-reduce twice. All-to-all: the bytes that cross the group's bisection
   (a quarter of ``V`` each way) over the links the cut crosses.
@@ -99,7 +99,7 @@ def torus_time(kind: str, array: float, rings: Sequence[Ring], link: float, late
     rings = [r for r in rings if r.size > 1]
     if not rings or array <= 0:
         return NOTHING
-    group = math.prod(r.size for r in rings)
+    group = math.prod(r.size for r in rings if not r.closes)
     times = gathers(kind)
     busiest = max(_share(r, group) * r.stride for r in rings)
     bandwidth_s = times * array * busiest / (len(rings) * link)
@@ -114,7 +114,8 @@ def torus_time(kind: str, array: float, rings: Sequence[Ring], link: float, late
 
 def _share(ring: Ring, group: int) -> float:
     """The share of ``V`` the ring's busiest link direction carries: ``(n // 2) / n`` round a closed
-    ring (half each way), ``(N - 1) / N`` of the whole group ``N`` along an open one."""
+    ring (half each way), ``(N - 1) / N`` along an open one, ``N`` the group's open rings together
+    (``1 - 1/N`` of the group where every ring is open; a closed ring carries its own half)."""
     return (ring.size // 2) / ring.size if ring.closes else (group - 1) / group
 
 

@@ -142,10 +142,10 @@ def _gpu_time(hw: Hardware, kind: str, array: float, block: float, shape: GroupS
         inside = send_time(block * (k - 1) / n, nvlink, 1, nv_lat, hw.link_name, "all-to-all inside the node")
         across = send_time(block * (m - 1) / m, nic, 1, ib_lat, ib, f"all-to-all between {m} nodes")
         return combine([inside, across], "max")
-    if kind == "all-reduce":  # NCCL: a chain inside each node, a double binary tree between nodes
-        inside_steps, across_steps = 2 * (k - 1), 2 * math.ceil(math.log2(m))
-    else:
-        inside_steps, across_steps = k - 1, m - 1
+    # latency: a chain of the k GPUs inside each node; between nodes NCCL's trees, log2 of the nodes
+    # (double binary trees for all-reduce, NCCL 2.4; PAT for all-gather and reduce-scatter, NCCL 2.23)
+    runs = gathers(kind)
+    inside_steps, across_steps = runs * (k - 1), runs * math.ceil(math.log2(m))
     inside = line_time(kind, array, k, nvlink, inside_steps, nv_lat, hw.link_name, f"{kind} inside the node")
     share = f"1/{k} share " if k > 1 else ""
     across = line_time(kind, array / k, m, nic, across_steps, ib_lat, ib, f"{kind} of the {share}between {m} nodes")
