@@ -178,6 +178,13 @@ def test_tpus_q4_an_int8_matmul_on_one_v5e_loads_its_weights_and_activations():
 # Part 12, gpus.md: NVLink nodes and InfiniBand
 
 
+def test_gpus_quiz_1_q7_adding_two_fp32_vectors_of_a_billion_on_an_h100_takes_3_84_ms():
+    # 12 N bytes at 3.35e12 B/s: N = 1024^3 gives 3.84 ms
+    x = jax.ShapeDtypeStruct((1024**3,), jnp.float32)
+    program = shardviz.trace(add, x, x)
+    assert program.estimate("h100").memory_s == pytest.approx(3.84e-3, rel=REL)
+
+
 def test_gpus_pop_quiz_1_all_gather_on_an_8xh100_node_is_65_us():
     program = _gather((8,), ("X",), (1024, 16384), P("X", None), P(None, None))
     timed = _timed(program, "h100", "all-gather")
