@@ -14,7 +14,7 @@ span several slices or nodes are hierarchical (:func:`.comms.combine`).
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -189,7 +189,7 @@ def _torus_sends(layout: Layout, pairs: Sequence[tuple[int, int]], block: float)
     assert layout.placement is not None
     topology = layout.placement.slices.topology
     wraps = [layout.hw.dim_wraps(topology, d) for d in range(len(topology))]
-    load: Counter[tuple[int, int, tuple[int, ...]]] = Counter()
+    load: _Loads = defaultdict(float)
     longest = 0
     for s, t in pairs:
         start, end = layout.coords(s), layout.coords(t)
@@ -222,7 +222,10 @@ def _directions(a: int, b: int, size: int, wraps: bool) -> tuple[tuple[int, ...]
     return ((1,), forward) if forward < backward else ((-1,), backward)
 
 
-def _walk(load: Counter, start: tuple[int, ...], order: Sequence[int], moves: Sequence[tuple[tuple[int, ...], int]],
+_Loads = defaultdict[tuple[int, int, tuple[int, ...]], float]  # (dimension, direction, from) -> blocks
+
+
+def _walk(load: _Loads, start: tuple[int, ...], order: Sequence[int], moves: Sequence[tuple[tuple[int, ...], int]],
           chosen: dict[int, int], topology: Sequence[int], weight: float) -> None:  # fmt: skip
     """Add ``weight`` to each link direction of the dimension-ordered route from ``start``."""
     here = list(start)

@@ -47,7 +47,7 @@ def _factorizations(n: int, parts: int) -> list[tuple[int, ...]]:
     """Every way to write ``n`` as a product of ``parts`` factors, each tuple ascending."""
     if parts == 1:
         return [(n,)]
-    out = []
+    out: list[tuple[int, ...]] = []
     for first in range(1, math.isqrt(n) + 1 if parts == 2 else n + 1):
         if n % first == 0:
             out.extend((first, *rest) for rest in _factorizations(n // first, parts - 1) if rest[0] >= first)

@@ -30,8 +30,8 @@ from .collectives import (
     permute_groups,
 )
 from .flops import DotFlops, MatmulFlops, dot_flops, matmul_flops
-from .hbm import HbmBytes, hbm_bytes
 from .groups import ReplicaGroups, iota_array, mesh_form_groups, parse_replica_groups, parse_source_target_pairs
+from .hbm import HbmBytes, hbm_bytes
 from .liveness import Allocation, AssignedValue, LiveRanges, parse_buffer_assignment, parse_live_ranges
 from .mlir import declared_mesh_axis_names
 from .module import (
@@ -56,8 +56,8 @@ __all__ = [
     "Computation",
     "DotFlops",
     "ExecutionCount",
-    "HloParseError",
     "HbmBytes",
+    "HloParseError",
     "HloSharding",
     "Instruction",
     "LiveRanges",

@@ -92,7 +92,8 @@ def _read(
     bitcasts and slices (an in-place update's buffer is not read)."""
     reads: list[tuple[float, int | None]] = []
     for user, index in users.get(name, []):
-        elements, bits = _elements(shape), _float_bits(shape)
+        elements: float = float(_elements(shape))
+        bits = _float_bits(shape)
         current, position = user, index
         while True:
             if current.opcode == "dynamic-update-slice" and position == 0:
@@ -209,14 +210,16 @@ class _Access:
 def _access(inst: Instruction, module: Module) -> _Access:
     fused = _fused(inst, module)
     if fused is None:
-        reads = [(-1.0, None)] * len(inst.operands)  # each whole operand, as wide as its producer writes it
-        if inst.opcode in _SLICING and reads:
-            reads[0] = (float(_elements(inst.shape)), None)
-        return _Access(tuple(reads), -1.0, _pure_move(inst, None))
+        whole: list[tuple[float, int | None]] = [(-1.0, None)] * len(inst.operands)  # each whole operand
+        if inst.opcode in _SLICING and whole:
+            whole[0] = (float(_elements(inst.shape)), None)
+        return _Access(tuple(whole), -1.0, _pure_move(inst, None))
     users = _users(fused)
     params = {_parameter_index(p): p for p in fused.instructions if p.opcode == "parameter"}
-    reads = [_read(fused, users, params[i].name, params[i].shape) if i in params else (-1.0, None)
-             for i in range(len(inst.operands))]  # fmt: skip
+    reads: list[tuple[float, int | None]] = [
+        _read(fused, users, params[i].name, params[i].shape) if i in params else (-1.0, None)
+        for i in range(len(inst.operands))
+    ]
     return _Access(tuple(reads), _written(fused), _pure_move(inst, fused))
 
 
