@@ -76,6 +76,22 @@ def test_gpu_groups_inside_a_node_use_nvlink_and_across_nodes_infiniband():
     assert b.link == "InfiniBand" and b.bandwidth == 5.0e10
 
 
+def test_a_slice_the_user_names_holds_the_program(prog_16x16):
+    # Hardware(..., topology=...) as a name would give it: 256 chips as 16 slices of 4x4 over DCN; the leading
+    # axis, data, splits across them, so its all-reduce has one chip in each slice: a ring of 16 over DCN
+    import dataclasses
+
+    v5e = shardviz.HARDWARE["tpu-v5e"]
+    est = prog_16x16.estimate(dataclasses.replace(v5e, name="v5e-4x4", topology=(4, 4)))
+    assert est.slices == 16 and est.topology == (4, 4)
+    (timed,) = est.collectives
+    v = prog_16x16.collectives[0].result_bytes
+    runs = prog_16x16.collectives[0].count
+    assert timed.link == "DCN" and timed.seconds == pytest.approx(max(2 * 15 * 1e-5, 2 * v * 15 / 16 / 3.125e9) * runs)
+    with pytest.raises(ShardingError, match="the program has 256 devices"):
+        prog_16x16.estimate(dataclasses.replace(v5e, topology=(3, 5)))
+
+
 def test_bad_hardware_is_refused(prog_16x16):
     with pytest.raises(ShardingError, match="tpu-v5e"):
         prog_16x16.estimate("tpu-v9")
@@ -117,6 +133,10 @@ def test_hardware_figures_are_checked():
         Hardware("x", 1e14, 1e12, 1e10, wrap_multiple=0)
     with pytest.raises(ShardingError, match="hbm_bytes"):
         Hardware("x", 1e14, 1e12, 1e10, hbm_bytes=float("nan"))
+    with pytest.raises(ShardingError, match="topology"):
+        Hardware("x", 1e14, 1e12, 1e10, topology=(0, 4))
+    with pytest.raises(ShardingError, match="topology"):
+        Hardware("x", 1e14, 1e12, 1e10, topology=[4, 4])
     assert shardviz.HARDWARE["tpu-v5e"].ring_closes(16) and not shardviz.HARDWARE["tpu-v5e"].ring_closes(8)
     assert shardviz.HARDWARE["tpu-v4"].ring_closes(4) and not shardviz.HARDWARE["tpu-v4"].ring_closes(2)
 
