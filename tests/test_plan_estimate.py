@@ -343,3 +343,97 @@ def test_a_line_that_makes_two_dtypes_is_not_narrowed():
     assert reduces
     assert sum(c.bytes for c in reduces) == sum(c.result_bytes for c in program.collectives if c.kind == "all-reduce")
     assert all(c.note == "" for c in reduces)
+
+
+# --------------------------------------------------------------------------
+# the payload (docs/planning.md, "Estimate.to_json()") and the terminal report
+
+GPU4 = Hardware("gpu4", 1e14, 1e12, 4.5e11, switch=True, node_size=4, node_bytes_per_s=5e10, latency_s=2e-6,
+                node_latency_s=5e-6, link_name="NVLink", node_link_name="InfiniBand", hbm_bytes=1e9)  # fmt: skip
+HARDWARE_KEYS = {"name", "flops_per_s", "hbm_bytes_per_s", "link_bytes_per_s", "torus", "wraparound", "wrap_multiple",
+                 "switch", "node_size", "node_bytes_per_s", "latency_s", "node_latency_s", "hbm_bytes", "link_name",
+                 "node_link_name", "source", "topology", "wrap_whole_slice"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def two_nodes_of_four():
+    # an all-reduce over 8 devices on nodes of 4: NVLink inside, InfiniBand between, the slower bounds
+    return _program((1, 8), P(None, "model"), P("model", None))
+
+
+def test_estimate_to_json_says_what_the_estimate_holds(two_nodes_of_four):
+    import json
+
+    est = two_nodes_of_four.estimate(GPU4)
+    payload = json.loads(json.dumps(est.to_json()))
+    assert payload["hardware"] == {**{k: getattr(GPU4, k) for k in HARDWARE_KEYS}, "torus": [], "topology": None}
+    for key in ("program", "compute_s", "memory_s", "network_s", "step_s", "serial_s", "bound", "device_bytes",
+                "fits", "slices"):  # fmt: skip
+        assert payload[key] == getattr(est, key), key
+    assert payload["topology"] is None and payload["slices"] == 2 and payload["notes"] == list(est.notes)
+    (c,) = est.collectives
+    (row,) = payload["collectives"]
+    assert row == {
+        "kind": c.kind, "name": c.name, "axes": list(c.axes), "group_size": 8, "bytes": c.bytes, "runs": c.runs,
+        "link": "NVLink+InfiniBand", "bandwidth": c.bandwidth, "seconds": c.seconds, "bound": c.bound,
+        "formula": c.formula, "line": c.line, "note": c.note, "combined_by": "max",
+        "parts": [{"what": p.what, "link": p.link, "bandwidth": p.bandwidth, "seconds": p.seconds, "bound": p.bound,
+                   "formula": p.formula} for p in c.parts],
+    }  # fmt: skip
+    assert [p["link"] for p in row["parts"]] == ["NVLink", "InfiniBand"]
+    assert [p["bandwidth"] for p in row["parts"]] == [4.5e11, 5e10]
+    assert payload["lines"] == [
+        {"line": t.line, "seconds": t.seconds, "bytes": t.bytes, "compute_s": t.compute_s, "bound": t.bound}
+        for t in est.lines
+    ]
+    assert set(payload) == {"program", "hardware", "compute_s", "memory_s", "network_s", "step_s", "serial_s",
+                            "bound", "device_bytes", "fits", "slices", "topology", "collectives", "lines", "notes"}  # fmt: skip
+    tpu = two_nodes_of_four.estimate("tpu-v5p").to_json()
+    assert tpu["topology"] == [2, 2, 2] and tpu["hardware"]["topology"] is None
+    assert tpu["hardware"]["wrap_whole_slice"] is True and tpu["hardware"]["torus"] == [16, 20, 28]
+
+
+def test_the_payloads_estimates_are_each_hardwares(two_nodes_of_four):
+    from shardviz.plan.estimate import CPU_CAVEAT, estimates_payload
+
+    brief = estimates_payload(two_nodes_of_four)
+    assert brief["hardware"] == list(shardviz.HARDWARE) and brief["caveat"] == CPU_CAVEAT
+    for name in shardviz.HARDWARE:
+        est = two_nodes_of_four.estimate(name)
+        assert brief["by_hardware"][name] == {
+            "step_s": est.step_s, "bound": est.bound, "compute_s": est.compute_s, "memory_s": est.memory_s,
+            "network_s": est.network_s, "fits": est.fits, "hbm_bytes": est.hardware.hbm_bytes, "slices": est.slices,
+            "topology": None if est.topology is None else list(est.topology),
+            "collectives": [[c.seconds, c.link, c.bound, c.formula, c.note, [[p.what, p.link, p.seconds] for p in c.parts]]
+                            for c in est.collectives],
+        }, name  # fmt: skip
+    assert two_nodes_of_four.to_json()["estimates"] == brief
+
+
+def test_the_terminal_report_lists_times_collectives_parts_and_notes(two_nodes_of_four):
+    import dataclasses
+
+    est = two_nodes_of_four.estimate(GPU4)
+    text = str(dataclasses.replace(est, step_s=0.0123, compute_s=None, memory_s=999e-6, network_s=1e-3))
+    lines = text.splitlines()
+    assert lines[0] == f"{est.program} on gpu4: 12.300 ms per step, {est.bound}-bound"
+    assert lines[1] == "  compute unknown  memory 999.0 us  network 1.000 ms"
+    (c,) = est.collectives
+    assert f"  {c.kind} {c.name} over model at {c.line}: " in text and f"({c.bound}) = {c.formula}" in text
+    for p in c.parts:
+        assert f"    {p.what} on {p.link}: " in text and p.formula in text
+    assert all(f"  note: {n}" in lines for n in est.notes)
+    assert "lines that take longest" in text
+
+
+def test_a_slice_name_that_cannot_be_is_refused_with_the_reason():
+    with pytest.raises(ShardingError) as err:
+        shardviz.plan.hardware.hardware_named("tpu-v5e-16x32")
+    assert str(err.value) == (
+        "tpu-v5e-16x32: tpu-v5e's largest single slice is 256 chips within a pod of 16x16; a larger program runs "
+        "on several slices over DCN (use tpu-v5e and the estimate says how many)"
+    )
+    with pytest.raises(ShardingError) as err:
+        shardviz.plan.hardware.hardware_named("tpu-v4-4x4")
+    assert str(err.value) == "tpu-v4-4x4: a tpu-v4 slice has 3 dimensions, like tpu-v4-16x16x16"
+    assert shardviz.plan.hardware.hardware_named("tpu-v6e-16x16").topology == (16, 16)

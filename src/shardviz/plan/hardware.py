@@ -145,29 +145,33 @@ _GPU = (
 )
 
 
-def _tpu(name: str, flops: float, hbm: float, ici: float, pod: tuple[int, ...], max_slice: int, dcn: float,
-         hbm_bytes: float, page: str, cubes: bool) -> Hardware:  # fmt: skip
-    return Hardware(
-        name, flops, hbm, ici, pod, True, max_slice, dcn, 1e-6, f"Google Cloud {page}; {_BOOK}",
-        wrap_multiple=4 if cubes else 16, hbm_bytes=hbm_bytes, wrap_whole_slice=cubes,
-    )  # fmt: skip
-
-
-def _gpu(name: str, hbm: float, hbm_bytes: float) -> Hardware:
-    return Hardware(
-        name, 9.89e14, hbm, 4.5e11, (), False, 8, 5.0e10, 2e-6, _GPU,
-        switch=True, hbm_bytes=hbm_bytes, node_latency_s=5e-6, link_name="NVLink", node_link_name="InfiniBand",
-    )  # fmt: skip
-
+# The named hardware as data (docs/planning.md cites each figure). TPUs: flops, HBM bandwidth, ICI per link,
+# the pod's torus, the largest slice, DCN per chip, HBM, Google's page, and whether wraparound needs whole
+# 4x4x4 cubes (v4, v5p) or a dimension of 16 (v5e, v6e).
+_TPUS = {
+    "tpu-v4": (2.75e14, 1.2e12, 4.5e10, (16, 16, 16), 4096, 6.25e9, 32 * _GIB, "tpu/docs/v4", True),
+    "tpu-v5e": (1.97e14, 8.1e11, 4.5e10, (16, 16), 256, 3.125e9, 16 * _GIB, "tpu/docs/v5e", False),
+    "tpu-v5p": (4.59e14, 2.765e12, 9.0e10, (16, 20, 28), 6144, 6.25e9, 95 * _GIB, "tpu/docs/v5p", True),
+    "tpu-v6e": (9.18e14, 1.638e12, 9.0e10, (16, 16), 256, 1.25e10, 32 * _GIB, "tpu/docs/v6e", False),
+}
+_GPUS = {"h100": (3.35e12, 80 * _GIB), "h200": (4.8e12, 141e9)}  # HBM bandwidth and capacity
 
 HARDWARE: dict[str, Hardware] = {
-    "tpu-v4": _tpu("tpu-v4", 2.75e14, 1.2e12, 4.5e10, (16, 16, 16), 4096, 6.25e9, 32 * _GIB, "tpu/docs/v4", True),
-    "tpu-v5e": _tpu("tpu-v5e", 1.97e14, 8.1e11, 4.5e10, (16, 16), 256, 3.125e9, 16 * _GIB, "tpu/docs/v5e", False),
-    "tpu-v5p": _tpu("tpu-v5p", 4.59e14, 2.765e12, 9.0e10, (16, 20, 28), 6144, 6.25e9, 95 * _GIB, "tpu/docs/v5p", True),
-    "tpu-v6e": _tpu("tpu-v6e", 9.18e14, 1.638e12, 9.0e10, (16, 16), 256, 1.25e10, 32 * _GIB, "tpu/docs/v6e", False),
-    "h100": _gpu("h100", 3.35e12, 80 * _GIB),
-    "h200": _gpu("h200", 4.8e12, 141e9),
-}
+    **{
+        name: Hardware(
+            name, flops, hbm, ici, pod, True, largest, dcn, 1e-6, f"Google Cloud {page}; {_BOOK}",
+            wrap_multiple=4 if cubes else 16, hbm_bytes=hbm_bytes, wrap_whole_slice=cubes,
+        )
+        for name, (flops, hbm, ici, pod, largest, dcn, hbm_bytes, page, cubes) in _TPUS.items()
+    },
+    **{
+        name: Hardware(
+            name, 9.89e14, hbm, 4.5e11, (), False, 8, 5.0e10, 2e-6, _GPU, switch=True, hbm_bytes=hbm_bytes,
+            node_latency_s=5e-6, link_name="NVLink", node_link_name="InfiniBand",
+        )
+        for name, (hbm, hbm_bytes) in _GPUS.items()
+    },
+}  # fmt: skip
 
 _SLICE_NAME = re.compile(r"(.+)-(\d+(?:x\d+)+)")
 

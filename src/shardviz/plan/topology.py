@@ -124,13 +124,13 @@ def _preference(candidate: tuple[int, ...], torus: Sequence[int], used: Sequence
     return (math.prod(whole), sum(1 for c in whole if c > 1), math.prod(shared), candidate)
 
 
-def _split_layout(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray | None:
+def _split_layout(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
+    """Each axis, last first, on parts of the dimensions. Every axis finds a place: the primes left in
+    the torus are exactly those of the axes still to place."""
     assignment = np.ones((len(torus), len(sizes)), dtype=np.int64)
     for axis in reversed(range(len(sizes))):
         used = [int(v) for v in assignment.prod(axis=1)]
         candidates = _split_candidates(torus, used, sizes[axis])
-        if not candidates:
-            return None
         assignment[:, axis] = max(candidates, key=lambda c: _preference(c, torus, used))
     return assignment
 
@@ -167,16 +167,7 @@ def axis_layout(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
     if math.prod(torus) != math.prod(sizes):
         raise ValueError(f"a mesh of {math.prod(sizes)} devices on a torus of {math.prod(torus)}")
     whole = _whole_layout(torus, sizes)
-    layout = whole if whole is not None else _split_layout(torus, sizes)
-    if layout is None:  # no way to place it: each axis on its own line of chips
-        return _line_layout(torus, sizes)
-    return layout
-
-
-def _line_layout(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
-    assignment = np.ones((1, len(sizes)), dtype=np.int64)
-    assignment[0, :] = sizes
-    return assignment
+    return whole if whole is not None else _split_layout(torus, sizes)
 
 
 def physical_positions(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray:
@@ -185,8 +176,6 @@ def physical_positions(torus: Sequence[int], sizes: Sequence[int]) -> np.ndarray
     axis its minor part, as JAX's ``_generate_logical_mesh`` does."""
     layout = axis_layout(torus, sizes)
     rows, cols = layout.shape
-    if rows != len(torus):  # the line fallback: chips in mesh order
-        return np.arange(math.prod(sizes)).reshape(tuple(sizes))
     chips = np.arange(math.prod(torus)).reshape(tuple(int(v) for v in layout.reshape(-1)))
     order = sorted(range(rows * cols), key=lambda i: (i % cols, i // cols))
     return chips.transpose(order).reshape(tuple(sizes))
