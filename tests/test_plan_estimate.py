@@ -423,7 +423,17 @@ def test_the_terminal_report_lists_times_collectives_parts_and_notes(two_nodes_o
     for p in c.parts:
         assert f"    {p.what} on {p.link}: " in text and p.formula in text
     assert all(f"  note: {n}" in lines for n in est.notes)
-    assert "lines that take longest" in text
+    assert "  lines that take longest (network: their collectives; compute: their matrix multiplies):" in lines
+    # each collective's and each line's times, in microseconds below a millisecond, and a collective whose groups
+    # span no whole mesh axes (axes None) and that no line of the user's made
+    c = dataclasses.replace(c, axes=None, line=None, seconds=250e-6, note="a note", parts=c.parts[:1])
+    line = dataclasses.replace(est.lines[0], seconds=12e-6, compute_s=3e-3)
+    shown = str(dataclasses.replace(est, collectives=(c,), lines=(line,)))
+    assert f"  {c.kind} {c.name} over ?: 250.0 us ({c.bound}) = {c.formula}" in shown.splitlines()
+    assert f"    {c.parts[0].what} on {c.parts[0].link}: " in shown and "\n    a note\n" in shown
+    assert f"    {line.line}: network 12.0 us, compute 3.000 ms: {line.bound}-bound" in shown.splitlines()
+    payload = dataclasses.replace(est, collectives=(c,)).to_json()
+    assert payload["collectives"][0]["axes"] is None and payload["collectives"][0]["line"] is None
 
 
 def test_a_slice_name_that_cannot_be_is_refused_with_the_reason():
@@ -437,3 +447,7 @@ def test_a_slice_name_that_cannot_be_is_refused_with_the_reason():
         shardviz.plan.hardware.hardware_named("tpu-v4-4x4")
     assert str(err.value) == "tpu-v4-4x4: a tpu-v4 slice has 3 dimensions, like tpu-v4-16x16x16"
     assert shardviz.plan.hardware.hardware_named("tpu-v6e-16x16").topology == (16, 16)
+    named = shardviz.plan.hardware.hardware_named("tpu-v5p-2x2x1")  # Google's smallest v5p slice
+    assert named.topology == (2, 2, 1) and named.to_json()["topology"] == [2, 2, 1]
+    with pytest.raises(ShardingError, match="3 dimensions"):
+        shardviz.plan.hardware.hardware_named("tpu-v5p-0x2x2")

@@ -188,3 +188,43 @@ def test_parts_add_up_in_turn_or_the_slowest_bounds():
     assert slowest.formula == "max(first: 3e+06 us, second: 2e+06 us)" and slowest.combined_by == "max"
     assert combine([a], "sum") is a and combine([NOTHING, a], "sum") is a and combine([], "max") is NOTHING
     assert a.bound == "bandwidth" and b.bound == "latency"
+
+
+def test_routes_that_share_links_add_up():
+    ring = _ring16()
+    # two sends halfway round share the forward links 1..7 and the backward ones 1, 0, 15..10
+    assert permute_run(ring, [(0, 8), (1, 9)], BLOCK).seconds == pytest.approx(BLOCK / LINK)
+    # 0 -> 3 and 1 -> 4 share the forward links out of 1 and 2
+    assert permute_run(ring, [(0, 3), (1, 4)], BLOCK).seconds == pytest.approx(2 * BLOCK / LINK)
+    # 4 -> 1 backwards and 2 -> 0 backwards share the link out of 2
+    shared = permute_run(ring, [(4, 1), (2, 0)], BLOCK)
+    assert shared.seconds == pytest.approx(2 * BLOCK / LINK) and shared.bandwidth_s == pytest.approx(2 * BLOCK / LINK)
+    assert shared.bound == "bandwidth" and shared.latency_s == pytest.approx(3e-6)
+    tiny = permute_run(ring, [(0, 1)], 1.0)
+    assert tiny.seconds == pytest.approx(1e-6) and tiny.bound == "latency"
+
+
+def test_a_route_crosses_every_dimension_it_must_in_turn():
+    # a 4x4x4 without wraparound: (0,0,0) -> (1,0,2) starts along dimension 0 or 2 (half each); with
+    # (1,0,0) -> (1,0,2) on the link out of (1,0,0) along dimension 2, that link carries 1.5 blocks
+    hw = Hardware("cube", 1e14, 1e12, LINK, torus=(4, 4, 4), wraparound=False, latency_s=0.0)
+    layout = layout_for(hw, (4, 4, 4), Slices(1, (4, 4, 4)))
+    at = {layout.coords(p): p for p in range(64)}
+    pairs = [(at[(0, 0, 0)], at[(1, 0, 2)]), (at[(1, 0, 0)], at[(1, 0, 2)])]
+    assert permute_run(layout, pairs, BLOCK).seconds == pytest.approx(1.5 * BLOCK / LINK)
+
+
+def test_sends_out_of_a_slice_or_node_say_so_and_take_one_step():
+    slices = layout_for(V5E, (2, 16, 16), Slices(2, (16, 16)))
+    (across,) = [permute_run(slices, [(0, 256)], 8.0)]
+    assert across.what == "sends between slices" and across.seconds == pytest.approx(1e-5)
+    gpus = layout_for(H100, (16,), None)
+    inside = permute_run(gpus, [(1, 2)], 8.0)  # inside node 0, though 1 is no multiple of 8
+    assert inside.link == "NVLink" and inside.what == "sends inside a node" and inside.seconds == pytest.approx(2e-6)
+    out = permute_run(gpus, [(1, 9)], 8.0)
+    assert out.what == "sends between nodes" and out.seconds == pytest.approx(5e-6)
+    both = permute_run(gpus, [(1, 2), (3, 12)], BLOCK)
+    assert both.combined_by == "max" and [p.what for p in both.parts] == ["sends inside a node", "sends between nodes"]
+    # slices with no network figures of their own: the fast link's bandwidth
+    plain = Hardware("plain", 1e14, 1e12, LINK, torus=(4,), latency_s=0.0, topology=(4,))
+    assert permute_run(layout_for(plain, (8,), Slices(2, (4,))), [(0, 4)], BLOCK).seconds == pytest.approx(BLOCK / LINK)

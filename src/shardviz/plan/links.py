@@ -168,21 +168,21 @@ def permute_run(layout: Layout, pairs: Sequence[tuple[int, int]], block: float) 
     hw = layout.hw
     if layout.placement is None:
         size = hw.node_size or layout.devices
-        crossing = any(s // size != t // size for s, t in moving)
-        inside = any(s // size == t // size for s, t in moving)
+        inside = [(s, t) for s, t in moving if s // size == t // size]
         parts = [send_time(block, hw.link_bytes_per_s, 1, hw.latency_s, hw.link_name, "sends inside a node")]
-        parts = parts if inside else []
-        if crossing:
-            parts.append(send_time(block, hw.node_bytes_per_s or 1.0, 1, hw.node_latency_s, hw.node_link_name,
-                                   "sends between nodes"))  # fmt: skip
-        return combine(parts, "max")
+        return combine((parts if inside else []) + _between(hw, len(inside) < len(moving), block, "nodes"), "max")
     placement = layout.placement
     local = [(s, t) for s, t in moving if placement.slice_of(s) == placement.slice_of(t)]
     parts = [_torus_sends(layout, local, block)] if local else []
-    if len(local) < len(moving):
-        parts.append(send_time(block, hw.node_bytes_per_s or 1.0, 1, hw.node_latency_s, hw.node_link_name,
-                               "sends between slices"))  # fmt: skip
-    return combine(parts, "max")
+    return combine(parts + _between(hw, len(local) < len(moving), block, "slices"), "max")
+
+
+def _between(hw: Hardware, crossing: bool, block: float, units: str) -> list[CommTime]:
+    """A block each device sends out of its slice or node, at its share of the network, in one step."""
+    if not crossing:
+        return []
+    bandwidth = hw.node_bytes_per_s or hw.link_bytes_per_s
+    return [send_time(block, bandwidth, 1, hw.node_latency_s, hw.node_link_name, f"sends between {units}")]
 
 
 def _torus_sends(layout: Layout, pairs: Sequence[tuple[int, int]], block: float) -> CommTime:
