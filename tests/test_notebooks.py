@@ -48,7 +48,7 @@ WRONG_ANSWERS = {
     "06-shard-map": ("/ jax.lax.psum(block.size, 'x')", "/ block.size"),
     "07-where-the-bytes-go": ("answer = (P(None, 'model'), P('model', None))", "answer = (P(), P())"),
     "08-will-it-fit": ("*embed = (data, fsdp), model", "*embed = (data, fsdp), None"),
-    "09-before-you-rent-the-pod": ("MESH_SHAPE = (32, 8)", "MESH_SHAPE = (16, 16)"),
+    "09-before-you-rent-the-pod": ("MESH_SHAPE = (256, 1)", "MESH_SHAPE = (32, 8)"),
 }
 
 

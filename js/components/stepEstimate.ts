@@ -3,11 +3,12 @@
  * payload carries every named hardware's estimate (Python's
  * shardviz.plan.estimate), so switching hardware is answered here, on a
  * saved page as in a live kernel. Shows the step time and what bounds it,
- * the three times, whether the program's memory fits the chip, and the
- * collectives that take longest, each on its line.
+ * the three times, where the program runs (TPU slices, GPU nodes), whether
+ * its memory fits the chip, and the collectives that take longest, each on
+ * its line, with the parts of one that runs on several links.
  */
 
-import type { HardwareEstimate, Program } from "../payload/program";
+import type { EstimatePart, HardwareEstimate, Program } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { axesText, collectiveLine } from "./programText";
@@ -28,6 +29,23 @@ function fitText(estimate: HardwareEstimate): string {
   return estimate.fits
     ? `fits in ${formatBytes(estimate.hbm_bytes)} of HBM`
     : `does not fit in ${formatBytes(estimate.hbm_bytes)} of HBM`;
+}
+
+/** `one slice of 16x16x16`, `2 slices of 16x16x16 joined by DCN`, `32 nodes`; "" where the payload does not say. */
+export function whereText(estimate: HardwareEstimate): string {
+  const slices = estimate.slices;
+  if (slices === undefined) return "";
+  if (!estimate.topology) return `${slices} node${slices === 1 ? "" : "s"}`;
+  const torus = estimate.topology.join("x");
+  return slices === 1 ? `one slice of ${torus}` : `${slices} slices of ${torus} joined by DCN`;
+}
+
+function partsList(parts: EstimatePart[]): HTMLElement {
+  return h(
+    "ul",
+    { class: "sv-estimate-legs", "data-role": "collective-links" },
+    parts.map(([what, link, seconds]) => h("li", {}, [`${what} on ${link}: ${timeText(seconds)}`])),
+  );
 }
 
 export class StepEstimate {
@@ -69,6 +87,7 @@ export class StepEstimate {
       return;
     }
     const fit = fitText(estimate);
+    const place = whereText(estimate);
     const slowest = estimate.collectives
       .map((row, i) => ({ row, i }))
       .filter(({ row }) => row[0] > 0)
@@ -80,6 +99,7 @@ export class StepEstimate {
       ]),
       h("p", { class: "sv-small", "data-role": "estimate-parts" }, [
         `compute ${timeText(estimate.compute_s)}, memory ${timeText(estimate.memory_s)}, network ${timeText(estimate.network_s)}`,
+        place ? `; on ${place}` : "",
         fit ? `; ${fit}` : "",
       ]),
       slowest.length === 0
@@ -90,8 +110,10 @@ export class StepEstimate {
             slowest.map(({ row, i }) => {
               const c = payload.collectives[i];
               const where = collectiveLine(payload, c);
+              const parts = row[5] ?? [];
               return h("li", { "data-collective": String(i), title: row[3] }, [
                 `${timeText(row[0])} ${c.kind} ${axesText(c)} on ${row[1]}${where ? ` at ${where}` : ""}`,
+                parts.length > 1 ? partsList(parts) : null,
               ]);
             }),
           ),

@@ -90,9 +90,17 @@ export interface HardwareEstimate {
   network_s: number;
   fits: boolean | null;
   hbm_bytes: number | null;
-  /** Per collective: seconds (all runs), link, "bandwidth" or "latency", formula, dtype note. */
-  collectives: [number, string, string, string, string][];
+  /** TPU slices (over DCN) or GPU nodes the program spans; absent in payloads written before parts. */
+  slices?: number;
+  /** One TPU slice's torus, e.g. [16, 16, 16]; null for GPUs. */
+  topology?: number[] | null;
+  /** Per collective: seconds (all runs), link, "bandwidth" or "latency", formula, dtype note, and the
+   * parts of one that runs on several links. */
+  collectives: [number, string, string, string, string, EstimatePart[]?][];
 }
+
+/** One part of a collective on several links: what it does, its link, its seconds (all runs). */
+export type EstimatePart = [string, string, number];
 
 export interface ProgramEstimates {
   hardware: string[];

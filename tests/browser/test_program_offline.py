@@ -9,6 +9,7 @@ layouts Python's own for the same sharding. Hostile axis names stay text.
 
 from __future__ import annotations
 
+import functools
 import pathlib
 from typing import Any
 
@@ -136,4 +137,35 @@ def test_a_saved_program_estimates_each_hardware_offline(
         slowest = max(est.collectives, key=lambda c: c.seconds)
         expect(page.locator('[data-role="estimate-slowest"] li').first).to_contain_text(f"on {slowest.link}")
     page.screenshot(path=str(tmp_path / "estimate.png"), full_page=True)
+    assert_offline(offline_context, watch, page)
+
+
+def gather_rows(a, to):
+    return jax.lax.with_sharding_constraint(a, to)
+
+
+def test_a_saved_page_shows_the_parts_of_a_collective_over_two_gpu_nodes(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    # 12 devices are a node of 8 GPUs and part of another: the gather runs on NVLink and InfiniBand at once
+    check_front_end_built()
+    import numpy as np
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    mesh = Mesh(np.array(jax.devices()[:12]), ("x",))
+    a = jax.device_put(jax.numpy.ones((12 * 64, 1024)), NamedSharding(mesh, PartitionSpec("x")))
+    prog = shardviz.trace(functools.partial(gather_rows, to=NamedSharding(mesh, PartitionSpec())), a)
+    est = prog.estimate("h100")
+    (gather,) = [c for c in est.collectives if c.kind == "all-gather"]
+    assert [p.link for p in gather.parts] == ["NVLink", "InfiniBand"]
+    page, watch = offline_context.open(pathlib.Path(shardviz.save_html(prog, tmp_path / "two_nodes.html")))
+    page.locator('select[data-role="hardware"]').select_option("h100")
+    expect(page.locator('[data-role="estimate-parts"]')).to_contain_text("on 2 nodes")
+    item = page.locator('[data-role="estimate-slowest"] li').first
+    expect(item).to_contain_text("on NVLink+InfiniBand")
+    legs = item.locator('[data-role="collective-links"] li')
+    expect(legs).to_have_count(2)
+    for k, part in enumerate(gather.parts):
+        expect(legs.nth(k)).to_contain_text(f"{part.what} on {part.link}")
+    page.screenshot(path=str(tmp_path / "two-nodes.png"), full_page=True)
     assert_offline(offline_context, watch, page)

@@ -1,9 +1,12 @@
 """Time per step of a traced Program on named hardware: a roofline estimate.
 
-Compute time is the module's flops over the chip's flops; memory time its
-bytes accessed over HBM bandwidth; each collective's time comes from the
-ring model of :mod:`.comms` on the links its groups use (torus rings, a
-switch, or the network between nodes), with the bytes the device would move
+Compute time is the module's flops over the chip's flops; memory time the
+bytes its operations read and write in the program's dtypes
+(:mod:`shardviz.program.hlo.memory`) over HBM bandwidth; each collective's
+time comes from :mod:`.links` and :mod:`.comms`: where its groups lie on
+the hardware (rings of a slice's torus, slices over DCN, NVLink inside a
+node, InfiniBand between nodes) and the model of "How to Scale Your Model"
+for those links, with the bytes the device would move
 (:mod:`.device_bytes`). A step is bound by the largest of the three,
 assuming they overlap perfectly; ``serial_s`` adds them. The module was
 compiled for CPU, whose choice of collectives can differ from a TPU's or
@@ -13,16 +16,20 @@ formed), so the estimate says so.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import ShardingError
 from ..program.model import Collective
 from ..program.program import Program, register_estimator
 from ..program.sources import file_label
 from ..text.ranges import format_bytes
-from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
+from .comms import CommTime, array_bytes
 from .device_bytes import ValueDtypes, device_bytes, value_dtypes
 from .hardware import HARDWARE, Hardware, hardware_named
+from .links import Layout, layout_for, permute_run, run_time
+from .topology import Slices, per_slice_shape, slice_shape, slices_for
 
 CPU_CAVEAT = (
     "compiled for CPU: XLA on TPU/GPU may pick other collectives (reduce-scatter for all-reduce + slice, "
@@ -30,7 +37,23 @@ CPU_CAVEAT = (
 )
 
 LINES_SHOWN = 5
-BYTES_NOTE = "bytes accessed is XLA's cost analysis of the CPU module per device, which counts a loop's body once"
+MEMORY_NOTE = (
+    "memory: the bytes each operation of the module reads and writes per device, in the program's dtypes, "
+    "loops counted; XLA on the device fuses differently, so this is a guide"
+)
+
+
+@dataclass(frozen=True)
+class TimePart:
+    """One part of a collective that runs on several links (a multislice all-reduce's reduce-scatter
+    inside the slice, all-reduce between slices, all-gather back)."""
+
+    what: str
+    link: str
+    bandwidth: float  # bytes/s per direction of that link
+    seconds: float  # all runs
+    bound: str
+    formula: str
 
 
 @dataclass(frozen=True)
@@ -48,6 +71,8 @@ class CollectiveTime:
     formula: str
     line: str | None  # "model.py:42" or "In [3]:4": the file as the user knows it
     note: str = ""  # why the device moves fewer bytes than the CPU module, if it does
+    parts: tuple[TimePart, ...] = ()  # where it runs on several links, each part on its own
+    combined_by: str = ""  # "sum" (phases one after another) or "max" (pipelined levels) of the parts
 
 
 @dataclass(frozen=True)
@@ -78,6 +103,8 @@ class Estimate:
     notes: tuple[str, ...]
     device_bytes: int | None = None  # per device: arguments + outputs + scratch - aliased (memory analysis)
     fits: bool | None = None  # device_bytes within the hardware's HBM (None: either unknown)
+    slices: int = 1  # TPU slices (over DCN) or GPU nodes the program spans
+    topology: tuple[int, ...] | None = None  # the torus of one TPU slice; None for GPUs
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +118,8 @@ class Estimate:
             "bound": self.bound,
             "device_bytes": self.device_bytes,
             "fits": self.fits,
+            "slices": self.slices,
+            "topology": None if self.topology is None else list(self.topology),
             "collectives": [
                 {
                     "kind": c.kind,
@@ -106,6 +135,8 @@ class Estimate:
                     "formula": c.formula,
                     "line": c.line,
                     "note": c.note,
+                    "parts": [_part_json(p) for p in c.parts],
+                    "combined_by": c.combined_by,
                 }
                 for c in self.collectives
             ],
@@ -125,6 +156,8 @@ class Estimate:
             axes = ",".join(c.axes or ("?",))
             where = f" at {c.line}" if c.line else ""
             out.append(f"  {c.kind} {c.name} over {axes}{where}: {_time(c.seconds)} ({c.bound}) = {c.formula}")
+            for p in c.parts:
+                out.append(f"    {p.what} on {p.link}: {_time(p.seconds)} = {p.formula}")
             if c.note:
                 out.append(f"    {c.note}")
         if self.lines:
@@ -141,50 +174,72 @@ def _time(seconds: float | None) -> str:
     return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.3f} ms"
 
 
-def _crosses_nodes(program: Program, collective: Collective, hw: Hardware) -> bool:
-    if hw.node_size is None:
-        return False
-    return any(len({d // hw.node_size for d in group}) > 1 for group in program.device_groups(collective))
+def _part_json(p: TimePart) -> dict[str, Any]:
+    return {"what": p.what, "link": p.link, "bandwidth": p.bandwidth, "seconds": p.seconds, "bound": p.bound,
+            "formula": p.formula}  # fmt: skip
 
 
-def _rings(program: Program, collective: Collective, hw: Hardware) -> list[Ring]:
-    """One ring per mesh axis the groups span (each axis assumed laid along its own torus axis)."""
-    sizes = program.mesh.shape if program.mesh is not None else {}
-    if collective.axes and all(a in sizes for a in collective.axes):
-        return [Ring(sizes[a], hw.ring_closes(sizes[a])) for a in collective.axes]
-    if collective.pieces:
-        return [Ring(p.size, p.whole and hw.ring_closes(p.size)) for p in collective.pieces]
-    return [Ring(collective.group_size, False)]
+def program_slices(program: Program, hw: Hardware) -> Slices | None:
+    """The TPU slices the program takes on ``hw`` (None for GPUs); a ShardingError where a named
+    slice cannot hold the program's devices."""
+    if hw.switch:
+        return None
+    sizes = _mesh_sizes(program)
+    devices = math.prod(sizes)
+    if not hw.torus:
+        count = devices // hw.node_size if hw.node_size and devices % hw.node_size == 0 else 1
+        return Slices(count, hw.topology or per_slice_shape(sizes, count))
+    if hw.node_size is None and hw.topology is None:
+        return Slices(1, slice_shape(devices, hw.torus) or per_slice_shape(sizes, 1))
+    try:
+        return slices_for(devices, hw.torus, hw.node_size, hw.topology)
+    except ValueError as err:
+        raise ShardingError(
+            f"{hw.name} is {err}; the program has {devices} devices, not a multiple of it: "
+            f"name a slice that fits, or {hw.name.rsplit('-', 1)[0]}"
+        ) from None
 
 
-def _one_run(program: Program, collective: Collective, hw: Hardware, array: float) -> tuple[CommTime, str, float]:
-    """One run's time, the link's name and its bandwidth per direction."""
-    if _crosses_nodes(program, collective, hw):
-        assert hw.node_bytes_per_s is not None  # Hardware requires it with node_size
-        link, bandwidth, latency = hw.node_link_name, hw.node_bytes_per_s, hw.node_latency_s
-    else:
-        link, bandwidth, latency = hw.link_name, hw.link_bytes_per_s, hw.latency_s
+def _mesh_sizes(program: Program) -> tuple[int, ...]:
+    if program.mesh is not None and math.prod(program.mesh.axis_sizes) == program.num_partitions:
+        return tuple(program.mesh.axis_sizes)
+    return (program.num_partitions,)
+
+
+def _positions(program: Program, devices: tuple[int, ...]) -> list[int]:
+    """Partition positions as mesh positions (mesh order)."""
+    if program.assignment is None:
+        return list(devices)
+    return [int(program.assignment[p]) for p in devices]
+
+
+def _one_run(program: Program, collective: Collective, layout: Layout, array: float, ratio: float) -> CommTime:
     if collective.kind == "collective-permute":
-        return permute_time(array, collective.wire_bytes > 0, bandwidth, latency, link), link, bandwidth
-    if link != hw.link_name or hw.switch:
-        return ring_time(collective.kind, array, collective.group_size, bandwidth, latency, link), link, bandwidth
-    rings = _rings(program, collective, hw)
-    return torus_time(collective.kind, array, rings, bandwidth, latency), link, bandwidth
+        moved = [(a, b) for a, b in zip(_positions(program, tuple(s for s, _ in collective.pairs)),
+                                        _positions(program, tuple(t for _, t in collective.pairs)))]  # fmt: skip
+        return permute_run(layout, moved, collective.result_bytes * ratio)
+    if not collective.groups:
+        return run_time(layout, collective.kind, 0.0, 0.0, layout.group_shape([0]))
+    shape = layout.group_shape(_positions(program, collective.groups[0]))
+    return run_time(layout, collective.kind, array, collective.result_bytes * ratio, shape)
 
 
 def collective_time(
-    program: Program, collective: Collective, hw: Hardware, dtypes: ValueDtypes | None = None
-) -> CollectiveTime:
+    program: Program, collective: Collective, hw: Hardware, dtypes: ValueDtypes | None = None,
+    layout: Layout | None = None,
+) -> CollectiveTime:  # fmt: skip
+    layout = layout or layout_for(hw, _mesh_sizes(program), program_slices(program, hw))
     on_device = device_bytes(program, collective, dtypes)
     array = array_bytes(collective.kind, collective.result_bytes, collective.group_size) * on_device.ratio
-    one, link, bandwidth = _one_run(program, collective, hw, array)
+    one = _one_run(program, collective, layout, array, on_device.ratio)
     runs = collective.count
     formula = one.formula if runs == 1 else f"{runs} runs x {one.formula}"
     line = None if collective.source is None else f"{file_label(collective.source.file)}:{collective.source.line}"
-    bound = "latency" if one.latency_s > one.bandwidth_s else "bandwidth"
+    parts = tuple(TimePart(p.what, p.link, p.bandwidth, p.seconds * runs, p.bound, p.formula) for p in one.parts)
     return CollectiveTime(
         collective.kind, collective.name, collective.axes, collective.group_size, int(array), runs,
-        link, bandwidth, one.seconds * runs, bound, formula, line, on_device.note,
+        one.link or hw.link_name, one.bandwidth or hw.link_bytes_per_s, one.seconds * runs, one.bound, formula,
+        line, on_device.note, parts, one.combined_by,
     )  # fmt: skip
 
 
@@ -240,15 +295,18 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     """Time one step of ``program`` on ``hardware`` (a name in HARDWARE or a Hardware)."""
     hw = hardware_named(hardware)
     dtypes = value_dtypes(program)
-    times = tuple(collective_time(program, c, hw, dtypes) for c in program.collectives)
+    slices = program_slices(program, hw)
+    layout = layout_for(hw, _mesh_sizes(program), slices)
+    times = tuple(collective_time(program, c, hw, dtypes, layout) for c in program.collectives)
     network = sum(t.seconds for t in times)
     flops, flops_note = _flops(program)
     compute = None if flops is None else flops / hw.flops_per_s
-    memory = None if program.bytes_accessed is None else program.bytes_accessed / hw.hbm_bytes_per_s
+    hbm = getattr(program, "hbm_bytes", None)
+    memory = None if hbm is None else hbm / hw.hbm_bytes_per_s
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
     held, fits, fit_note = _fit(program, hw)
-    notes = [CPU_CAVEAT, BYTES_NOTE]
+    notes = [CPU_CAVEAT, MEMORY_NOTE, _where_note(program, hw, slices)]
     if flops_note:
         notes.append(flops_note)
     if fit_note:
@@ -257,8 +315,33 @@ def estimate(program: Program, hardware: Any) -> Estimate:
         notes.append(f"what-if program: {program.whatif.devices} virtual devices")
     return Estimate(
         program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times,
-        _by_line(program, times, hw), tuple(notes), held, fits,
+        _by_line(program, times, hw), tuple(notes), held, fits, _span(program, hw, slices),
+        None if slices is None else slices.topology,
     )  # fmt: skip
+
+
+def _span(program: Program, hw: Hardware, slices: Slices | None) -> int:
+    if slices is not None:
+        return slices.count
+    return -(-program.num_partitions // (hw.node_size or program.num_partitions))
+
+
+def _where_note(program: Program, hw: Hardware, slices: Slices | None) -> str:
+    """Where the program runs: its slices and their torus, or its nodes."""
+    devices = program.num_partitions
+    if slices is None:
+        nodes = _span(program, hw, slices)
+        size = hw.node_size or devices
+        return f"{devices} GPUs: {nodes} node{'s' if nodes > 1 else ''} of {size} ({hw.link_name} inside a node, "\
+               f"{hw.node_link_name} between nodes)"  # fmt: skip
+    torus = "x".join(map(str, slices.topology))
+    if slices.count == 1:
+        return f"{devices} chips: one slice of {torus} ({hw.link_name} torus)"
+    largest = f"; the largest single {hw.name} slice is {hw.node_size:,} chips" if hw.node_size else ""
+    return (
+        f"{devices} chips: {slices.count} slices of {torus} joined by {hw.node_link_name}, the leading mesh axes "
+        f"split across slices{largest}"
+    )
 
 
 def estimates_payload(program: Program) -> dict[str, Any]:
@@ -275,7 +358,12 @@ def estimates_payload(program: Program) -> dict[str, Any]:
             "network_s": est.network_s,
             "fits": est.fits,
             "hbm_bytes": est.hardware.hbm_bytes,
-            "collectives": [[c.seconds, c.link, c.bound, c.formula, c.note] for c in est.collectives],
+            "slices": est.slices,
+            "topology": None if est.topology is None else list(est.topology),
+            "collectives": [
+                [c.seconds, c.link, c.bound, c.formula, c.note, [[p.what, p.link, p.seconds] for p in c.parts]]
+                for c in est.collectives
+            ],
         }
     return {"hardware": list(HARDWARE), "by_hardware": by_hardware, "caveat": CPU_CAVEAT}
 

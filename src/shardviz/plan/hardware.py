@@ -1,18 +1,26 @@
-"""Named hardware and its figures, each with its source.
+"""Named hardware and its figures, each with its source (docs/planning.md cites every page).
 
-Bandwidths are bytes per second in one direction: of one link between torus
-neighbours (TPU ICI), of one GPU into its switch (NVLink), of one device out
-of its node (TPU DCN per chip, GPU InfiniBand per GPU). Sources: Google
-Cloud TPU system architecture pages (cloud.google.com/tpu/docs/v4, v5e,
-v5p, v6e) and the tables of "How to Scale Your Model"
-(jax-ml.github.io/scaling-book, "How to Think About TPUs": flops, HBM, ICI
-per link, DCN about 2.5e10 B/s per host, hosts of 4 (v4, v5p) or 8 (v5e,
-v6e) chips, wraparound rules); NVIDIA H100/H200 SXM datasheets (dense bf16).
+Units, said once: every bandwidth is bytes per second in one direction, in
+decimal units (1 GB/s = 1e9 B/s), as Google and NVIDIA state them; HBM
+capacity is in bytes, stated in GiB (2**30) where the vendor says GiB (TPU
+v4, v5p; v5e, v6e and H100, whose HBM stacks are binary-sized) and 141e9 for
+the H200 as NVIDIA states it. Shown to people, byte counts are binary
+(``format_bytes``: KiB, MiB, GiB).
+
+Bandwidths: of one link between torus neighbours (TPU ICI), of one GPU into
+its switch (NVLink), of one device out of its slice or node (TPU DCN per
+chip, GPU InfiniBand per GPU). Where Google's pages and "How to Scale Your
+Model" (jax-ml/scaling-book) differ, the ICI figures are the book's (v5p
+and v6e: 9e10 per link and direction, against Google's 100 GB/s): its
+collective formulas and worked answers are built on them, and its tpus.md
+says ICI links reach somewhat less than the rated figure in collectives.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +47,13 @@ class Hardware:
     ``node_bytes_per_s`` per device (InfiniBand, DCN) with
     ``node_latency_s`` per step. ``latency_s``: per hop on the fast links.
     ``hbm_bytes``: memory per device, to say whether a program fits.
+    ``topology``: the slice the program runs on (``(8, 16, 16)``); None
+    takes the most even slice of the program's chip count within
+    ``torus`` (:func:`.topology.slice_shape`), several slices past
+    ``node_size`` chips. ``wrap_whole_slice``: wraparound links exist only
+    when every dimension of the slice is a multiple of ``wrap_multiple``
+    (v4 and v5p: whole 4x4x4 cubes); otherwise each dimension of such a
+    size has its own (v5e, v6e: a dimension of 16).
     """
 
     name: str
@@ -57,6 +72,8 @@ class Hardware:
     node_latency_s: float = 1e-5
     link_name: str = "ICI"
     node_link_name: str = "DCN"
+    topology: tuple[int, ...] | None = None
+    wrap_whole_slice: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str):
@@ -75,12 +92,27 @@ class Hardware:
                 raise ShardingError(f"Hardware {field} must be a positive int or None, got {value!r}")
         if self.node_size is not None and self.node_bytes_per_s is None:
             raise ShardingError("Hardware node_size needs node_bytes_per_s (the bandwidth between nodes)")
+        if self.topology is not None and (
+            not isinstance(self.topology, tuple)
+            or not self.topology
+            or any(isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in self.topology)
+        ):
+            raise ShardingError(f"Hardware topology must be a tuple of positive ints, got {self.topology!r}")
 
     def ring_closes(self, size: int) -> bool:
-        """Whether a ring of ``size`` devices along one torus axis has its wraparound link."""
+        """Whether a slice dimension of ``size`` chips, alone, has its wraparound link."""
+        return self.dim_wraps((size,), 0)
+
+    def dim_wraps(self, topology: tuple[int, ...], dim: int) -> bool:
+        """Whether dimension ``dim`` of a slice of shape ``topology`` has its wraparound link."""
+        size = topology[dim]
         if self.switch or not self.wraparound or size < 3:
             return False
-        return self.wrap_multiple is None or size % self.wrap_multiple == 0
+        if self.wrap_multiple is None:
+            return True
+        if self.wrap_whole_slice:
+            return all(d % self.wrap_multiple == 0 for d in topology)
+        return size % self.wrap_multiple == 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -100,40 +132,48 @@ class Hardware:
             "link_name": self.link_name,
             "node_link_name": self.node_link_name,
             "source": self.source,
+            "topology": None if self.topology is None else list(self.topology),
+            "wrap_whole_slice": self.wrap_whole_slice,
         }
 
 
-_TPU = (
-    "Google Cloud TPU architecture pages; How to Scale Your Model, 'How to Think About TPUs' "
-    "(ICI per link, DCN 2.5e10 B/s per host shared by its chips, wraparound rules)"
-)
 _GIB = 2**30
-_GPU = "NVIDIA SXM datasheet (dense bf16); NVLink 4: 450 GB/s per GPU per direction; 400 Gb/s InfiniBand per GPU"
+_BOOK = "How to Scale Your Model (jax-ml/scaling-book), tpus.md: ICI per link, DCN per chip, wraparound"
+_GPU = (
+    "NVIDIA H100/H200 SXM datasheets (dense bf16, HBM); How to Scale Your Model, gpus.md: NVLink 4 450 GB/s "
+    "per GPU each way, nodes of 8, one 400 Gb/s InfiniBand NIC per GPU (400 GB/s node egress)"
+)
 
 
-def _tpu(name: str, flops: float, hbm: float, ici: float, torus: tuple[int, ...], wrap_multiple: int,
-         slice_chips: int, chips_per_host: int, hbm_bytes: float) -> Hardware:  # fmt: skip
-    return Hardware(
-        name, flops, hbm, ici, torus, True, slice_chips, 2.5e10 / chips_per_host, 1e-6, _TPU,
-        wrap_multiple=wrap_multiple, hbm_bytes=hbm_bytes,
-    )  # fmt: skip
-
-
-def _gpu(name: str, hbm: float, hbm_bytes: float) -> Hardware:
-    return Hardware(
-        name, 9.89e14, hbm, 4.5e11, (), False, 8, 5.0e10, 2e-6, _GPU,
-        switch=True, hbm_bytes=hbm_bytes, node_latency_s=5e-6, link_name="NVLink", node_link_name="InfiniBand",
-    )  # fmt: skip
-
+# The named hardware as data (docs/planning.md cites each figure). TPUs: flops, HBM bandwidth, ICI per link,
+# the pod's torus, the largest slice, DCN per chip, HBM, Google's page, and whether wraparound needs whole
+# 4x4x4 cubes (v4, v5p) or a dimension of 16 (v5e, v6e).
+_TPUS = {
+    "tpu-v4": (2.75e14, 1.2e12, 4.5e10, (16, 16, 16), 4096, 6.25e9, 32 * _GIB, "tpu/docs/v4", True),
+    "tpu-v5e": (1.97e14, 8.1e11, 4.5e10, (16, 16), 256, 3.125e9, 16 * _GIB, "tpu/docs/v5e", False),
+    "tpu-v5p": (4.59e14, 2.765e12, 9.0e10, (16, 20, 28), 6144, 6.25e9, 95 * _GIB, "tpu/docs/v5p", True),
+    "tpu-v6e": (9.18e14, 1.638e12, 9.0e10, (16, 16), 256, 1.25e10, 32 * _GIB, "tpu/docs/v6e", False),
+}
+_GPUS = {"h100": (3.35e12, 80 * _GIB), "h200": (4.8e12, 141e9)}  # HBM bandwidth and capacity
 
 HARDWARE: dict[str, Hardware] = {
-    "tpu-v4": _tpu("tpu-v4", 2.75e14, 1.2e12, 4.5e10, (16, 16, 16), 4, 4096, 4, 32 * _GIB),
-    "tpu-v5e": _tpu("tpu-v5e", 1.97e14, 8.1e11, 4.5e10, (16, 16), 16, 256, 8, 16 * _GIB),
-    "tpu-v5p": _tpu("tpu-v5p", 4.59e14, 2.76e12, 9.0e10, (16, 20, 28), 4, 8960, 4, 95 * _GIB),
-    "tpu-v6e": _tpu("tpu-v6e", 9.18e14, 1.64e12, 9.0e10, (16, 16), 16, 256, 8, 32 * _GIB),
-    "h100": _gpu("h100", 3.35e12, 80 * _GIB),
-    "h200": _gpu("h200", 4.8e12, 141e9),
-}
+    **{
+        name: Hardware(
+            name, flops, hbm, ici, pod, True, largest, dcn, 1e-6, f"Google Cloud {page}; {_BOOK}",
+            wrap_multiple=4 if cubes else 16, hbm_bytes=hbm_bytes, wrap_whole_slice=cubes,
+        )
+        for name, (flops, hbm, ici, pod, largest, dcn, hbm_bytes, page, cubes) in _TPUS.items()
+    },
+    **{
+        name: Hardware(
+            name, 9.89e14, hbm, 4.5e11, (), False, 8, 5.0e10, 2e-6, _GPU, switch=True, hbm_bytes=hbm_bytes,
+            node_latency_s=5e-6, link_name="NVLink", node_link_name="InfiniBand",
+        )
+        for name, (hbm, hbm_bytes) in _GPUS.items()
+    },
+}  # fmt: skip
+
+_SLICE_NAME = re.compile(r"(.+)-(\d+(?:x\d+)+)")
 
 
 def hardware_named(hardware: Any) -> Hardware:
@@ -141,12 +181,34 @@ def hardware_named(hardware: Any) -> Hardware:
     if isinstance(hardware, Hardware):
         return hardware
     if isinstance(hardware, str):
-        found = HARDWARE.get(hardware.strip().lower())
+        name = hardware.strip().lower()
+        found = HARDWARE.get(name) or _named_slice(name)
         if found is None:
             raise ShardingError(
-                f"unknown hardware {hardware!r}; known: {', '.join(HARDWARE)} or shardviz.Hardware(...)"
+                f"unknown hardware {hardware!r}; known: {', '.join(HARDWARE)}, a TPU slice such as "
+                "'tpu-v5p-8x16x16', or shardviz.Hardware(...)"
             )
         return found
     raise ShardingError(
         f"hardware must be a name ({', '.join(HARDWARE)}) or a shardviz.Hardware, got a {type(hardware).__name__}"
     )
+
+
+def _named_slice(name: str) -> Hardware | None:
+    """``tpu-v5p-8x16x16``: a named TPU with that slice; None when the name is no such thing."""
+    match = _SLICE_NAME.fullmatch(name)
+    base = HARDWARE.get(match.group(1)) if match else None
+    if match is None or base is None or base.switch:
+        return None
+    topology = tuple(int(d) for d in match.group(2).split("x"))
+    chips = math.prod(topology)
+    if len(topology) != len(base.torus) or any(d < 1 for d in topology):
+        raise ShardingError(f"{name}: a {base.name} slice has {len(base.torus)} dimensions, like {base.name}-"
+                            + "x".join(map(str, base.torus)))  # fmt: skip
+    if any(d > p for d, p in zip(sorted(topology), sorted(base.torus))) or chips > (base.node_size or chips):
+        raise ShardingError(
+            f"{name}: {base.name}'s largest single slice is {base.node_size:,} chips within a pod of "
+            f"{'x'.join(map(str, base.torus))}; a larger program runs on several slices over "
+            f"{base.node_link_name} (use {base.name} and the estimate says how many)"
+        )
+    return dataclasses.replace(base, name=name, topology=topology)

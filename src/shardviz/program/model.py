@@ -375,6 +375,9 @@ class ProgramData:
     # per device: bytes live at each step of the compiled schedule, the peak and what is live then
     # (shardviz.program.memory.MemoryTimeline); None where XLA's buffer assignment could not be read
     memory_timeline: Any = None
+    # per device: bytes the module's operations read and write in the program's dtypes, loops counted
+    # (hlo.hbm_bytes; not XLA:CPU's bytes_accessed, which counts its f32 converts); None when not read
+    hbm_bytes: float | None = None
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

@@ -462,6 +462,7 @@ def _assemble(
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
         memory_timeline=timeline,
+        hbm_bytes=hlo.hbm_bytes(module).bytes,
     )
 
 

@@ -14,7 +14,7 @@ Split by what it reads: :mod:`.scanning` (brackets, quotes, shapes),
 :mod:`.module` (computations, instructions, metadata, stack frames),
 :mod:`.groups` (replica groups and source-target pairs), :mod:`.shardings`,
 :mod:`.collectives` (loops, call structure, collectives), :mod:`.flops` (dots, loops
-counted) and :mod:`.mlir`
+counted), :mod:`.hbm` (bytes read and written in the program's dtypes) and :mod:`.mlir`
 (the lowered module's mesh declarations). Nothing here knows about JAX
 objects; ids in replica groups stay what XLA prints (partition positions).
 """
@@ -31,6 +31,7 @@ from .collectives import (
 )
 from .flops import DotFlops, MatmulFlops, dot_flops, matmul_flops
 from .groups import ReplicaGroups, iota_array, mesh_form_groups, parse_replica_groups, parse_source_target_pairs
+from .hbm import HbmBytes, hbm_bytes
 from .liveness import Allocation, AssignedValue, LiveRanges, parse_buffer_assignment, parse_live_ranges
 from .mlir import declared_mesh_axis_names
 from .module import (
@@ -55,6 +56,7 @@ __all__ = [
     "Computation",
     "DotFlops",
     "ExecutionCount",
+    "HbmBytes",
     "HloParseError",
     "HloSharding",
     "Instruction",
@@ -71,6 +73,7 @@ __all__ = [
     "dot_flops",
     "element_bits",
     "execution_counts",
+    "hbm_bytes",
     "iota_array",
     "known_trip_count",
     "matmul_flops",
