@@ -4,7 +4,7 @@ Compute time is the module's flops over the chip's flops; memory time its
 bytes accessed over HBM bandwidth; each collective's time comes from the
 ring model of :mod:`.comms` on the links its groups use (torus rings, a
 switch, or the network between nodes), with the bytes the device would move
-(:mod:`.device_bytes`). A step is bound by the largest of the three,
+(``Collective.device_result_bytes``). A step is bound by the largest of the three,
 assuming they overlap perfectly; ``serial_s`` adds them. The module was
 compiled for CPU, whose choice of collectives can differ from a TPU's or
 GPU's (a reduce-scatter may appear as an all-reduce, async pairs are not
@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..program.device_bytes import widening_note
 from ..program.model import Collective
 from ..program.program import Program, register_estimator
 from ..program.sources import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, Ring, array_bytes, permute_time, ring_time, torus_time
-from .device_bytes import ValueDtypes, device_bytes, value_dtypes
 from .hardware import HARDWARE, Hardware, hardware_named
 
 CPU_CAVEAT = (
@@ -172,11 +172,8 @@ def _one_run(program: Program, collective: Collective, hw: Hardware, array: floa
     return torus_time(collective.kind, array, rings, bandwidth, latency), link, bandwidth
 
 
-def collective_time(
-    program: Program, collective: Collective, hw: Hardware, dtypes: ValueDtypes | None = None
-) -> CollectiveTime:
-    on_device = device_bytes(program, collective, dtypes)
-    array = array_bytes(collective.kind, collective.result_bytes, collective.group_size) * on_device.ratio
+def collective_time(program: Program, collective: Collective, hw: Hardware) -> CollectiveTime:
+    array = array_bytes(collective.kind, collective.device_result_bytes, collective.group_size)
     one, link, bandwidth = _one_run(program, collective, hw, array)
     runs = collective.count
     formula = one.formula if runs == 1 else f"{runs} runs x {one.formula}"
@@ -184,7 +181,7 @@ def collective_time(
     bound = "latency" if one.latency_s > one.bandwidth_s else "bandwidth"
     return CollectiveTime(
         collective.kind, collective.name, collective.axes, collective.group_size, int(array), runs,
-        link, bandwidth, one.seconds * runs, bound, formula, line, on_device.note,
+        link, bandwidth, one.seconds * runs, bound, formula, line, widening_note(collective),
     )  # fmt: skip
 
 
@@ -239,8 +236,7 @@ def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str |
 def estimate(program: Program, hardware: Any) -> Estimate:
     """Time one step of ``program`` on ``hardware`` (a name in HARDWARE or a Hardware)."""
     hw = hardware_named(hardware)
-    dtypes = value_dtypes(program)
-    times = tuple(collective_time(program, c, hw, dtypes) for c in program.collectives)
+    times = tuple(collective_time(program, c, hw) for c in program.collectives)
     network = sum(t.seconds for t in times)
     flops, flops_note = _flops(program)
     compute = None if flops is None else flops / hw.flops_per_s

@@ -2,7 +2,9 @@
 
 A snapshot records, for each line of the user's code that sends collectives,
 each (kind, mesh axes) pair with the bytes one device sends per call and the
-runs. A later trace is compared with it: a line that sends a collective the
+runs, and how bytes were counted (``bytes_from``: the program's dtypes, or
+XLA:CPU's module's, see ``Program.with_bytes``); a program is compared counted
+as its snapshot was. A later trace is compared with it: a line that sends a collective the
 snapshot lacks, or more bytes or runs of one, fails ("line 42 of model.py
 now all-gathers 16 MiB over data"); a line that sends less, or no longer
 sends one, passes with a note. Lines are matched by file, function and text,
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ShardingError
+from ..program.device_bytes import recounted
 from ..program.model import ProgramData
 from ..program.sources import line_text
 from .collectives import line_charges
@@ -87,6 +90,7 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
     return {
         "program": program.name,
         "mesh": " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) if mesh else "",
+        "bytes_from": program.bytes_from,
         "lines": rows,
     }
 
@@ -157,6 +161,24 @@ def compare_records(old: dict[str, Any], new: dict[str, Any]) -> tuple[list[str]
     return grown, notes
 
 
+def _recount_note(program: ProgramData, old: dict[str, Any] | None, update: bool) -> str:
+    """Why ``program`` is compared counted as XLA:CPU's module (or as the device) moves its bytes:
+    the snapshot was recorded that way ("" where it counts as the program does). A snapshot without
+    ``bytes_from`` was recorded before shardviz counted the program's dtypes: XLA:CPU's module's."""
+    if update or old is None:
+        return ""
+    recorded = old.get("bytes_from", "cpu")
+    if recorded == program.bytes_from or recorded not in ("device", "cpu"):
+        return ""
+    if not any(c.widened for c in program.collectives):
+        return ""
+    said = {"cpu": "as XLA:CPU's module moves them (bf16/f16 as f32)", "device": "in the program's dtypes"}
+    return (
+        f"the snapshot counts bytes {said[recorded]}, so the program was compared counted that way; "
+        f"record it again (pytest --shardviz-update, or update=True) to count them {said[program.bytes_from]}"
+    )
+
+
 def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {"format": FORMAT, "snapshots": {}}
@@ -196,13 +218,16 @@ def assert_collectives_snapshot(
     the program's name; files are written relative to ``base`` (default: the
     folder of ``path``).
     """
-    new = collectives_record(program, base if base is not None else Path(path).parent)
     file = Path(path)
     key = name if name is not None else program.name
     if not isinstance(key, str) or not key:
         raise ShardingError(f"a snapshot's name is a non-empty string, not {key!r}")
     data = _load(file)
     old = data["snapshots"].get(key)
+    recount = _recount_note(program, old, update)
+    if recount:  # compare like with like: the program counted as the snapshot was
+        program = recounted(program, old.get("bytes_from", "cpu") if old is not None else "cpu")
+    new = collectives_record(program, base if base is not None else Path(path).parent)
     if update:
         changes = tuple(compare_records(old, new)[1]) if old is not None else ()
         data["snapshots"][key] = new
@@ -215,6 +240,7 @@ def assert_collectives_snapshot(
             subject=program,
         )
     grown, notes = compare_records(old, new)
+    notes += [recount] if recount else []
     if grown:
         lines = [f"the collectives of {program.name} grew since the snapshot {key!r} in {file}:"]
         lines += [f"  {g}" for g in grown]
