@@ -140,6 +140,18 @@ def train_step(s: Sizes, state: dict, batch: dict) -> dict:
 jitted_train_step = jax.jit(train_step)
 
 
+def sgd_step(s: Sizes, params: dict, batch: dict) -> dict:
+    """The same model's step written without Refs: the new weights returned (plain SGD)."""
+
+    def loss_fn(params):
+        logits = apply(s, params, batch["observed_ids"])
+        labels = jax.nn.one_hot(batch["target_ids"], s.vocab)
+        return -(labels * jax.nn.log_softmax(logits)).sum(axis=-1).mean()
+
+    grads = jax.grad(loss_fn)(params)
+    return jax.tree.map(lambda p, g: p - s.lr * g, params, grads)
+
+
 def abstract_state(s: Sizes, mesh) -> dict:
     """The train state on ``mesh`` (an AbstractMesh will do) as Refs with no data: the init
     function's shapes under ``use_abstract_mesh``, each made a Ref (``is_ref=True``)."""

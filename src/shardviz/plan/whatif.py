@@ -187,7 +187,7 @@ def jit_options(fun: Any, mesh: AbstractMesh) -> dict[str, Any]:
         if all(type(leaf).__name__ == "UnspecifiedValue" for leaf in leaves):
             continue  # jit's default: no sharding named
         for leaf in leaves:
-            if not _is_sharding(leaf):
+            if not (leaf is None or isinstance(leaf, (NamedSharding, PartitionSpec))):
                 raise ShardingError(f"{key} of the jitted function holds a {type(leaf).__name__}; a what-if trace "
                                     "takes NamedShardings on trace's mesh=, PartitionSpecs or None there")  # fmt: skip
             if isinstance(leaf, NamedSharding):

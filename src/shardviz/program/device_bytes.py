@@ -26,8 +26,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TypeVar
 
+import jax.numpy as jnp
+
 from ..errors import ShardingError
-from .hlo import NUMPY_NAMES, element_bits, parse_instruction
+from .hlo import NUMPY_NAMES, parse_instruction
 from .model import BytesIn, Collective, CollectivePart, ProgramData, SourceLocation, Value
 from .totals import program_totals
 from .wire import wire_bytes
@@ -59,58 +61,52 @@ class MadeDtypes:
         return found if found else self.by_line.get((source.file, source.line, primitive), set())
 
 
-def device_dtype(made: set[str], module_dtype: str | None) -> str | None:
-    """The dtype the device moves for a buffer the module holds as ``module_dtype``: the one narrow
-    float the program made where the module holds a wider float, else the module's own."""
-    if len(made) != 1 or module_dtype is None or not module_dtype.startswith("float"):
+def device_dtype(made: set[str], module_dtype: str) -> str:
+    """The dtype the device moves for a buffer the module holds as ``module_dtype`` ("" where that is
+    unknown): the one narrow float the program made where the module holds a wider float, else the
+    module's own."""
+    if len(made) != 1 or not module_dtype.startswith("float"):
         return module_dtype
     (dtype,) = made
-    if dtype not in NARROW_FLOATS:
+    if dtype not in NARROW_FLOATS or _bits(dtype) >= _bits(module_dtype):
         return module_dtype
-    return dtype if _bits(dtype) < _bits(module_dtype) else module_dtype
+    return dtype
 
 
 _XLA_NAMES = {numpy: xla for xla, numpy in NUMPY_NAMES.items()}
 
 
 def _bits(dtype: str) -> int:
-    return element_bits(_XLA_NAMES.get(dtype, dtype)) or 0
+    return jnp.dtype(dtype).itemsize * 8
 
 
-def _scaled(nbytes: int, module_dtype: str | None, dtype: str | None) -> int:
-    """``nbytes`` of ``module_dtype`` elements counted in ``dtype`` (the same where they agree)."""
-    if dtype == module_dtype or module_dtype is None or dtype is None:
-        return nbytes
-    return nbytes * _bits(dtype) // _bits(module_dtype)
-
-
-def _module_dtypes(collective: Collective, wanted: int) -> list[str | None]:
+def _module_dtypes(collective: Collective, wanted: int) -> list[str]:
     """The element types of the collective's results in the CPU module: ``wanted`` of them (one per
-    operand of a combined collective, else one for all), None where they cannot be read or differ."""
+    operand of a combined collective, else one for all), "" where they cannot be read or differ."""
     try:
         inst = parse_instruction(collective.hlo)
     except ValueError:  # HloParseError is one
-        return [None] * wanted
-    leaves = inst.shape.leaves
-    if inst.opcode.endswith("-start") and len(leaves) >= 2 * len(inst.operands) > 0:
-        leaves = leaves[len(inst.operands) : 2 * len(inst.operands)]  # (operands..., results...): the results
-    types = [leaf.dtype for leaf in leaves]
+        return [""] * wanted
+    leaves, n = inst.shape.leaves, len(inst.operands)
+    if inst.opcode.endswith("-start") and len(leaves) >= 2 * n:
+        leaves = leaves[n : 2 * n]  # an async start's (operands..., results..., contexts...): the results
+    types = [leaf.dtype or "" for leaf in leaves]
     if wanted > 1:
-        return types if len(types) == wanted else [None] * wanted
-    return [types[0] if len(set(types)) == 1 else None]
+        return types if len(types) == wanted else [""] * wanted
+    return [types[0] if len(set(types)) == 1 else ""]
 
 
-def _joined(dtypes: Sequence[str | None]) -> str:
+def _joined(dtypes: Sequence[str]) -> str:
     return ", ".join(dict.fromkeys(d for d in dtypes if d))
 
 
 def _in_device_dtype(
-    c: Collective, nbytes: int, module: str | None, source: SourceLocation | None, op_name: str, made: MadeDtypes
+    c: Collective, nbytes: int, module: str, source: SourceLocation | None, op_name: str, made: MadeDtypes
 ) -> BytesIn:
     """``nbytes`` of a result the module holds as ``module``, counted as the device moves them."""
     dtype = device_dtype(made.made(source, op_name), module)
-    result = _scaled(nbytes, module, dtype)
-    return BytesIn(dtype or "", result, wire_bytes(c.kind, result, c.group_size, c.pairs))
+    result = nbytes if dtype == module else nbytes * _bits(dtype) // _bits(module)
+    return BytesIn(dtype, result, wire_bytes(c.kind, result, c.group_size, c.pairs))
 
 
 def _counted(c: Collective, made: MadeDtypes) -> Collective:
@@ -122,7 +118,7 @@ def _counted(c: Collective, made: MadeDtypes) -> Collective:
             result_bytes=device.result_bytes,
             wire_bytes=device.wire_bytes,
             on_device=device,
-            on_cpu=BytesIn(module or "", p.result_bytes, p.wire_bytes),
+            on_cpu=BytesIn(module, p.result_bytes, p.wire_bytes),
         )
         for p, module in zip(c.parts, modules)
         for device in [_in_device_dtype(c, p.result_bytes, module, p.source, p.op_name, made)]
@@ -200,7 +196,7 @@ def other_total(program: ProgramData) -> int | None:
 
 def widening_note(c: Collective) -> str:
     """Why the device moves fewer bytes than the CPU module, if it does ("" otherwise)."""
-    if c.on_device is None or c.on_cpu is None or c.on_device.result_bytes == c.on_cpu.result_bytes:
+    if not c.widened or c.on_device is None or c.on_cpu is None:  # (widened says both are there)
         return ""
     if not c.parts:
         return f"{c.on_device.dtype} on the device: XLA:CPU moved it as a {_bits(c.on_cpu.dtype)}-bit float"
