@@ -299,9 +299,7 @@ def _charge_row(ch: LineCharge) -> str:
     told_apart = _told_apart(ch)
     dtype = short_dtype(ch.dtype) if ch.dtype else ""
     row = f"      {c.kind:<18} {c.axes_label:<12} {dtype:>4} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
-    return row + (
-        f"  [{told_apart}]" if told_apart else ""
-    )
+    return row + (f"  [{told_apart}]" if told_apart else "")
 
 
 def _told_apart(ch: LineCharge) -> str:
