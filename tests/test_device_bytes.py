@@ -203,6 +203,7 @@ def test_values_are_found_by_expression_then_by_line():
         ({"int8"}, "float32", "float32"),  # only a narrow float is widened by XLA:CPU
         ({"bfloat16"}, "int32", "int32"),
         ({"float16"}, "bfloat16", "bfloat16"),  # as narrow already: nothing was widened
+        ({"bfloat16"}, "float16", "float16"),
         (set(), "float32", "float32"),
         ({"bfloat16"}, "", ""),  # the module's type unknown
     ],
@@ -384,6 +385,21 @@ def test_an_async_starts_results_are_the_module_buffers_read():
     (c,) = count_on_device([combined], BF16_PRODUCT)
     assert [(p.on_cpu.dtype, p.result_bytes) for p in c.parts] == [("float32", 32), ("float32", 16)]
     assert (c.on_device.dtype, c.result_bytes, c.wire_bytes) == ("bfloat16", 48, 2 * 3 * 48 // 4)
+    # a combined all-gather-start returns ((operands...), (results...)): one result per operand
+    gparts = tuple(
+        CollectivePart(f"%p{k}", n, 3 * n // 4, SourceLocation("m.py", 3, 4), (), None, "jit(f)/dot_general")
+        for k, n in enumerate((64, 32))
+    )
+    gathered = _collective(
+        "%ag = ((f32[4]{0}, f32[2]{0}), (f32[16]{0}, f32[8]{0})) all-gather-start(f32[4]{0} %p0, f32[2]{0} %p1), "
+        "dimensions={0}",
+        "all-gather", 96, parts=gparts, operand_count=2, wire_bytes=sum(p.wire_bytes for p in gparts),
+    )  # fmt: skip
+    (c,) = count_on_device([gathered], BF16_PRODUCT)
+    assert [(p.on_cpu.dtype, p.on_device.dtype, p.result_bytes) for p in c.parts] == [
+        ("float32", "bfloat16", 32),
+        ("float32", "bfloat16", 16),
+    ]
 
 
 def test_a_module_type_that_cannot_be_read_keeps_the_modules_bytes():
