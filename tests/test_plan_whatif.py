@@ -446,3 +446,76 @@ def test_the_parents_estimate_is_jax_its_devices_and_an_empty_compile(monkeypatc
     mesh = AbstractMesh((16, 16), ("data", "model"))
     with pytest.raises(ShardingError, match="a what-if trace on 256 devices needs about"):
         shardviz.trace(matmul_sum, *_args(mesh), mesh=mesh)
+
+
+def test_each_arguments_layout_memory_kind_weak_type_and_ref_travel_to_the_child():
+    from shardviz.plan.child import _rebuild_leaf
+    from shardviz.plan.whatif import _describe_leaf
+
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+    leaf = jax.ShapeDtypeStruct(
+        (8, 4), jnp.bfloat16, sharding=NamedSharding(mesh, P("data"), memory_kind="pinned_host"), weak_type=True,
+        is_ref=True,
+    )  # fmt: skip
+    sent = _describe_leaf(leaf, mesh, 0)
+    assert sent == ("array", (8, 4), "bfloat16", P("data"), "pinned_host", True, True)
+    assert _describe_leaf(jax.ShapeDtypeStruct((3,), jnp.int32), mesh, 1) == (
+        "array", (3,), "int32", None, None, False, False,
+    )  # fmt: skip
+    assert _describe_leaf(7, mesh, 2) == ("other", 7)
+    here = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
+    back = _rebuild_leaf(sent, here)
+    assert (back.shape, back.dtype, back.weak_type, back.is_ref) == ((8, 4), jnp.bfloat16, True, True)
+    assert back.sharding == NamedSharding(here, P("data"), memory_kind="pinned_host")
+    assert _rebuild_leaf(_describe_leaf(jax.ShapeDtypeStruct((3,), jnp.int32), mesh, 1), here).sharding is None
+    assert _rebuild_leaf(("other", "static"), here) == "static"
+    spec_only = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=P("model"))
+    assert _describe_leaf(spec_only, mesh, 3)[3] == P("model")  # no mesh set: the spec as given
+
+
+def test_every_jit_option_is_read_and_rebuilt_on_the_childs_mesh():
+    from shardviz.plan.whatif import Jitted, _sendable, jit_options
+
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+
+    def step(x, scale, *, rows):
+        return x[:rows] * scale
+
+    jitted = jax.jit(
+        step, static_argnames=("rows",), donate_argnames=("x",), inline=True, keep_unused=False,
+        compiler_options={"xla_embed_ir_in_executable": True}, out_shardings=P("data"),
+    )  # fmt: skip
+    options = jit_options(jitted, mesh)
+    assert options["static_argnames"] == ("rows",) and options["donate_argnames"] == ("x",)
+    assert options["static_argnums"] == () and options["donate_argnums"] == (0,)
+    assert options["inline"] is True and options["keep_unused"] is False
+    assert options["compiler_options"] == {"xla_embed_ir_in_executable": True}
+    assert options["out_shardings"] == P("data") and "in_shardings" not in options
+    assert "compiler_options" not in jit_options(jax.jit(step), mesh)
+    sent = _sendable(jitted, mesh)
+    assert isinstance(sent, Jitted) and sent.fun is step and sent.options == options
+    assert _sendable(step, mesh) is step
+    here = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
+    named = Jitted(step, {"in_shardings": (NamedSharding(mesh, P("data")), None), "static_argnames": ("rows",)})
+    rebuilt = named.rebuild(here)
+    assert rebuilt._jit_info.in_shardings_leaves == (NamedSharding(here, P("data")), None)
+    assert rebuilt._jit_info.static_argnames == ("rows",) and rebuilt._fun is step
+    assert named.options["in_shardings"][0].mesh == mesh, "rebuilding leaves the options as they were"
+
+
+def test_the_childs_resident_memory_is_its_own():
+    from shardviz.plan.child import _resident_bytes
+
+    with open("/proc/self/status") as f:
+        rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+    assert abs(_resident_bytes() - rss) < 16 * 2**20
+
+
+def test_an_argument_laid_out_by_a_spec_alone_is_laid_on_the_what_if_mesh():
+    # ShapeDtypeStruct(..., sharding=P(...)) outside any mesh: its .sharding would raise; the spec is read as given
+    mesh = AbstractMesh((4, 4), ("X", "Y"), axis_types=(AxisType.Explicit,) * 2)
+    a = jax.ShapeDtypeStruct((1024, 4096), jnp.float32, sharding=P("X", "Y"))
+    prog = shardviz.trace(gather_rows, a, mesh=mesh)
+    (gather,) = prog.collectives
+    assert (gather.kind, gather.axes, gather.group_size) == ("all-gather", ("X",), 4)
+    assert prog.inputs[0].spec == (("X",), ("Y",))

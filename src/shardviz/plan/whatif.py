@@ -107,7 +107,10 @@ def _describe_leaf(leaf: Any, mesh: AbstractMesh, index: int) -> tuple[Any, ...]
     """``("array", shape, dtype, spec, memory_kind, is_ref, weak_type)`` for a ShapeDtypeStruct (the
     child lays it out on its own mesh), ``("other", leaf)`` for what passes as it is."""
     if isinstance(leaf, jax.ShapeDtypeStruct):
-        sharding = leaf.sharding
+        # A spec alone: ShapeDtypeStruct.sharding would lay it on the context's concrete mesh (and raise
+        # without one), so the spec it was given is read as given.
+        given = getattr(leaf, "_sharding", None)
+        sharding = given if isinstance(given, PartitionSpec) else leaf.sharding
         spec: PartitionSpec | None
         memory_kind = getattr(sharding, "memory_kind", None)
         if sharding is None:
