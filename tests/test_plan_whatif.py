@@ -94,7 +94,9 @@ def test_refusals():
     with pytest.raises(ShardingError, match="at most 8192"):
         shardviz.trace(matmul_sum, *_args(mesh), mesh=AbstractMesh((2, 8192), ("a", "b")))
     other = AbstractMesh((4, 2), ("data", "model"))
-    with pytest.raises(ShardingError, match="not trace's mesh"):
+    with pytest.raises(
+        ShardingError, match=r"argument 0 is sharded on a mesh with axes \{'data': 4, 'model': 2\}, not"
+    ):
         shardviz.trace(matmul_sum, *_args(other), mesh=mesh)
     with pytest.raises(ShardingError, match="ShapeDtypeStruct"):
         shardviz.trace(matmul_sum, np.ones((64, 128), np.float32), _args(mesh)[1], mesh=mesh)
@@ -430,9 +432,20 @@ def test_the_child_estimates_its_compile_from_the_traced_programs_equations(monk
     assert child._check_compile_memory(jax.jit(_scanned_layers), (x, stacked), {}, 8) == base + per * 3
     # a function that does not trace: trace() says why, in JAX's words
     assert child._check_compile_memory(jax.jit(_layers), (x, [x]), {}, 8) is None
-    monkeypatch.setattr(child, "available_bytes", lambda: whatif.COMPILE_BYTES)
-    with pytest.raises(ShardingError, match="compiling this program of 6 equations for 8 devices needs about"):
+    # arguments by keyword reach the trace too
+    assert child._check_compile_memory(jax.jit(_layers), (x,), {"ws": ws}, 8) == base + per * 6
+    # the compile needs what it adds to the child's memory now: exactly that much available is enough
+    monkeypatch.setattr(child, "available_bytes", lambda: whatif.compile_bytes(6, 8))
+    assert child._check_compile_memory(jax.jit(_layers), (x, ws), {}, 8) == base + per * 6
+    monkeypatch.setattr(child, "available_bytes", lambda: whatif.compile_bytes(6, 8) - 1)
+    needed = (300 * 2**20 + whatif.compile_bytes(6, 8)) / 2**30
+    available = (whatif.compile_bytes(6, 8) - 1) / 2**30
+    with pytest.raises(ShardingError) as err:
         child._check_compile_memory(jax.jit(_layers), (x, ws), {}, 8)
+    assert str(err.value) == (
+        f"compiling this program of 6 equations for 8 devices needs about {needed:.1f} GiB; "
+        f"this machine has {available:.1f} GiB available"
+    )
 
 
 def test_the_parents_estimate_is_jax_its_devices_and_an_empty_compile(monkeypatch):
@@ -503,12 +516,20 @@ def test_every_jit_option_is_read_and_rebuilt_on_the_childs_mesh():
     assert named.options["in_shardings"][0].mesh == mesh, "rebuilding leaves the options as they were"
 
 
-def test_the_childs_resident_memory_is_its_own():
-    from shardviz.plan.child import _resident_bytes
+def test_the_childs_resident_memory_is_its_own(monkeypatch):
+    import resource
+
+    from shardviz.plan import child
 
     with open("/proc/self/status") as f:
         rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
-    assert abs(_resident_bytes() - rss) < 16 * 2**20
+    assert abs(child._resident_bytes() - rss) < 16 * 2**20
+
+    def no_page_size(name):
+        raise ValueError(name)
+
+    monkeypatch.setattr(child.os, "sysconf", no_page_size)  # where /proc cannot say: the peak so far
+    assert child._resident_bytes() == resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def test_an_argument_laid_out_by_a_spec_alone_is_laid_on_the_what_if_mesh():
@@ -519,3 +540,33 @@ def test_an_argument_laid_out_by_a_spec_alone_is_laid_on_the_what_if_mesh():
     (gather,) = prog.collectives
     assert (gather.kind, gather.axes, gather.group_size) == ("all-gather", ("X",), 4)
     assert prog.inputs[0].spec == (("X",), ("Y",))
+
+
+def test_what_a_what_if_trace_refuses_it_says_in_full():
+    import types
+
+    from shardviz.plan.whatif import _describe_leaf
+
+    mesh = AbstractMesh((2, 4), ("data", "model"))
+    single = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))
+    with pytest.raises(ShardingError) as err:
+        _describe_leaf(single, mesh, 0)
+    assert str(err.value) == (
+        "argument 0 has a SingleDeviceSharding; a what-if trace takes NamedShardings on trace's mesh= or PartitionSpecs"
+    )
+    with pytest.raises(ShardingError) as err:
+        _describe_leaf(np.ones(3, np.float32), mesh, 1)
+    assert str(err.value) == (
+        "argument 1 is a ndarray; a what-if trace takes jax.ShapeDtypeStructs "
+        "(arrays live on this machine's devices, not the what-if mesh)"
+    )
+    with pytest.raises(ShardingError) as err:
+        _describe_leaf(jax.ref.new_ref(jnp.ones(2)), mesh, 2)
+    assert str(err.value) == (
+        "argument 2 is a Ref holding an array of this machine's devices; for Ref state a what-if "
+        "trace takes jax.ShapeDtypeStruct(shape, dtype, sharding=..., is_ref=True)"
+    )
+    # static leaves pass as they are: a string, a config that has a shape but is no array
+    config = types.SimpleNamespace(shape=(2, 2))
+    assert _describe_leaf("static", mesh, 3) == ("other", "static")
+    assert _describe_leaf(config, mesh, 4) == ("other", config)
