@@ -508,10 +508,21 @@ def test_every_jit_option_is_read_and_rebuilt_on_the_childs_mesh():
     sent = _sendable(jitted, mesh)
     assert isinstance(sent, Jitted) and sent.fun is step and sent.options == options
     assert _sendable(step, mesh) is step
+
+    class Wrapped:  # a callable of the user's own that happens to hold a _fun: no jitted function
+        _fun = step
+
+        def __call__(self, *args):
+            return step(*args)
+
+    wrapped = Wrapped()
+    assert _sendable(wrapped, mesh) is wrapped
     here = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
-    named = Jitted(step, {"in_shardings": (NamedSharding(mesh, P("data")), None), "static_argnames": ("rows",)})
+    host = NamedSharding(mesh, P("data"), memory_kind="pinned_host")
+    named = Jitted(step, {"in_shardings": (host, None), "out_shardings": P("data"), "static_argnames": ("rows",)})
     rebuilt = named.rebuild(here)
-    assert rebuilt._jit_info.in_shardings_leaves == (NamedSharding(here, P("data")), None)
+    assert rebuilt._jit_info.in_shardings_leaves == (NamedSharding(here, P("data"), memory_kind="pinned_host"), None)
+    assert rebuilt._jit_info.out_shardings_leaves == (P("data"),)
     assert rebuilt._jit_info.static_argnames == ("rows",) and rebuilt._fun is step
     assert named.options["in_shardings"][0].mesh == mesh, "rebuilding leaves the options as they were"
 

@@ -156,12 +156,8 @@ class Jitted:
         options = dict(self.options)
         for key in ("in_shardings", "out_shardings"):
             if key in options:
-                options[key] = jax.tree.map(lambda s: _on_mesh(s, mesh), options[key], is_leaf=_is_sharding)
+                options[key] = jax.tree.map(lambda s: _on_mesh(s, mesh), options[key])
         return jax.jit(self.fun, **options)
-
-
-def _is_sharding(leaf: Any) -> bool:
-    return leaf is None or isinstance(leaf, (jax.sharding.Sharding, PartitionSpec))
 
 
 def _on_mesh(sharding: Any, mesh: jax.sharding.Mesh) -> Any:
