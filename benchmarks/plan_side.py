@@ -2,9 +2,13 @@
 
 The bare baseline starts a Python child with the same number of simulated CPU
 devices that imports jax, builds the mesh and runs
-``jax.jit(f).lower(*args).compile()``, timed from the parent like the
-what-if trace (process start included). Prints a JSON object; nothing here
-asserts a time.
+``jax.jit(f).trace(*args).lower().compile()`` under ``jax.set_mesh``, timed
+from the parent like the what-if trace (process start included). Two steps:
+a 24-layer scanned MLP (Auto axes) and notebook 09's transformer training
+step (``notebooks/pod_step.py``: 16 layers, bf16, Explicit axes, FSDP and
+tensor parallelism on a 32x8 mesh), each at 256 devices, best of three. Then
+what-if traces at 2,048 to 8,192 devices, and each child's memory estimate
+against its measured peak. Prints a JSON object; nothing here asserts a time.
 """
 
 from __future__ import annotations
@@ -15,78 +19,130 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import AbstractMesh, NamedSharding
+from jax.sharding import AbstractMesh, AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
+import pod_step  # the notebook's own module
+
 import shardviz
 from plan_functions import scanned_model
 
+ROOT = Path(__file__).resolve().parent.parent
+
 LAYERS, WIDTH = 24, 512
+POD_MESH, POD_BATCH = (32, 8), 512
 
 BARE = """
-import os, sys, time
+import os, sys
 sys.path.insert(0, {tests!r})
+sys.path.insert(0, {notebooks!r})
 import jax, jax.numpy as jnp
 from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-from plan_functions import scanned_model
 n = {n}
-mesh = jax.make_mesh((n // 16, 16), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
-spec = NamedSharding(mesh, P(None, None, "model"))
-params = jax.ShapeDtypeStruct(({layers}, {width}, {width}), jnp.float32, sharding=spec)
-x = jax.ShapeDtypeStruct((n, {width}), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
-jax.jit(scanned_model).lower(params, x).compile()
+if {step!r} == "scanned":
+    from plan_functions import scanned_model as fun
+    mesh = jax.make_mesh((n // 16, 16), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    spec = NamedSharding(mesh, P(None, None, "model"))
+    params = jax.ShapeDtypeStruct(({layers}, {width}, {width}), jnp.float32, sharding=spec)
+    x = jax.ShapeDtypeStruct((n, {width}), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+    args = (params, x)
+else:
+    import pod_step
+    fun = pod_step.train_step
+    mesh = jax.make_mesh({pod_mesh}, ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+    args = pod_step.arguments(mesh, {pod_batch})
+with jax.set_mesh(mesh):
+    jax.jit(fun).trace(*args).lower().compile()
 sys.stdout.flush()
 os._exit(0)
 """
 
 
-def bare_compile_seconds(n: int) -> float:
+def bare_compile_seconds(step: str, n: int) -> float:
     env = dict(os.environ, XLA_FLAGS=f"--xla_force_host_platform_device_count={n}", JAX_PLATFORMS="cpu")
-    script = BARE.format(n=n, layers=LAYERS, width=WIDTH, tests=str(Path(__file__).resolve().parent.parent / "tests"))
+    script = BARE.format(
+        n=n, step=step, layers=LAYERS, width=WIDTH, pod_mesh=POD_MESH, pod_batch=POD_BATCH,
+        tests=str(ROOT / "tests"), notebooks=str(ROOT / "notebooks"),
+    )  # fmt: skip
     started = time.perf_counter()
     subprocess.run([sys.executable, "-c", script], env=env, check=True)
     return time.perf_counter() - started
 
 
-def whatif(n: int) -> dict[str, object]:
-    mesh = AbstractMesh((n // 16, 16), ("data", "model"))
-    params = jax.ShapeDtypeStruct(
-        (LAYERS, WIDTH, WIDTH), jnp.float32, sharding=NamedSharding(mesh, P(None, None, "model"))
-    )
-    x = jax.ShapeDtypeStruct((n, WIDTH), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+def whatif(step: str, n: int) -> dict[str, Any]:
+    if step == "scanned":
+        mesh = AbstractMesh((n // 16, 16), ("data", "model"))
+        params = jax.ShapeDtypeStruct(
+            (LAYERS, WIDTH, WIDTH), jnp.float32, sharding=NamedSharding(mesh, P(None, None, "model"))
+        )
+        x = jax.ShapeDtypeStruct((n, WIDTH), jnp.float32, sharding=NamedSharding(mesh, P("data", None)))
+        fun, args = scanned_model, (params, x)
+    else:
+        mesh = AbstractMesh(POD_MESH, ("data", "model"), axis_types=(AxisType.Explicit,) * 2)
+        fun, args = pod_step.train_step, pod_step.arguments(mesh, POD_BATCH)
     started = time.perf_counter()
     try:
-        prog = shardviz.trace(scanned_model, params, x, mesh=mesh)
+        prog = shardviz.trace(fun, *args, mesh=mesh)
     except shardviz.ShardingError as err:
         return {"devices": n, "error": str(err), "seconds": time.perf_counter() - started}
     return {"devices": n, "seconds": time.perf_counter() - started, **prog.whatif.to_json()}
 
 
+def side_by_side(step: str, n: int, repeats: int = 3) -> dict[str, Any]:
+    """Best of ``repeats`` each, interleaved so that a busy spell of the machine hits both."""
+    bare, traced, runs = [], [], []
+    for _ in range(repeats):
+        bare.append(bare_compile_seconds(step, n))
+        run = whatif(step, n)
+        runs.append(run)
+        traced.append(float(run["seconds"]))
+    best = runs[traced.index(min(traced))]
+    return {"bare_s": min(bare), "whatif_s": min(traced), "ratio": min(traced) / min(bare), "run": best}
+
+
 def main() -> None:
-    results: dict[str, object] = {}
-    bare = min(bare_compile_seconds(256) for _ in range(3))
-    traced = min(float(whatif(256)["seconds"]) for _ in range(3))  # type: ignore[arg-type]
-    results["bare_256_s"] = bare
-    results["whatif_256_s"] = traced
-    results["whatif_over_bare_256"] = traced / bare
-    results["whatif_2048"] = whatif(2048)
-    results["whatif_4096"] = whatif(4096)
-    results["whatif_8192"] = whatif(8192)
+    results: dict[str, Any] = {}
+    scanned = side_by_side("scanned", 256)
+    pod = side_by_side("pod", 256)
+    results["bare_256_s"] = scanned["bare_s"]
+    results["whatif_256_s"] = scanned["whatif_s"]
+    results["whatif_over_bare_256"] = scanned["ratio"]
+    results["pod_bare_256_s"] = pod["bare_s"]
+    results["pod_whatif_256_s"] = pod["whatif_s"]
+    results["pod_whatif_over_bare_256"] = pod["ratio"]
+    results["whatif_256"] = scanned["run"]
+    results["pod_whatif_256"] = pod["run"]
+    results["whatif_2048"] = whatif("scanned", 2048)
+    results["whatif_4096"] = whatif("scanned", 4096)
+    results["whatif_8192"] = whatif("scanned", 8192)
+    runs = [results[k] for k in ("whatif_256", "pod_whatif_256", "whatif_2048", "whatif_4096", "whatif_8192")]
+    measured = [r for r in runs if "error" not in r]
+    results["estimate_over_peak_min"] = min(r["estimated_bytes"] / r["peak_rss_bytes"] for r in measured)
     results["jax"] = jax.__version__
     results["exit_code"] = 0
     print("BENCH-JSON " + json.dumps(results))
-    print("| run | seconds | peak RSS |")
-    print("|---|---|---|")
-    print(f"| bare compile in a 256-device child | {bare:.2f} | |")
-    print(f"| what-if trace, 256 devices | {traced:.2f} | |")
-    for key in ("whatif_2048", "whatif_4096", "whatif_8192"):
-        r: dict[str, object] = results[key]  # type: ignore[assignment]
-        rss = "refused: " + str(r["error"])[-160:] if "error" in r else f"{int(r['peak_rss_bytes']) / 2**20:.0f} MiB"  # type: ignore[call-overload]
-        print(f"| what-if trace, {r['devices']} devices | {float(r['seconds']):.2f} | {rss} |")  # type: ignore[arg-type]
+    print("| run | seconds | peak RSS | estimated |")
+    print("|---|---|---|---|")
+    print(f"| bare compile, scanned MLP, in a 256-device child | {scanned['bare_s']:.2f} | | |")
+    print(f"| bare compile, transformer training step (32x8), in a 256-device child | {pod['bare_s']:.2f} | | |")
+    for label, r in (
+        ("what-if trace, scanned MLP, 256 devices", results["whatif_256"]),
+        ("what-if trace, transformer training step, 256 devices", results["pod_whatif_256"]),
+        ("what-if trace, scanned MLP, 2048 devices", results["whatif_2048"]),
+        ("what-if trace, scanned MLP, 4096 devices", results["whatif_4096"]),
+        ("what-if trace, scanned MLP, 8192 devices", results["whatif_8192"]),
+    ):
+        if "error" in r:
+            print(f"| {label} | {float(r['seconds']):.2f} | refused: {str(r['error'])[-160:]} | |")
+            continue
+        peak, estimate = int(r["peak_rss_bytes"]) / 2**20, int(r["estimated_bytes"]) / 2**20
+        print(f"| {label} | {float(r['seconds']):.2f} | {peak:.0f} MiB | {estimate:.0f} MiB |")
 
 
 if __name__ == "__main__":

@@ -144,6 +144,9 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
     def put(shape: tuple[int, ...], spec: P, on: Mesh = mesh) -> jax.Array:
         return jax.device_put(jnp.ones(shape), NamedSharding(on, spec))
 
+    def put_bf16(shape: tuple[int, ...], spec: P, on: Mesh) -> jax.Array:
+        return jax.device_put(jnp.ones(shape, jnp.bfloat16), NamedSharding(on, spec))
+
     mlp_args = (put((16, 32), P("x", None)), put((32, 64), P(None, "y")), put((64, 32), P("y", None)))
     dm = jax.make_mesh((2, 4), ("data", "model"), devices=devices[:8], axis_types=auto)
     params = (
@@ -179,6 +182,14 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
                 put((64, 16), P("data", None), data),
             ),
         ),
+        # bfloat16 weights: XLA:CPU all-reduces the gradients as float32, a TPU or GPU in bfloat16
+        "bf16_step": (
+            dp_step,
+            (
+                {"w1": put_bf16((16, 32), P(), data), "w2": put_bf16((32, 8), P(), data)},
+                put_bf16((64, 16), P("data", None), data),
+            ),
+        ),
         "sub_axes": (split_sum, (put((8, 4), P("y", None)),)),
         "relayout": (make_relayout(mesh), ({"w1": put((8, 16), P())},)),
         "helper_twice": (
@@ -195,8 +206,23 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
 # what JAX says, read without shardviz
 
 KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute", "collective-broadcast")
+# `f32[16,32]{1,0}`: an array shape of the module's text, for its element type and bytes
+_ARRAY = re.compile(r"\b(pred|bf16|f16|f32|f64|s8|s16|s32|s64|u8|u16|u32|u64)\[([\d,]*)\]")
+_ELEMENT_BYTES = {"pred": 1, "bf16": 2, "f16": 2, "f32": 4, "f64": 8, "s8": 1, "s16": 2, "s32": 4, "s64": 8}
+_ELEMENT_BYTES.update({"u8": 1, "u16": 2, "u32": 4, "u64": 8})
+
+
+def _result_shapes(shape_text: str) -> list[tuple[str, int]]:
+    """``(f32[16,32]{1,0}, f32[32,8]{1,0})`` -> each array's element type and bytes, in order."""
+    out = []
+    for element, dims in _ARRAY.findall(shape_text):
+        count = int(np.prod([int(d) for d in dims.split(",") if d])) if dims else 1
+        out.append((element, count * _ELEMENT_BYTES[element]))
+    return out
+
+
 # `%name = <shape or (tuple, of, shapes)> <opcode>(operands), attributes`
-_INSTRUCTION = re.compile(r"= (?:\([^()]*\)|\S+) (" + "|".join(KINDS) + r")(-start)?\((.*)$", re.M)
+_INSTRUCTION = re.compile(r"= (\([^()]*\)|\S+) (" + "|".join(KINDS) + r")(-start)?\((.*)$", re.M)
 
 
 def _iota_groups(text: str) -> list[list[int]]:
@@ -250,7 +276,7 @@ def hlo_collectives(compiled: Any) -> list[dict[str, Any]]:
     order = [d.id for d in flat[0]._device_assignment] if flat else None
     found = []
     for m in _INSTRUCTION.finditer(text):
-        kind, rest = m[1], m[3]
+        shape, kind, rest = m[1], m[2], m[4]
         groups: list[list[int]] | None = None
         pairs: list[list[int]] | None = None
         if kind == "collective-permute":
@@ -276,6 +302,8 @@ def hlo_collectives(compiled: Any) -> list[dict[str, Any]]:
                 "kind": kind,
                 "groups": None if groups is None else [[to_id(p) for p in g] for g in groups],
                 "pairs": None if pairs is None else [[to_id(p) for p in pair] for pair in pairs],
+                # the module's own buffers: element types and bytes of the results (what XLA:CPU moves)
+                "results": [list(r) for r in _result_shapes(shape)],
             }
         )
     return found
@@ -371,6 +399,17 @@ def array_moves() -> dict[str, Any]:
     return {"gathered": gathered, "back": back, "elsewhere": elsewhere, "permuted": permuted, "to_host": to_host}
 
 
+def whatif_mlp() -> shardviz.Program:
+    """The MLP traced on a what-if mesh of 16 devices, more than the tests' machine has."""
+    mesh = jax.sharding.AbstractMesh((4, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+
+    def struct(shape: tuple[int, ...], spec: P) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
+
+    return shardviz.trace(mlp, struct((16, 32), P("x", None)), struct((32, 64), P(None, "y")),
+                          struct((64, 32), P("y", None)), mesh=mesh)  # fmt: skip
+
+
 def write_program_fixtures(target: Any) -> int:
     """Writes every program fixture as compact JSON into the folder `target`; returns how many files."""
     import json
@@ -383,6 +422,9 @@ def write_program_fixtures(target: Any) -> int:
         files[f"program_{name}"] = prog.to_json()
         truth[name] = jax_truth(fun, args)
         parity[name] = value_parity(prog)
+        if name == "bf16_step":  # the same step counted as XLA:CPU's module moves it (the one switch)
+            files[f"program_{name}_cpu"] = prog.with_bytes("cpu").to_json()
+    files["program_whatif_mlp"] = whatif_mlp().to_json()
     files["program_truth"] = truth
     files["program_value_parity"] = parity
     files["program_answers"] = widget_answers()

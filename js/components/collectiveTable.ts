@@ -3,7 +3,9 @@
  * compiled module (an async pair is one), sortable by the bytes each device
  * sends per call. Rows carry `data-role="collective"`, `data-kind` and
  * `data-collective` (its index in the payload); a row is selected by click,
- * Enter or Space, and arrow keys move between rows.
+ * Enter or Space, and arrow keys move between rows. Bytes count in the
+ * program's dtypes (the `dtype` column); where XLA:CPU's module moves other
+ * bytes (bf16 widened to f32), its figure sits under the row's total.
  */
 
 import type { Program, ProgramCollective } from "../payload/program";
@@ -13,6 +15,47 @@ import { formatBytes } from "../util/ranges";
 import { revealWithin } from "../util/scroll";
 import { axisMark } from "./axisText";
 import { collectiveLine, runsText } from "./programText";
+
+const SHORT_DTYPES: Record<string, string> = {
+  bfloat16: "bf16",
+  float16: "f16",
+  float32: "f32",
+  float64: "f64",
+  int8: "s8",
+  int16: "s16",
+  int32: "s32",
+  int64: "s64",
+  uint8: "u8",
+  uint32: "u32",
+  bool: "pred",
+};
+
+/** `bf16`, `f32`, `bf16+f32` (a combined collective of both): XLA's short names. */
+export function shortDtype(dtype: string | undefined): string {
+  const names = (dtype ?? "")
+    .split(",")
+    .map((d) => d.trim())
+    .filter((d) => d);
+  return names.map((d) => SHORT_DTYPES[d] ?? d).join("+");
+}
+
+/**
+ * Where the shown bytes differ from the other count: `f32 in XLA:CPU: 10 MiB`
+ * (the default count is the program's dtypes), or `bf16 on the device: 5 MiB`.
+ */
+export function otherCountText(program: Program, c: ProgramCollective): string {
+  if (!c.other) return "";
+  const where = program.payload.bytes_from === "cpu" ? "on the device" : "in XLA:CPU";
+  return `${shortDtype(c.other.dtype)} ${where}: ${formatBytes(c.other.total_wire_bytes)}`;
+}
+
+/** What the table's bytes count in, where XLA:CPU's module moves other bytes ("" where they agree). */
+export function countingNote(program: Program): string {
+  if (!program.payload.collectives.some((c) => c.other)) return "";
+  return program.payload.bytes_from === "cpu"
+    ? "Bytes as XLA:CPU's module moves them (bf16 and f16 widened to f32); under each, what a TPU or GPU moves in the program's dtypes."
+    : "Bytes in the program's dtypes, as a TPU or GPU moves them; under each, XLA:CPU's module's own figure (it widens bf16 and f16 to f32; Program.with_bytes('cpu') counts that way).";
+}
 
 /** Bytes per call, most first; fewest first; or the module's own order. */
 export type CollectiveOrder = "bytes-desc" | "bytes-asc" | "program";
@@ -44,6 +87,7 @@ export class CollectiveTable {
   private readonly bytesHeader: HTMLTableCellElement;
   private readonly table: HTMLTableElement;
   private readonly empty = h("p", { class: "sv-muted", "data-role": "no-collectives" });
+  private readonly counting = h("p", { class: "sv-muted sv-small", "data-role": "bytes-counting" });
   private program: Program | null = null;
   private order: CollectiveOrder = "bytes-desc";
   private selected: number | null = null;
@@ -67,6 +111,7 @@ export class CollectiveTable {
           h("th", { scope: "col" }, ["kind"]),
           h("th", { scope: "col" }, ["axes"]),
           h("th", { scope: "col", class: "sv-num", title: "devices per group" }, ["group"]),
+          h("th", { scope: "col", title: "the element type the bytes count in" }, ["dtype"]),
           h("th", { scope: "col", class: "sv-num", title: "bytes each device sends per run (ring estimate)" }, [
             "per run",
           ]),
@@ -77,7 +122,11 @@ export class CollectiveTable {
       ]),
       this.body,
     ]);
-    this.element = h("div", { class: "sv-coll-wrap", "data-role": "collectives" }, [this.table, this.empty]);
+    this.element = h("div", { class: "sv-coll-wrap", "data-role": "collectives" }, [
+      this.table,
+      this.counting,
+      this.empty,
+    ]);
     const rowOf = (event: Event): HTMLElement | null =>
       ((event.target as Element | null)?.closest?.("tr[data-collective]") as HTMLElement | null) ?? null;
     this.body.addEventListener(
@@ -170,9 +219,15 @@ export class CollectiveTable {
           h("td", { class: "sv-coll-kind" }, [c.kind]),
           axes,
           h("td", { class: "sv-num" }, [String(c.group_size)]),
+          h("td", { "data-role": "collective-dtype", title: c.dtype ?? "" }, [shortDtype(c.dtype) || "?"]),
           h("td", { class: "sv-num" }, [formatBytes(c.wire_bytes)]),
           h("td", { class: "sv-num" }, [runsText(c)]),
-          h("td", { class: "sv-num sv-strong" }, [formatBytes(c.total_wire_bytes)]),
+          h("td", { class: "sv-num" }, [
+            h("span", { class: "sv-strong" }, [formatBytes(c.total_wire_bytes)]),
+            ...(c.other
+              ? [h("div", { class: "sv-muted sv-small", "data-role": "other-count" }, [otherCountText(program, c)])]
+              : []),
+          ]),
           h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
             (c.parts?.length ?? 0) > 0 ? operandLines(program, c) : collectiveLine(program.payload, c) || "\u2014",
           ]),
@@ -181,6 +236,8 @@ export class CollectiveTable {
     });
     replaceChildren(this.body, rows);
     this.table.hidden = rows.length === 0;
+    this.counting.textContent = countingNote(program);
+    this.counting.hidden = this.counting.textContent === "";
     this.empty.textContent =
       rows.length === 0 ? "No collectives: the devices never exchange data in this program." : "";
     this.empty.hidden = rows.length > 0;

@@ -9,7 +9,7 @@
  * While Python works on an edit the editor says so.
  */
 
-import type { Program } from "../payload/program";
+import type { Program, WhatIfInfo } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { renderAxisText, renderSpec } from "./axisText";
 import { shownSpecText } from "./compose";
@@ -49,6 +49,11 @@ interface Editor {
   dismissed: boolean;
 }
 
+/** What an edit does on a what-if mesh, which this machine's devices cannot hold. */
+export function whatifEditText(whatif: WhatIfInfo): string {
+  return `A what-if mesh of ${whatif.devices} devices: an edit traces the program again in a child Python with ${whatif.devices} simulated CPU devices (the last trace took ${whatif.child_seconds.toFixed(1)} s).`;
+}
+
 export type IoSelection = { kind: "input" | "output"; index: number } | null;
 
 export class InputSpecs {
@@ -56,6 +61,8 @@ export class InputSpecs {
   private readonly options: InputSpecsOptions;
   private readonly inputsBody = h("tbody");
   private readonly outputsBody = h("tbody");
+  /** On a what-if mesh, says that an edit traces again in a child process (and how long the last took). */
+  private readonly whatifNote = h("p", { class: "sv-note", "data-role": "whatif-note", hidden: true });
   private editors: Editor[] = [];
   private program: Program | null = null;
   private rowsKey = "";
@@ -72,6 +79,7 @@ export class InputSpecs {
     const { signal } = options;
     this.element = h("div", { class: "sv-io", "data-role": "inputs" }, [
       options.readOnly ? h("p", { class: "sv-note", "data-role": "read-only-note" }, [options.note ?? ""]) : null,
+      this.whatifNote,
       h("table", { class: "sv-io-table" }, [
         h("thead", {}, [
           h("tr", {}, [
@@ -107,8 +115,10 @@ export class InputSpecs {
 
   setProgram(program: Program): void {
     this.program = program;
-    const { inputs, outputs, types, mesh } = program.payload;
+    const { inputs, outputs, types, mesh, whatif } = program.payload;
     const names = mesh?.names ?? [];
+    this.whatifNote.textContent = whatif && !this.options.readOnly ? whatifEditText(whatif) : "";
+    this.whatifNote.hidden = this.whatifNote.textContent === "";
     const key = JSON.stringify([inputs.map((i) => i.path), outputs.map((o) => o.path)]);
     const typeCell = (t: number): HTMLElement => {
       const row = types[t];

@@ -16,6 +16,17 @@ function countsText(row: TotalRow): string {
   return `${collectives} collective${collectives === 1 ? "" : "s"}, ${runs} run${runs === 1 ? "" : "s"}`;
 }
 
+/** The total under the other count, where it differs: XLA:CPU's module's (bf16/f16 widened to f32). */
+function otherTotalLine(program: Program): HTMLElement | null {
+  const other = program.payload.totals.other_wire_bytes;
+  if (other == null) return null;
+  const text =
+    program.payload.bytes_from === "cpu"
+      ? `Counted as XLA:CPU's module moves them (bf16 and f16 widened to f32); a TPU or GPU sends ${formatBytes(other)} in the program's dtypes.`
+      : `Counted in the program's dtypes, as a TPU or GPU moves them; XLA:CPU's module sends ${formatBytes(other)} (it widens bf16 and f16 to f32).`;
+  return h("p", { class: "sv-muted sv-small", "data-role": "other-total" }, [text]);
+}
+
 /** One bar per mesh axis (then `?` for groups on no whole axes), scaled to the busiest. */
 export function renderAxisTotals(program: Program): HTMLElement {
   const { totals, mesh } = program.payload;
@@ -27,6 +38,7 @@ export function renderAxisTotals(program: Program): HTMLElement {
         ? "No bytes sent: this program has no collectives."
         : `${formatBytes(totals.wire_bytes)} sent per device per call, in ${totals.runs} collective run${totals.runs === 1 ? "" : "s"}.`,
     ]),
+    otherTotalLine(program),
   ]);
   if (totals.by_axis.length === 0) return box;
   const bars = h("div", { class: "sv-bars" });

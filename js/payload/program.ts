@@ -61,6 +61,23 @@ export interface ProgramLine {
   wire_bytes: number;
 }
 
+/** A what-if trace's child: its devices (virtual) and what it took (docs/planning.md, `WhatIf`). */
+export interface WhatIfInfo {
+  devices: number;
+  child_seconds: number;
+  devices_seconds: number;
+  trace_seconds: number;
+  peak_rss_bytes: number;
+  estimated_bytes: number;
+}
+
+/** A collective's bytes under the count the payload does not show (XLA:CPU's module's, by default). */
+export interface OtherCount {
+  dtype: string;
+  wire_bytes: number;
+  total_wire_bytes: number;
+}
+
 /** One operand of a combined collective, with its own bytes and line. */
 export interface ProgramCollectivePart {
   operand: string;
@@ -71,6 +88,10 @@ export interface ProgramCollectivePart {
   line: number | null;
   listing_line: number | null;
   stack?: number;
+  /** The dtype its bytes count in (`bytes_from` says which count); absent from older payloads. */
+  dtype?: string;
+  /** The other count, where it differs (XLA:CPU widened a bf16/f16 operand to f32). */
+  other?: OtherCount | null;
 }
 
 export interface ProgramBody {
@@ -143,6 +164,10 @@ export interface ProgramCollective {
   charged_role?: string;
   /** Scope, pass and charged array in words: what tells it apart from its line's others. */
   where_label?: string;
+  /** The dtype its bytes count in (`bytes_from` says which count); absent from older payloads. */
+  dtype?: string;
+  /** The other count, where it differs (XLA:CPU widened a bf16/f16 collective to f32). */
+  other?: OtherCount | null;
 }
 
 /** One function the program runs, as its own block of source. */
@@ -241,7 +266,19 @@ export interface ProgramPayload {
   bodies: ProgramBody[];
   collectives: ProgramCollective[];
   group_sets: GroupSet[];
-  totals: { wire_bytes: number; runs: number; by_axis: TotalRow[]; by_kind: TotalRow[]; by_line: TotalRow[] };
+  totals: {
+    wire_bytes: number;
+    runs: number;
+    by_axis: TotalRow[];
+    by_kind: TotalRow[];
+    by_line: TotalRow[];
+    /** `wire_bytes` under the other count, where it differs (null or absent otherwise). */
+    other_wire_bytes?: number | null;
+  };
+  /** How bytes are counted: `device` (the program's dtypes, as a TPU or GPU moves them) or `cpu`. */
+  bytes_from?: "device" | "cpu";
+  /** How a what-if trace made the program (null for an ordinary trace; absent from older payloads). */
+  whatif?: WhatIfInfo | null;
   memory: ProgramMemory | null;
   flops: number | null;
   /** Every dot of the module per device, loops counted (cost analysis counts a loop's body once). */

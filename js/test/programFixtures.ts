@@ -23,6 +23,7 @@ export const PROGRAM_NAMES = [
   "single_device",
   "hostile",
   "train_step",
+  "bf16_step",
   "sub_axes",
   "relayout",
   "helper_twice",
@@ -39,7 +40,13 @@ export interface ProgramTruth {
   input_types: string[];
   output_types: string[];
   /** Every collective of the compiled module: device ids per group, or a permute's [source, target] ids. */
-  collectives: { kind: string; groups: number[][] | null; pairs: number[][] | null }[];
+  collectives: {
+    kind: string;
+    groups: number[][] | null;
+    pairs: number[][] | null;
+    /** The module's result buffers: `[element type, bytes]` each, as XLA:CPU holds them. */
+    results: [string, number][];
+  }[];
   memory: { argument_bytes: number; output_bytes: number; temp_bytes: number } | null;
   flops: number | null;
 }

@@ -10,7 +10,7 @@
  */
 
 import { axisMark, renderAxisText } from "../components/axisText";
-import { CollectiveTable } from "../components/collectiveTable";
+import { CollectiveTable, otherCountText } from "../components/collectiveTable";
 import { GroupGrid } from "../components/groupGrid";
 import { InputSpecs } from "../components/inputSpecs";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
@@ -317,6 +317,10 @@ export class ProgramView {
       "result per device",
       `${formatBytes(collective.result_bytes)}${collective.operand_count > 1 ? ` (${collective.operand_count} operands)` : ""}`,
     );
+    if (collective.dtype) {
+      const other = otherCountText(program, collective);
+      add("element type", other ? `${collective.dtype} (${other} per call)` : collective.dtype);
+    }
     add("estimate", payload.wire_formulas[collective.kind] ?? "");
     add("line", collectiveLine(payload, collective) || "no line of yours");
     if (collective.note) add("why this line", collective.note);

@@ -31,13 +31,15 @@ from jax.sharding import AxisType, NamedSharding
 
 from ..errors import ShardingError
 from ..program.trace import trace
+from .whatif import Jitted, available_bytes, compile_bytes
 
 
 def _rebuild_leaf(leaf: Any, mesh: jax.sharding.Mesh) -> Any:
+    """A leaf as :func:`shardviz.plan.whatif._describe_leaf` sent it, laid out on ``mesh``."""
     if isinstance(leaf, tuple) and leaf and leaf[0] == "array":
-        _, shape, dtype, spec = leaf
-        sharding = None if spec is None else NamedSharding(mesh, spec)
-        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
+        _, shape, dtype, spec, memory_kind, is_ref, weak_type = leaf
+        sharding = None if spec is None else NamedSharding(mesh, spec, memory_kind=memory_kind)
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding, weak_type=weak_type, is_ref=is_ref)
     return leaf[1]
 
 
@@ -96,16 +98,54 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     args, kwargs = jax.tree_util.tree_unflatten(request["tree"], leaves)
     # Code written for Explicit axes runs under jax.set_mesh, which takes no AbstractMesh in the
     # parent: the child sets its concrete twin, as the user would on the real machine.
+    fun = pickle.loads(request["fun_bytes"])
+    jitted = fun.rebuild(mesh) if isinstance(fun, Jitted) else jax.jit(fun)
     with jax.set_mesh(mesh):
-        program = trace(pickle.loads(request["fun_bytes"]), *args, **kwargs)
+        estimated = _check_compile_memory(jitted, args, kwargs, mesh.size)
+        program = trace(jitted, *args, **kwargs)
+    array_leaf = program.origin.array_leaf if program.origin is not None else None
     program = portable(dataclasses.replace(program, origin=None))
     return {
         "program": program,
+        "array_leaf": array_leaf,
         "device_count": jax.device_count(),
         "devices_seconds": devices_started,
         "trace_seconds": time.perf_counter() - started - devices_started,
         "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "estimated_bytes": estimated,
     }
+
+
+def _resident_bytes() -> int:
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _equations(jaxpr: Any) -> int:
+    return sum(1 + sum(_equations(sub) for sub in jax.extend.core.jaxprs_in_params(e.params)) for e in jaxpr.eqns)
+
+
+def _check_compile_memory(jitted: Any, args: Any, kwargs: Any, devices: int) -> int | None:
+    """What this child will hold once it has compiled the program: its memory now plus what
+    compiling a program of that many equations adds; a ShardingError if the machine has not that
+    much available. JAX keeps the trace, so ``trace`` below does not trace again. None where the
+    function does not trace: ``trace`` says why, in its words."""
+    try:
+        equations = _equations(jitted.trace(*args, **kwargs).jaxpr.jaxpr)
+    except Exception:
+        return None
+    now = _resident_bytes()
+    needed = now + compile_bytes(equations, devices)
+    available = available_bytes()
+    if needed - now > available:
+        raise ShardingError(
+            f"compiling this program of {equations} equations for {devices} devices needs about "
+            f"{needed / 2**30:.1f} GiB; this machine has {available / 2**30:.1f} GiB available"
+        )
+    return needed
 
 
 def die_with_parent() -> None:

@@ -7,7 +7,7 @@ time comes from :mod:`.links` and :mod:`.comms`: where its groups lie on
 the hardware (rings of a slice's torus, slices over DCN, NVLink inside a
 node, InfiniBand between nodes) and the model of "How to Scale Your Model"
 for those links, with the bytes the device would move
-(:mod:`.device_bytes`). A step is bound by the largest of the three,
+(``Collective.device_result_bytes``). A step is bound by the largest of the three,
 assuming they overlap perfectly; ``serial_s`` adds them. The module was
 compiled for CPU, whose choice of collectives can differ from a TPU's or
 GPU's (a reduce-scatter may appear as an all-reduce, async pairs are not
@@ -21,12 +21,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ShardingError
+from ..program.device_bytes import widening_note
 from ..program.model import Collective
 from ..program.program import Program, register_estimator
 from ..program.sources import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, array_bytes
-from .device_bytes import ValueDtypes, device_bytes, value_dtypes
 from .hardware import HARDWARE, Hardware, hardware_named
 from .links import Layout, layout_for, permute_run, run_time
 from .topology import Slices, per_slice_shape, slice_shape, slices_for
@@ -213,25 +213,23 @@ def _positions(program: Program, devices: tuple[int, ...]) -> list[int]:
     return [int(program.assignment[p]) for p in devices]
 
 
-def _one_run(program: Program, collective: Collective, layout: Layout, array: float, ratio: float) -> CommTime:
+def _one_run(program: Program, collective: Collective, layout: Layout, array: float) -> CommTime:
     if collective.kind == "collective-permute":
         moved = [(a, b) for a, b in zip(_positions(program, tuple(s for s, _ in collective.pairs)),
                                         _positions(program, tuple(t for _, t in collective.pairs)))]  # fmt: skip
-        return permute_run(layout, moved, collective.result_bytes * ratio)
+        return permute_run(layout, moved, collective.device_result_bytes)
     if not collective.groups:
         return run_time(layout, collective.kind, 0.0, 0.0, layout.group_shape([0]))
     shape = layout.group_shape(_positions(program, collective.groups[0]))
-    return run_time(layout, collective.kind, array, collective.result_bytes * ratio, shape)
+    return run_time(layout, collective.kind, array, collective.device_result_bytes, shape)
 
 
 def collective_time(
-    program: Program, collective: Collective, hw: Hardware, dtypes: ValueDtypes | None = None,
-    layout: Layout | None = None,
-) -> CollectiveTime:  # fmt: skip
+    program: Program, collective: Collective, hw: Hardware, layout: Layout | None = None
+) -> CollectiveTime:
     layout = layout or layout_for(hw, _mesh_sizes(program), program_slices(program, hw))
-    on_device = device_bytes(program, collective, dtypes)
-    array = array_bytes(collective.kind, collective.result_bytes, collective.group_size) * on_device.ratio
-    one = _one_run(program, collective, layout, array, on_device.ratio)
+    array = array_bytes(collective.kind, collective.device_result_bytes, collective.group_size)
+    one = _one_run(program, collective, layout, array)
     runs = collective.count
     formula = one.formula if runs == 1 else f"{runs} runs x {one.formula}"
     line = None if collective.source is None else f"{file_label(collective.source.file)}:{collective.source.line}"
@@ -239,7 +237,7 @@ def collective_time(
     return CollectiveTime(
         collective.kind, collective.name, collective.axes, collective.group_size, int(array), runs,
         one.link or hw.link_name, one.bandwidth or hw.link_bytes_per_s, one.seconds * runs, one.bound, formula,
-        line, on_device.note, parts, one.combined_by,
+        line, widening_note(collective), parts, one.combined_by,
     )  # fmt: skip
 
 
@@ -294,10 +292,9 @@ def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str |
 def estimate(program: Program, hardware: Any) -> Estimate:
     """Time one step of ``program`` on ``hardware`` (a name in HARDWARE or a Hardware)."""
     hw = hardware_named(hardware)
-    dtypes = value_dtypes(program)
     slices = program_slices(program, hw)
     layout = layout_for(hw, _mesh_sizes(program), slices)
-    times = tuple(collective_time(program, c, hw, dtypes, layout) for c in program.collectives)
+    times = tuple(collective_time(program, c, hw, layout) for c in program.collectives)
     network = sum(t.seconds for t in times)
     flops, flops_note = _flops(program)
     compute = None if flops is None else flops / hw.flops_per_s

@@ -9,6 +9,7 @@ the parent, and dies with the parent (Linux ``PR_SET_PDEATHSIG``).
 
 from __future__ import annotations
 
+import functools
 import io
 import linecache
 import os
@@ -24,13 +25,19 @@ import jax
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..program.model import TraceOrigin
 from ..program.program import Program
 from ..program.trace import trace as trace_here
 
 MAX_DEVICES = 8192
-# Resident memory per simulated CPU device in a child and the base of one (docs/planning.md).
-BYTES_PER_DEVICE = 256 * 1024  # measured ~120 KiB at 2048 devices (jax 0.10.2), doubled
-BASE_BYTES = 400 * 1024 * 1024
+MiB, KiB = 2**20, 2**10
+# A child's peak memory, as measured (jax 0.10.2, docs/planning.md): JAX and XLA started, its simulated
+# CPU devices, then the compile, which grows with the program's equations and, a little, with the devices.
+JAX_BYTES = 256 * MiB  # measured 171 MiB with 8 devices
+BYTES_PER_DEVICE = 128 * KiB  # measured 105 KiB per device from 8 to 8,192
+COMPILE_BYTES = 320 * MiB  # measured 195 to 253 MiB over the traced program for real training steps
+COMPILE_BYTES_PER_EQUATION = 32 * KiB  # measured 30 KiB per jaxpr equation (4- to 32-layer steps)
+COMPILE_BYTES_PER_DEVICE = 64 * KiB  # measured 50 MiB more at 256 devices than at 8 for one step
 
 
 @dataclass(frozen=True)
@@ -42,7 +49,7 @@ class WhatIf:
     devices_seconds: float
     trace_seconds: float
     peak_rss_bytes: int
-    estimated_bytes: int
+    estimated_bytes: int  # the child's, once it had traced the program (before it compiled it)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -56,11 +63,18 @@ class WhatIf:
 
 
 def estimated_child_bytes(devices: int) -> int:
-    """Memory a child with ``devices`` simulated CPU devices is expected to need."""
-    return BASE_BYTES + BYTES_PER_DEVICE * devices
+    """Memory a child with ``devices`` simulated CPU devices is expected to need before it has
+    traced the program: what :func:`compile_bytes` adds to a traced program of no equations."""
+    return JAX_BYTES + BYTES_PER_DEVICE * devices + compile_bytes(0, devices)
 
 
-def _available_bytes() -> int:
+def compile_bytes(equations: int, devices: int) -> int:
+    """Memory compiling a traced program of ``equations`` (its jaxpr's, nested ones counted) for
+    ``devices`` adds to the child's resident memory."""
+    return COMPILE_BYTES + COMPILE_BYTES_PER_EQUATION * equations + COMPILE_BYTES_PER_DEVICE * devices
+
+
+def available_bytes() -> int:
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -81,20 +95,28 @@ def _check_mesh(mesh: Any) -> AbstractMesh:
     return mesh
 
 
+def _check_same_mesh(other: Any, mesh: AbstractMesh, what: str) -> None:
+    if tuple(other.axis_names) != tuple(mesh.axis_names) or tuple(other.axis_sizes) != tuple(mesh.axis_sizes):
+        raise ShardingError(
+            f"{what} is sharded on a mesh with axes {dict(zip(other.axis_names, other.axis_sizes))}, "
+            f"not trace's mesh= {dict(zip(mesh.axis_names, mesh.axis_sizes))}"
+        )
+
+
 def _describe_leaf(leaf: Any, mesh: AbstractMesh, index: int) -> tuple[Any, ...]:
+    """``("array", shape, dtype, spec, memory_kind, is_ref, weak_type)`` for a ShapeDtypeStruct (the
+    child lays it out on its own mesh), ``("other", leaf)`` for what passes as it is."""
     if isinstance(leaf, jax.ShapeDtypeStruct):
-        sharding = leaf.sharding
+        # A spec alone: ShapeDtypeStruct.sharding would lay it on the context's concrete mesh (and raise
+        # without one), so the spec it was given is read as given.
+        given = getattr(leaf, "_sharding", None)
+        sharding = given if isinstance(given, PartitionSpec) else leaf.sharding
         spec: PartitionSpec | None
+        memory_kind = getattr(sharding, "memory_kind", None)
         if sharding is None:
             spec = None
         elif isinstance(sharding, NamedSharding):
-            other = sharding.mesh
-            if tuple(other.axis_names) != tuple(mesh.axis_names) or tuple(other.axis_sizes) != tuple(mesh.axis_sizes):
-                raise ShardingError(
-                    f"argument {index} is sharded on a mesh with axes "
-                    f"{dict(zip(other.axis_names, other.axis_sizes))}, not trace's mesh= "
-                    f"{dict(zip(mesh.axis_names, mesh.axis_sizes))}"
-                )
+            _check_same_mesh(sharding.mesh, mesh, f"argument {index}")
             spec = sharding.spec
         elif isinstance(sharding, PartitionSpec):
             spec = sharding
@@ -103,13 +125,83 @@ def _describe_leaf(leaf: Any, mesh: AbstractMesh, index: int) -> tuple[Any, ...]
                 f"argument {index} has a {type(sharding).__name__}; a what-if trace takes NamedShardings on "
                 "trace's mesh= or PartitionSpecs"
             )
-        return ("array", tuple(leaf.shape), str(leaf.dtype), spec)
+        return ("array", tuple(leaf.shape), str(leaf.dtype), spec, memory_kind, bool(leaf.is_ref), leaf.weak_type)
+    if isinstance(leaf, jax.Ref):
+        raise ShardingError(
+            f"argument {index} is a Ref holding an array of this machine's devices; for Ref state a what-if "
+            "trace takes jax.ShapeDtypeStruct(shape, dtype, sharding=..., is_ref=True)"
+        )
     if hasattr(leaf, "shape") and hasattr(leaf, "dtype") and not isinstance(leaf, (int, float, complex, bool)):
         raise ShardingError(
             f"argument {index} is a {type(leaf).__name__}; a what-if trace takes jax.ShapeDtypeStructs "
             "(arrays live on this machine's devices, not the what-if mesh)"
         )
     return ("other", leaf)
+
+
+@dataclass(frozen=True)
+class Jitted:
+    """A ``jax.jit``-wrapped function as a child can rebuild it: the function and jit's options.
+
+    A jitted function pickles without the attributes JAX sets on it (cloudpickle
+    restores a bare ``PjitFunction`` that cannot trace), so the function itself
+    travels and the child jits it again with the same options.
+    """
+
+    fun: Any
+    options: dict[str, Any]
+
+    def rebuild(self, mesh: jax.sharding.Mesh) -> Any:
+        """The jitted function again, its NamedShardings put on ``mesh`` (the child's)."""
+        options = dict(self.options)
+        for key in ("in_shardings", "out_shardings"):
+            if key in options:
+                options[key] = jax.tree.map(lambda s: _on_mesh(s, mesh), options[key])
+        return jax.jit(self.fun, **options)
+
+
+def _on_mesh(sharding: Any, mesh: jax.sharding.Mesh) -> Any:
+    if isinstance(sharding, NamedSharding):
+        return NamedSharding(mesh, sharding.spec, memory_kind=sharding.memory_kind)
+    return sharding
+
+
+def jit_options(fun: Any, mesh: AbstractMesh) -> dict[str, Any]:
+    """The options ``fun`` was jitted with (JAX keeps them as ``_jit_info``), shardings on ``mesh``."""
+    info = fun._jit_info
+    options: dict[str, Any] = {
+        "static_argnums": info.static_argnums,
+        "static_argnames": info.static_argnames,
+        "donate_argnums": info.donate_argnums,
+        "donate_argnames": info.donate_argnames,
+        "keep_unused": info.keep_unused,
+        "inline": info.inline,
+    }
+    if info.compiler_options_kvs:
+        options["compiler_options"] = dict(info.compiler_options_kvs)
+    for key, treedef, leaves in (
+        ("in_shardings", info.in_shardings_treedef, info.in_shardings_leaves),
+        ("out_shardings", info.out_shardings_treedef, info.out_shardings_leaves),
+    ):
+        if all(type(leaf).__name__ == "UnspecifiedValue" for leaf in leaves):
+            continue  # jit's default: no sharding named
+        for leaf in leaves:
+            if not (leaf is None or isinstance(leaf, (NamedSharding, PartitionSpec))):
+                raise ShardingError(f"{key} of the jitted function holds a {type(leaf).__name__}; a what-if trace "
+                                    "takes NamedShardings on trace's mesh=, PartitionSpecs or None there")  # fmt: skip
+            if isinstance(leaf, NamedSharding):
+                _check_same_mesh(leaf.mesh, mesh, f"{key} of the jitted function")
+        portable = [NamedSharding(mesh, s.spec, memory_kind=s.memory_kind) if isinstance(s, NamedSharding) else s
+                    for s in leaves]  # fmt: skip
+        options[key] = jax.tree_util.tree_unflatten(treedef, portable)
+    return options
+
+
+def _sendable(fun: Any, mesh: AbstractMesh) -> Any:
+    """``fun`` as the child can load it: a jitted function as a :class:`Jitted`."""
+    if hasattr(fun, "_jit_info") and hasattr(fun, "_fun"):
+        return Jitted(fun._fun, jit_options(fun, mesh))
+    return fun
 
 
 def _pickle_function(fun: Any) -> bytes:
@@ -172,13 +264,13 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
     described = [_describe_leaf(leaf, mesh, i) for i, leaf in enumerate(leaves)]
     needed = estimated_child_bytes(mesh.size)
-    available = _available_bytes()
+    available = available_bytes()
     if needed > available:
         raise ShardingError(
             f"a what-if trace on {mesh.size} devices needs about {needed / 2**30:.1f} GiB "
             f"(simulated CPU devices); this machine has {available / 2**30:.1f} GiB available"
         )
-    function_bytes = _pickle_function(fun)
+    function_bytes = _pickle_function(_sendable(fun, mesh))
     request = pickle.dumps(
         {
             "fun_bytes": function_bytes,
@@ -231,15 +323,19 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
     if "error" in reply:
         raise ShardingError(f"what-if trace on {mesh.size} devices: {reply['error']}")
     ok = reply["ok"]
+    origin = None
+    if ok.get("array_leaf") is not None:  # what an edit of the inputs traces again with, in a new child
+        again = functools.partial(trace, mesh=mesh, whatif_timeout=timeout)
+        origin = TraceOrigin(fun, tree, tuple(leaves), tuple(ok["array_leaf"]), mesh, retrace_with=again)
     info = WhatIf(
         devices=mesh.size,
         child_seconds=seconds,
         devices_seconds=ok["devices_seconds"],
         trace_seconds=ok["trace_seconds"],
         peak_rss_bytes=ok["peak_rss_bytes"],
-        estimated_bytes=needed,
+        estimated_bytes=ok.get("estimated_bytes") or needed,
     )
-    return ok["program"], info
+    return replace(ok["program"], origin=origin), info
 
 
 def trace(fun: Any, *args: Any, mesh: Any = None, whatif_timeout: float = 600.0, **kwargs: Any) -> Program:

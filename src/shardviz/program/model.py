@@ -157,6 +157,15 @@ def where_label(
 
 
 @dataclass(frozen=True)
+class BytesIn:
+    """A collective's (or operand's) bytes per device per run, counted in one element type."""
+
+    dtype: str  # "bfloat16", "float32"; a combined collective's operands' types joined ("bfloat16, float32")
+    result_bytes: int
+    wire_bytes: int
+
+
+@dataclass(frozen=True)
 class CollectivePart:
     """One operand of a combined collective, with its own bytes and line.
 
@@ -175,6 +184,9 @@ class CollectivePart:
     scope: str = ""  # the name scopes of op_name (layers_2/attn)
     pass_number: int | None = None  # the Python loop's pass that made it, as for a Collective
     passes: int | None = None
+    # both counts of its bytes (program.device_bytes); result_bytes and wire_bytes are one of them
+    on_device: BytesIn | None = None
+    on_cpu: BytesIn | None = None
 
     @property
     def where_label(self) -> str:
@@ -198,6 +210,12 @@ class Collective(Located):
     the user's own code (None when the stack has none); ``stack`` is the
     whole stack, library frames included. ``note`` says why the line differs
     from the one XLA's metadata names, if it does.
+
+    ``result_bytes`` and ``wire_bytes`` count the bytes as the program's
+    ``bytes_from`` says: ``on_device`` in the program's dtypes, as a TPU or
+    GPU moves them (the default), or ``on_cpu`` as XLA:CPU's module moves them
+    (it widens bfloat16 and float16 to float32 around collectives); both are
+    kept (:mod:`shardviz.program.device_bytes`).
     """
 
     kind: str
@@ -228,6 +246,8 @@ class Collective(Located):
     # sharding asks: it belongs to that array, and its line is the one that returns (or first reads) it.
     charged_to: str = ""
     charged_role: str = ""  # "output" or "input" when charged_to is set
+    on_device: BytesIn | None = None
+    on_cpu: BytesIn | None = None
 
     @property
     def where_label(self) -> str:
@@ -246,6 +266,20 @@ class Collective(Located):
         if self.pieces is not None:
             return ",".join(p.label for p in self.pieces)
         return "?"
+
+    @property
+    def device_result_bytes(self) -> int:
+        """The result buffer per device as a TPU or GPU holds it, whichever count the program shows."""
+        return self.result_bytes if self.on_device is None else self.on_device.result_bytes
+
+    @property
+    def widened(self) -> bool:
+        """XLA:CPU's module moves more bytes than the device would (a narrow float widened)."""
+        return (
+            self.on_device is not None
+            and self.on_cpu is not None
+            and self.on_device.result_bytes != self.on_cpu.result_bytes
+        )
 
     @property
     def combined(self) -> bool:
@@ -338,6 +372,8 @@ class TraceOrigin:
     array_leaf: tuple[bool, ...]  # which leaves are arrays (have a Layout in inputs)
     mesh: Any = None  # the jax.sharding.Mesh new input specs are laid out on
     context_mesh: Any = None  # the mesh jax.set_mesh had set when it was traced: traced again under it
+    # how to trace again (``fun, *args, **kwargs``) where not in this process: a what-if trace's child
+    retrace_with: Callable[..., Any] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -378,6 +414,8 @@ class ProgramData:
     # per device: bytes the module's operations read and write in the program's dtypes, loops counted
     # (hlo.hbm_bytes; not XLA:CPU's bytes_accessed, which counts its f32 converts); None when not read
     hbm_bytes: float | None = None
+    # how collectives' bytes are counted: "device" (the program's dtypes) or "cpu" (XLA:CPU's module)
+    bytes_from: str = "device"
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

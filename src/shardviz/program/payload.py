@@ -17,9 +17,10 @@ from ..engine.devices import memory_kinds
 from ..engine.grammar import format_spec
 from ..engine.payload import device_columns_payload, kinds_payload, mesh_payload
 from ..engine.runs import encode_runs
+from .device_bytes import counted_dtype, other_total
 from .frames import is_user_file
 from .memory_payload import memory_timeline_payload
-from .model import ROLES, Collective, ProgramData, SourceLocation, Value
+from .model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
 from .scopes import is_gradient
 from .source_blocks import Blocks
 from .sources import file_label, line_text
@@ -102,6 +103,7 @@ class _Writer:
                 "by_axis": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_axis],
                 "by_kind": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_kind],
                 "by_line": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_line],
+                "other_wire_bytes": other_total(program),
             },
             "memory": None if program.memory is None else dict(vars(program.memory)),
             "flops": program.flops,
@@ -122,6 +124,8 @@ class _Writer:
             # added within version 1 (docs/program-payload.md): the source view's blocks, memory over the program
             **view,
             "memory_timeline": memory_timeline,
+            "bytes_from": program.bytes_from,
+            "whatif": None if program.whatif is None else program.whatif.to_json(),
         }
 
     # ------------------------------------------------------------------
@@ -254,7 +258,7 @@ class _Writer:
         """Collective ``i``'s row, placed on its line; a combined one's bytes on its operands' lines."""
         _, group = self.line_group(c.source, c.listing_line)
         group["collectives"].append(i)
-        row = _collective_row(c, self.file_index, self.group_sets)
+        row = _collective_row(c, self.file_index, self.group_sets, self.program.bytes_from)
         row["stack"] = self.stack_index(c.stack)
         self.chains.append(c.stack)
         if not c.parts:
@@ -362,7 +366,19 @@ class _Writer:
         }
 
 
-def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[str, Any]:
+def _counts(item: Collective | CollectivePart, count: int, bytes_from: str) -> dict[str, Any]:
+    """The dtype the row's bytes count in, and the other count's figures where they differ."""
+    shown, other = (item.on_cpu, item.on_device) if bytes_from == "cpu" else (item.on_device, item.on_cpu)
+    differs = shown is not None and other is not None and shown.result_bytes != other.result_bytes
+    return {
+        "dtype": counted_dtype(item, bytes_from),
+        "other": {"dtype": other.dtype, "wire_bytes": other.wire_bytes, "total_wire_bytes": other.wire_bytes * count}
+        if differs and other is not None
+        else None,
+    }
+
+
+def _collective_row(c: Collective, file_index: Any, group_sets: _Table, bytes_from: str) -> dict[str, Any]:
     flat = np.asarray([p for g in c.groups for p in g], dtype=np.int64)
     row: dict[str, Any] = {
         "form": c.groups_form,
@@ -415,7 +431,9 @@ def _collective_row(c: Collective, file_index: Any, group_sets: _Table) -> dict[
                 "passes": p.passes,
                 "backward": is_gradient(p.op_name),
                 "where_label": p.where_label,
+                **_counts(p, c.count, bytes_from),
             }
             for p in c.parts
         ],
+        **_counts(c, c.count, bytes_from),
     }

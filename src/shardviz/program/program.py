@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..text.ranges import format_bytes
+from .device_bytes import recounted
 from .model import ProgramData
 from .payload import program_payload
 from .report import plural, render_program
@@ -46,6 +47,13 @@ class Program(ProgramData):
         if not _ESTIMATORS:
             raise RuntimeError("import shardviz.plan (it registers the estimate) before Program.estimate")
         return _ESTIMATORS[0](self, hardware)
+
+    def with_bytes(self, count: str) -> Program:
+        """The same program with its collectives' bytes counted another way: ``"cpu"`` as
+        XLA:CPU's module moves them (bfloat16 and float16 widened to float32), ``"device"`` (what
+        ``shardviz.trace`` gives) in the program's own dtypes, as a TPU or GPU moves them. The
+        report, payload, totals and ``shardviz.testing``'s checks all read the count it holds."""
+        return recounted(self, count)  # type: ignore[return-value]  # a Program stays a Program
 
     def render(self, *, width: int | None = None, color: bool | None = None) -> str:
         """The terminal report at ``width`` columns; ``color`` as in ``render_text``."""

@@ -17,6 +17,7 @@ from ..text import ansi
 from ..text.lines import clip as _fit
 from ..text.lines import flow_after as _flow
 from ..text.ranges import format_bytes
+from .device_bytes import counted_dtype, other_total, short_dtype
 from .frames import is_user_file
 from .memory import MemoryGroup, MemoryTimeline
 from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
@@ -127,11 +128,31 @@ def _sent(charge: Charge) -> int:
     return c.total_wire_bytes if part is None else part.wire_bytes * c.count
 
 
+def _other_count(program: ProgramData, c: Collective, part: CollectivePart | None) -> str:
+    """The row's bytes as the other count has them, where they differ: a note under the row."""
+    item = c if part is None else part
+    if item.on_device is None or item.on_cpu is None or item.on_device.result_bytes == item.on_cpu.result_bytes:
+        return ""
+    if program.bytes_from == "cpu":
+        return f"{short_dtype(item.on_device.dtype)} on the device: {format_bytes(item.on_device.wire_bytes * c.count)}"
+    return f"{short_dtype(item.on_cpu.dtype)} in XLA:CPU's module: {format_bytes(item.on_cpu.wire_bytes * c.count)}"
+
+
+def _counting(program: ProgramData) -> str:
+    """How the rows count bytes, where the two counts differ."""
+    if not any(c.widened for c in program.collectives):
+        return ""
+    if program.bytes_from == "cpu":
+        return ", as XLA:CPU's module moves them (bf16/f16 as f32; program.with_bytes('device'): as a TPU or GPU)"
+    return ", in the program's dtypes (XLA:CPU's module moves bf16/f16 as f32: program.with_bytes('cpu'))"
+
+
 def _collectives(program: ProgramData, width: int) -> list[str]:
     if not program.collectives:
         return ["", "collectives: none"]
-    out = ["", *_flow("", ["collectives per line: bytes one device sends (ring estimates) x runs per call"], width)]
-    axes_width = max(4, min(14, width - 53))
+    head = "collectives per line: bytes one device sends (ring estimates) x runs per call" + _counting(program)
+    out = ["", *_flow("", [head], width)]
+    axes_width = max(4, min(14, width - 58))
     by_line: dict[tuple[str, int], list[Charge]] = {}
     where: dict[tuple[str, int], SourceLocation] = {}
     for source, charge in _charges(program):
@@ -148,8 +169,9 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
             sent = c.wire_bytes if part is None else part.wire_bytes
             # An axes label never cut: one too long for its column goes whole on a line of its own.
             axes = c.axes_label if len(c.axes_label) <= axes_width else ""
+            dtype = _fit(short_dtype(counted_dtype(c if part is None else part, program.bytes_from)), 4)
             row = (
-                f"    {c.kind:<18} {axes:<{axes_width}} {format_bytes(sent):>9} {runs:>6}"
+                f"    {c.kind:<18} {axes:<{axes_width}} {dtype:>4} {format_bytes(sent):>9} {runs:>6}"
                 f"  = {format_bytes(sent * c.count):>9}"
             )
             out.append(_fit(row, width))
@@ -158,9 +180,13 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
             told_apart = c.where_label if part is None else _part_where(c, part)
             if told_apart:
                 out += _under_row([told_apart], width)
+            other = _other_count(program, c, part)
             if part is not None:
                 k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
-                out += _under_row([f"operand {k} of {len(c.parts)} of {c.name}: they travel together"], width)
+                together = f"operand {k} of {len(c.parts)} of {c.name}: they travel together"
+                out += _under_row([together + (f"; {other}" if other else "")], width)
+            elif other:
+                out += _under_row([other], width)
             caller = _caller(where.get(key), (c, part))
             if len(callers) > 1 and caller is not None:
                 via = f"via {file_label(caller.file)}:{caller.line}  {line_text(caller.file, caller.line)}"
@@ -257,6 +283,10 @@ def _axis_totals(program: ProgramData, width: int, use_color: bool, true_color: 
         return []
     runs = plural(totals.runs, "collective run")
     summary = f"total per call: {format_bytes(totals.wire_bytes)} sent per device in {runs}"
+    other = other_total(program)
+    if other is not None:
+        where = "on the device" if program.bytes_from == "cpu" else "in XLA:CPU's module"
+        summary += f" ({where}: {format_bytes(other)})"
     out = ["", *_flow("", [summary], width)]
     rows = [t for t in totals.by_axis]
     if not rows:

@@ -36,6 +36,7 @@ from ..errors import ShardingError
 from . import axes as _axes
 from . import collective_places as places
 from . import hlo
+from .device_bytes import count_on_device
 from .frames import user_frame
 from .jaxpr_walk import RESHARDING_KINDS, Redirects, constraint_redirects, user_frames, walk
 from .memory import MemoryTimeline, memory_timeline
@@ -165,6 +166,8 @@ def retrace(program: Program, specs: Sequence[Any]) -> Program:
             continue
         new_leaves[i] = _placed(origin.leaves[i], spec, mesh, program.input_paths[k - 1])
     args, kwargs = jax.tree_util.tree_unflatten(origin.tree, new_leaves)
+    if origin.retrace_with is not None:  # a what-if program: traced again in a child
+        return origin.retrace_with(origin.fun, *args, **kwargs)
     context = origin.context_mesh
     if context is None or _context_mesh() is context:
         return trace(origin.fun, *args, **kwargs)
@@ -213,7 +216,9 @@ def _placed(leaf: Any, spec: Any, mesh: Mesh | None, path: str) -> jax.ShapeDtyp
             sharding = NamedSharding(mesh, spec, memory_kind=memory_kind)
         except Exception as err:  # JAX's own refusal, in its words
             raise ShardingError(f"{path}: JAX refuses {spec} on this mesh: {err}") from None
-    aval = jax.typeof(leaf)  # arrays, structs and Python scalars alike
+    if isinstance(leaf, jax.ShapeDtypeStruct):  # keeps is_ref: a what-if trace's Ref state has no data to copy
+        return leaf.update(sharding=sharding)
+    aval = jax.typeof(leaf)  # arrays and Python scalars alike
     return jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=sharding, weak_type=aval.weak_type)
 
 
@@ -430,6 +435,7 @@ def _assemble(
     arrays = _ArrayLines(module, values, input_paths, output_paths, kept, traced.jaxpr.jaxpr)
     collectives = tuple(_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     collectives = places.number_passes(collectives, ops, module, lambda inst: _stack(module, inst), reader.place_passes)
+    collectives = count_on_device(collectives, values)
     line_flops = _line_flops(module)
     memory = _memory(compiled)
     timeline = _timeline(dumps, module, input_paths, output_paths, kept, values, memory)

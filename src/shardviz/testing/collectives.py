@@ -1,8 +1,10 @@
 """``assert_collectives``: which collectives a program may run, over which mesh axes, and how many bytes.
 
 Bytes are what one device sends per call of the program (loops counted), as
-``Program.totals`` counts them; a combined collective's operands are charged
-to their own lines, as the program view shows them.
+``Program.totals`` counts them: in the program's dtypes, as a TPU or GPU
+moves them (``program.with_bytes("cpu")`` checks XLA:CPU's module's bytes,
+which widen bf16 and f16 to f32); a combined collective's operands are
+charged to their own lines, as the program view shows them.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ShardingError
+from ..program.device_bytes import counted_dtype, short_dtype
 from ..program.frames import is_user_file
 from ..program.hlo import COLLECTIVE_KINDS
 from ..program.model import Collective, ProgramData, SourceLocation
@@ -22,6 +25,13 @@ from .sizes import parse_bytes
 __all__ = ["LineCharge", "assert_collectives", "line_charges"]
 
 ANY_AXES = "*"
+# What the bytes count in, said where XLA:CPU's module widened some of them (Program.with_bytes switches).
+COUNTED = {
+    "device": "bytes in the program's dtypes, as a TPU or GPU moves them (XLA:CPU's module moves bf16/f16 "
+    "as f32: check program.with_bytes('cpu') to budget its bytes)",
+    "cpu": "bytes as XLA:CPU's module moves them, bf16/f16 as f32 (program.with_bytes('device') counts the "
+    "program's dtypes)",
+}
 LISTED = 12  # lines a message lists before it says how many more there are
 
 
@@ -35,6 +45,7 @@ class LineCharge:
     stack: tuple[SourceLocation, ...] = ()  # the call chain, innermost first
     layer: str = ""  # the name scope it runs in (layers_2/attn), where the program records one
     label: str = ""  # all that tells it apart on its line: the layer, a loop's pass, the array it lays out
+    dtype: str = ""  # what the bytes count in: the program's dtype, or XLA:CPU's module's (Program.with_bytes)
 
     @property
     def key(self) -> tuple[str, int, str] | None:
@@ -46,6 +57,7 @@ def line_charges(program: ProgramData) -> list[LineCharge]:
     """Each collective on its line; a combined collective's operands each on their own line, each
     multiplied by the runs of the collective that carries it."""
     out = []
+    counted = program.bytes_from
     for c in program.collectives:
         if c.parts:
             out += [
@@ -56,11 +68,22 @@ def line_charges(program: ProgramData) -> list[LineCharge]:
                     _chain(part.stack, program),
                     layer_of(part),
                     label_of(part),
+                    counted_dtype(part, counted),
                 )
                 for part in c.parts
             ]
         else:
-            out.append(LineCharge(c, c.source, c.total_wire_bytes, _chain(c.stack, program), layer_of(c), label_of(c)))
+            out.append(
+                LineCharge(
+                    c,
+                    c.source,
+                    c.total_wire_bytes,
+                    _chain(c.stack, program),
+                    layer_of(c),
+                    label_of(c),
+                    counted_dtype(c, counted),
+                )
+            )
     return out
 
 
@@ -333,7 +356,9 @@ def _place(ch: LineCharge, *, code: bool = True) -> str:
 def _charge_row(ch: LineCharge) -> str:
     c = ch.collective
     told_apart = f"  [{ch.label}]" if ch.label and ch.label != ch.layer else ""
-    return f"      {c.kind:<18} {c.axes_label:<12} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)}){told_apart}"
+    dtype = short_dtype(ch.dtype) if ch.dtype else ""
+    row = f"      {c.kind:<18} {c.axes_label:<12} {dtype:>4} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
+    return row + told_apart
 
 
 def _over_total(program: ProgramData, charges: list[LineCharge], cap: int, marked: set[Any]) -> list[str]:
@@ -376,6 +401,8 @@ def _message(
         f"the program {program.name} breaks its collective budget (mesh {mesh_text}; "
         "bytes are what one device sends per call, loops counted)"
     ]
+    if any(c.widened for c in program.collectives):
+        head.append(COUNTED[program.bytes_from])
     if allowed is not None:
         rules = [
             f"{kind} over {'any axes' if axes is None else ', '.join(sorted(axes)) or 'no axis'}"

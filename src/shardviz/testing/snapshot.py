@@ -2,7 +2,9 @@
 
 A snapshot records, for each line of the user's code that sends collectives,
 each (kind, mesh axes) pair with the bytes one device sends per call and the
-runs, and each input's and output's layout. A later trace is compared with
+runs, how bytes were counted (``bytes_from``: the program's dtypes, or
+XLA:CPU's module's, see ``Program.with_bytes``; a program is compared counted
+as its snapshot was), and each input's and output's layout. A later trace is compared with
 it: a line that sends a collective the snapshot lacks, or more bytes or runs
 of one, fails ("line 42 of model.py now all-gathers 16 MiB over data"). Less
 traffic, a collective gone or a layout changed passes with a note, unless the
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ShardingError
+from ..program.device_bytes import recounted
 from ..program.model import ProgramData
 from .collectives import line_charges
 from .errors import FailurePage, SnapshotChanged
@@ -92,6 +95,7 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
         "mesh": " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) if mesh else "",
         "inputs": [{"path": p, "type": typed_text(lay)} for p, lay in zip(program.input_paths, program.inputs)],
         "outputs": [{"path": p, "type": typed_text(lay)} for p, lay in zip(program.output_paths, program.outputs)],
+        "bytes_from": program.bytes_from,
         "lines": rows,
     }
 
@@ -107,6 +111,24 @@ def _tolerance(value: Any) -> float:
             f"tolerance is a relative change in bytes from 0 up to (not including) 1, e.g. 0.02 for 2%, not {value!r}"
         )
     return float(value)
+
+
+def _recount_note(program: ProgramData, old: dict[str, Any] | None, update: bool) -> str:
+    """Why ``program`` is compared counted as XLA:CPU's module (or as the device) moves its bytes:
+    the snapshot was recorded that way ("" where it counts as the program does). A snapshot without
+    ``bytes_from`` was recorded before shardviz counted the program's dtypes: XLA:CPU's module's."""
+    if update or old is None:
+        return ""
+    recorded = old.get("bytes_from", "cpu")
+    if recorded == program.bytes_from or recorded not in ("device", "cpu"):
+        return ""
+    if not any(c.widened for c in program.collectives):
+        return ""
+    said = {"cpu": "as XLA:CPU's module moves them (bf16/f16 as f32)", "device": "in the program's dtypes"}
+    return (
+        f"the snapshot counts bytes {said[recorded]}, so the program was compared counted that way; "
+        f"record it again (pytest --shardviz-update, or update=True) to count them {said[program.bytes_from]}"
+    )
 
 
 def assert_collectives_snapshot(
@@ -136,11 +158,15 @@ def assert_collectives_snapshot(
     """
     __tracebackhide__ = True
     tolerance = _tolerance(tolerance)
-    new = collectives_record(program, base if base is not None else Path(path).parent)
     file = Path(path)
     key = name if name is not None else program.name
     if not isinstance(key, str) or not key:
         raise ShardingError(f"a snapshot's name is a non-empty string, not {key!r}")
+    recorded = None if update else load_records(file).get(key)
+    recount = _recount_note(program, recorded, update)
+    if recount:  # compare like with like: the program counted as the snapshot was
+        program = recounted(program, recorded.get("bytes_from", "cpu") if recorded is not None else "cpu")
+    new = collectives_record(program, base if base is not None else Path(path).parent)
     if update:
         old = change_records(file, lambda records: _put(records, key, new))
         diff = compare_records(old, new, tolerance=tolerance) if old is not None else None
@@ -152,6 +178,8 @@ def assert_collectives_snapshot(
             subject=program,
         )
     diff = compare_records(old, new, tolerance=tolerance)
+    if recount:
+        diff = Comparison(diff.changes, (*diff.notes, recount))
     failing = diff.failing(strict=strict)
     if failing:
         raise SnapshotChanged(
