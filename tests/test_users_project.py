@@ -27,7 +27,9 @@ ACCEPT = f"if the change is intended, record it again: pytest '{SNAPSHOT}' --sha
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTEST_ADDOPTS")}
+    # CI and BUILD_NUMBER make pytest print each failure's whole message a second time in its summary
+    dropped = ("XLA_FLAGS", "PYTEST_ADDOPTS", "CI", "BUILD_NUMBER")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
         cwd=root,

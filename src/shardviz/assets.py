@@ -20,3 +20,16 @@ def bundle_path(name: str) -> pathlib.Path:
             "or `npm ci && npm run build` in the repository"
         )
     return path
+
+
+def bundle_text(name: str) -> str:
+    """The built file ``name`` as text, or (where it is not built) a module that fails saying how to build it.
+
+    Widgets take the text, not the path: anywidget keeps every widget given a path alive, connected to the
+    file's change signal, so closed widgets were never freed.
+    """
+    path = STATIC / name
+    if path.exists():
+        return path.read_text(encoding="utf-8")
+    missing = f"the shardviz front end is not built ({path} is missing); run `make install`"
+    return f"throw new Error({missing!r});" if name.endswith(".js") else f"/* {missing} */"

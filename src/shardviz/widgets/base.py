@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import anywidget
 import traitlets
 
-from ..assets import STATIC, bundle_path
+from ..assets import STATIC, bundle_path, bundle_text
 from .controller import EditController, Step
 
 S = TypeVar("S")
@@ -43,8 +43,8 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     """The shared base of ShardingWidget, ProgramWidget and TreeWidget."""
 
     # One bundle for every view: the front end picks the view by the payload's kind.
-    _esm = STATIC / "widget.js"
-    _css = STATIC / "widget.css"
+    _esm = bundle_text("widget.js")
+    _css = bundle_text("widget.css")
 
     # Python writes these; a front end that sends them anyway is ignored.
     payload = traitlets.Dict().tag(sync=True)
