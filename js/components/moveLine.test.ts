@@ -17,9 +17,12 @@ interface Move {
   move: MoveSummary;
   jax?: { kind: string; groups: number[][] | null }[];
   block_bytes?: number;
+  /** The memory kind of JAX's array after the move. */
+  kind?: string;
 }
 
-const moves = loadJson<Record<"gathered" | "back" | "elsewhere" | "permuted" | "to_host", Move>>("array_moves");
+const moves =
+  loadJson<Record<"gathered" | "back" | "elsewhere" | "permuted" | "to_host" | "host_to_host", Move>>("array_moves");
 let shown: Rendered | null = null;
 
 afterEach(() => {
@@ -85,6 +88,23 @@ describe("the array view's move line", () => {
     expect(line).toContain(`host transfer: each device copies its ${formatBytes(block_bytes ?? -1)} block`);
     expect(line).toContain("pinned_host");
     expect(line).not.toContain("needed no collective");
+  });
+
+  it("names the memory a host-to-host move leaves, not device memory (issue 30.4)", () => {
+    const { payload, move, kind } = moves.host_to_host;
+    expect(kind).toBe("unpinned_host");
+    shown = renderWidget(payload, { move });
+    const line = query(shown.el, '[data-role="move"]').textContent ?? "";
+    expect(line).toContain("block from pinned_host to unpinned_host (no collective)");
+    expect(line).not.toContain("device memory");
+  });
+
+  it("says a move to device memory comes back from the host memory it was in", () => {
+    const move = { ...moves.to_host.move, memory: { from: "unpinned_host", to: "device", bytes: 64 } };
+    shown = renderWidget(moves.to_host.payload, { move });
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain(
+      "copies its 64 B block from unpinned_host back to device memory",
+    );
   });
 
   it("follows Python's answer to the next edit", () => {

@@ -36,8 +36,10 @@ export function renderMove(move: MoveSummary | undefined, axisNames: readonly st
 
 /** A memory-kind change is a host transfer: no collective, but every device copies its whole block. */
 function memoryLine(memory: MemoryMove): string {
-  const toHost = memory.to !== "device";
-  const direction = toHost ? `from device memory to ${memory.to}` : `from ${memory.from} back to device memory`;
+  const direction =
+    memory.to === "device"
+      ? `from ${memory.from} back to device memory`
+      : `from ${memory.from === "device" ? "device memory" : memory.from} to ${memory.to}`;
   return `A host transfer: each device copies its ${formatBytes(memory.bytes)} block ${direction} (no collective).`;
 }
 
