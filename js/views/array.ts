@@ -24,9 +24,9 @@ import {
 import { explicitMeshText } from "../components/compose";
 import { EditorsPanel } from "../components/editors";
 import { type PreviewState, renderInspector, renderPinBar } from "../components/inspector";
-import { keepInView } from "../components/keepInView";
 import type { Highlight, PictureEvents, PictureView, Target } from "../components/interaction";
 import { sameTarget } from "../components/interaction";
+import { keepInView } from "../components/keepInView";
 import { type CellLabel, renderMeshGrid } from "../components/meshGrid";
 import { renderMove } from "../components/moveLine";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";

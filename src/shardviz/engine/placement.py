@@ -104,7 +104,7 @@ class ArrayState:
             if not adapted.changes:
                 return self.spec, ""
             return adapted.spec, "The spec changed with the mesh: " + "; ".join(adapted.changes) + "."
-        said = spec_repr(trimmed(rq.renamed_spec(asked, self.mesh, new_mesh)))
+        said = spec_repr(tuple(trimmed(rq.renamed_spec(asked, self.mesh, new_mesh))))
         if adapted.changes:
             return adapted.spec, f"The spec you set, {said}, fits this mesh only in part: " + "; ".join(
                 adapted.changes
