@@ -178,6 +178,7 @@ describe("mesh grid (DOM path)", () => {
 function recordingContext() {
   const texts: { text: string; x: number; y: number }[] = [];
   let fills = 0;
+  const images: unknown[] = [];
   const ctx = {
     font: "",
     fillStyle: "",
@@ -201,8 +202,9 @@ function recordingContext() {
     // 6px a character: a device id of up to three digits fits a 23px square, four do not fit 9px.
     measureText: (text: string) => ({ width: 6 * text.length }),
     fillText: (text: string, x: number, y: number) => texts.push({ text, x, y }),
+    drawImage: (image: unknown) => images.push(image),
   };
-  return { ctx, texts, fills: () => fills };
+  return { ctx, texts, fills: () => fills, images };
 }
 
 describe("mesh grid (canvas path)", () => {
@@ -256,7 +258,11 @@ describe("mesh grid (canvas path)", () => {
     const spec = decodePayload(makePayload({ names: ["a", "b", "c"], sizes, shape: [64, 64], spec: [["c"], []] }));
     expect(view.update?.(spec, { fill: tileColor })).toBe(true);
     expect(root.querySelector("canvas")).toBe(canvas);
-    expect(paint().fills()).toBeGreaterThanOrEqual(512);
+    const specPaint = paint();
+    expect(specPaint.fills()).toBeGreaterThanOrEqual(512);
+    // The same mesh: its ids are copied from the layer drawn before, none shaped again.
+    expect(specPaint.texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+    expect(specPaint.images).toHaveLength(1);
     const mesh = decodePayload(makePayload({ names: ["a", "b"], sizes: [8, 64], shape: [64, 64], spec: [["a"], []] }));
     expect(view.update?.(mesh, { fill: tileColor })).toBe(true);
     expect(root.querySelector("canvas")).toBe(canvas);

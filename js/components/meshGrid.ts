@@ -555,6 +555,8 @@ class CanvasMeshGrid implements PictureView {
   private highlight: Highlight | null = null;
   private pinned: number | null = null;
   private shown: ReadonlySet<number> | null = null;
+  /** The cells' texts as last drawn (see textLayer), for the geometry and labelling they were drawn for. */
+  private texts: { key: string; geometry: CanvasGeometry; canvas: HTMLCanvasElement } | null = null;
 
   constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
     this.layout = layout;
@@ -595,10 +597,10 @@ class CanvasMeshGrid implements PictureView {
     const marks = { lit, shown: this.shown, hatch };
     paintDevices(ctx, layout, style, geometry, marks);
     const font = cssVar(root, "--sv-font", "sans-serif");
-    paintCellTexts(ctx, layout, style, geometry, marks, {
-      font: `600 ${CELL_TEXT_PX}px ${font}`,
-      ink: cssVar(root, "--sv-tile-ink", "#1f2328"),
-    });
+    const text = { font: `600 ${CELL_TEXT_PX}px ${font}`, ink: cssVar(root, "--sv-tile-ink", "#1f2328") };
+    const layer = lit === null && this.shown === null && !style.paint ? this.textLayer(text) : null;
+    if (layer) ctx.drawImage(layer, 0, 0, this.size.width, this.size.height);
+    else paintCellTexts(ctx, layout, style, geometry, marks, text);
     const { origins, cell } = geometry;
     if (lit) {
       ctx.strokeStyle = ink;
@@ -613,6 +615,25 @@ class CanvasMeshGrid implements PictureView {
       strokePin(ctx, cssVar(root, "--sv-accent", "#0969da"), x, y, cell + 6, cell + 6);
     }
     paintAxisLabels(ctx, geometry, ink, `11px ${font}`);
+  }
+
+  /**
+   * The cells' texts, undimmed, drawn once per mesh, labelling, font and ink on
+   * a canvas of their own, which a paint copies in one call: a spec edit then
+   * draws no text (shaping 512 ids was most of its paint).
+   */
+  private textLayer(text: { font: string; ink: string }): HTMLCanvasElement | null {
+    const key = JSON.stringify([this.style.label, text, this.ratio, this.size.width, this.size.height]);
+    const cached = this.texts;
+    if (cached && cached.key === key && cached.geometry === this.geometry) return cached.canvas;
+    if (typeof document === "undefined") return null;
+    const canvas = cached?.canvas ?? document.createElement("canvas");
+    sizeCanvas(canvas, this.size);
+    const ctx = beginPaint(canvas, this.size, this.ratio);
+    if (!ctx) return null;
+    paintCellTexts(ctx, this.layout, this.style, this.geometry, { lit: null, shown: null, hatch: null }, text);
+    this.texts = { key, geometry: this.geometry, canvas };
+    return canvas;
   }
 
   readonly setHighlight = (next: Highlight | null): void => {
@@ -640,6 +661,7 @@ class CanvasMeshGrid implements PictureView {
   readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
     if (next.deviceCount <= CANVAS_THRESHOLD) return false;
     const meshKept = sameMesh(next, this.layout);
+    if (!sameDevices(next, this.layout)) this.texts = null; // other ids in the same places
     this.layout = next;
     this.style = { ...this.style, fill: nextStyle.fill };
     this.highlight = null;
