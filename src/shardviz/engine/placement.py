@@ -72,7 +72,9 @@ class ArrayState:
         """The state after a request; ``None`` keeps a part as it is.
 
         Raises EditError naming the control at fault; ``self`` is unchanged.
-        Returns the new state and a notice (``""`` unless the spec was adapted).
+        Returns the new state and a notice: ``""``, or what else the edit did (the
+        spec the user set carried over to a new mesh, the machine's devices a mesh
+        on fewer of them takes).
         """
         new_mesh = self._resolve_mesh(mesh)
         try:
