@@ -24,13 +24,16 @@ numbers to ``results-local-engine.md`` / ``.json`` in ``--out``):
    ``js/host/{liveHost,pageHost,localEdits}.ts``) take in each, from
    esbuild's metafile for the very same build.
 
-Targets (issues 14 and 19): local edit to redrawn picture at most 16.7 ms at
+Targets (issues 14, 19 and 30): local edit to redrawn picture at most 16.7 ms at
 512 devices and 50 ms at 4096 (medians); JupyterLab typed spec or mesh to
 first redrawn grid (the DOM) at most 16.7 ms at 512 devices, and *painted*
 (the frame after the change has been drawn: a message posted from the next
 requestAnimationFrame callback, handled once that frame's style, layout and
-paint are done) at most 33.3 ms, on the saved page too. Nothing asserts a time: a MISS is
-reported. Prints the table, then one ``BENCH-JSON {...}`` line with the raw
+paint are done) within one frame (16.7 ms) for a spec edit and a rules edit
+in JupyterLab and within two (33.3 ms) for a mesh edit, in JupyterLab and on
+a saved page. Each JupyterLab painted figure is shown beside JupyterLab's own
+frame: one character of the widget's text changed, timed the same way.
+Nothing asserts a time: a MISS is reported. Prints the table, then one ``BENCH-JSON {...}`` line with the raw
 figures (benchmarks/run.py reads it).
 """
 
@@ -68,6 +71,15 @@ from browser_side import SPECS, _setup_cell, summary  # noqa: E402
 FRAME_MS = 1000 / 60
 # Issue 19: an edit's DOM within one frame and painted within two, at 512 devices.
 TARGETS = {"page_512_ms": FRAME_MS, "page_4096_ms": 50.0, "lab_512_ms": FRAME_MS, "painted_512_ms": 2 * FRAME_MS}
+# Issue 30: painted at 512 devices, per edit: a spec edit and a rules edit in JupyterLab within one
+# frame, a mesh edit within two, in JupyterLab and on a saved page (a saved page's spec edit: two).
+PAINTED_TARGETS = {
+    ("lab", "spec"): FRAME_MS,
+    ("lab", "rules"): FRAME_MS,
+    ("lab", "mesh"): 2 * FRAME_MS,
+    ("page", "mesh"): 2 * FRAME_MS,
+    ("page", "spec"): 2 * FRAME_MS,
+}
 PAGE_COUNTS = {512: (8, 8, 8), 4096: (16, 16, 16)}
 PAGE_SPECS = ["a, (b, c)", "(a, b), c"]
 PAGE_MESHES = {512: ["a=8, b=8, c=8", "a=8, b=64"], 4096: ["a=16, b=16, c=16", "a=16, b=256"]}
@@ -522,7 +534,7 @@ def table(result: dict[str, Any]) -> list[str]:
             )
             r, f = page[kind]["render_ms"], page[kind]["frame_ms"]
             rows.append(f"| ... of which the render (`shardviz:render`) | {_median(r):.1f} ms | {r['p90']:.1f} ms | |")
-            painted = TARGETS["painted_512_ms"] if n == "512" else None
+            painted = PAINTED_TARGETS[("page", kind)] if n == "512" else None
             rows.append(
                 f"| ... painted (the frame after the change drawn) | {_median(f):.1f} ms | {f['p90']:.1f} ms | "
                 + (f"<= {painted:.1f} ms {verdict(_median(f), painted)} |" if painted else "|")
@@ -532,7 +544,22 @@ def table(result: dict[str, Any]) -> list[str]:
     if "lab" in result:
         lab = result["lab"]
         answer = lab["kernel_answer_ms"]
-        target, painted = TARGETS["lab_512_ms"], TARGETS["painted_512_ms"]
+        target = TARGETS["lab_512_ms"]
+        floor = _median(lab["frame_floor_ms"]) if "frame_floor_ms" in lab else float("nan")
+        if "frame_floor_ms" in lab:
+            rows.append(
+                f"| JupyterLab's own frame: one character of the widget's text changed, to the frame after it | "
+                f"{floor:.1f} ms | {lab['frame_floor_ms']['p90']:.1f} ms | (no edit is painted sooner) |"
+            )
+
+        def painted_row(kind: str, drawn: dict[str, Any]) -> str:
+            limit = PAINTED_TARGETS[("lab", kind)]
+            return (
+                f"| ... painted (the frame after the change drawn; JupyterLab's own frame + "
+                f"{_median(drawn) - floor:.1f} ms) | {_median(drawn):.1f} ms | {drawn['p90']:.1f} ms | "
+                f"<= {limit:.1f} ms {verdict(_median(drawn), limit)} |"
+            )
+
         for kind in ("spec", "mesh"):
             if kind not in lab:
                 continue
@@ -541,21 +568,12 @@ def table(result: dict[str, Any]) -> list[str]:
                 f"| JupyterLab, 512 devices, typed {kind} to first redrawn grid (DOM) | {_median(first):.1f} ms | "
                 f"{first['p90']:.1f} ms | <= {target:.1f} ms {verdict(_median(first), target)} |"
             )
-            rows.append(
-                f"| ... painted (the frame after the change drawn) | {_median(drawn):.1f} ms | "
-                f"{drawn['p90']:.1f} ms | <= {painted:.1f} ms {verdict(_median(drawn), painted)} |"
-            )
+            rows.append(painted_row(kind, drawn))
         rows.append(
             f"| ... to the kernel's answer (it redraws nothing: local == kernel in "
             f"{'every' if lab['local_equals_kernel'] else 'NOT every'} edit, {len(lab['disagreements'])} "
             f"console disagreements) | {_median(answer):.1f} ms | {answer['p90']:.1f} ms | |"
         )
-        if "frame_floor_ms" in lab:
-            floor = lab["frame_floor_ms"]
-            rows.append(
-                f"| JupyterLab's own frame: one short text in the widget changed, to the frame after it | "
-                f"{_median(floor):.1f} ms | {floor['p90']:.1f} ms | (no edit is painted sooner) |"
-            )
         if "rules" in lab:
             rules = lab["rules"]
             first, drawn = rules["first_redraw_ms"], rules["first_painted_ms"]
@@ -564,10 +582,7 @@ def table(result: dict[str, Any]) -> list[str]:
                 f"{_median(first):.1f} ms | {first['p90']:.1f} ms | "
                 f"<= {target:.1f} ms {verdict(_median(first), target)} |"
             )
-            rows.append(
-                f"| ... painted (the frame after the change drawn) | {_median(drawn):.1f} ms | "
-                f"{drawn['p90']:.1f} ms | <= {painted:.1f} ms {verdict(_median(drawn), painted)} |"
-            )
+            rows.append(painted_row("rules", drawn))
             rows.append(
                 f"| ... to the kernel's answer (same notice as the browser's in "
                 f"{'every' if rules['local_equals_kernel'] else 'NOT every'} edit) | "

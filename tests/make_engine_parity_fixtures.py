@@ -469,9 +469,12 @@ def make_cases(seed: int, count: int) -> dict[str, Any]:
     cases: list[dict[str, Any]] = []
     while len(cases) < count:
         widget = start_widget(rng)
+        meshes_shown = [widget.payload["mesh_text"]]
         for _step in range(rng.randint(3, 9)):
             before = dict(widget.payload)
-            edit = random_edit(rng, before)
+            # Now and then back to a mesh shown before: a spec a mesh edit cut comes back whole.
+            back = rng.random() < 0.15 and before["mesh"] is not None
+            edit = {"mesh_text": rng.choice(meshes_shown)} if back else random_edit(rng, before)
             answer = widget_answer(widget, edit)
             label = kernel_label(before, edit, answer)
             case: dict[str, Any] = {
@@ -482,6 +485,7 @@ def make_cases(seed: int, count: int) -> dict[str, Any]:
                 "kernel_only": label,
             }
             cases.append(case)
+            meshes_shown.append(widget.payload["mesh_text"])
     return {
         "seed": seed,
         "machine_devices": jax.device_count(),

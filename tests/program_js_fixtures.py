@@ -393,10 +393,19 @@ def array_moves() -> dict[str, Any]:
     w.set_state({"spec_text": "x, y"})
     w.set_state({"memory_kind": "pinned_host"})  # a host transfer, no collective
     to_host = {"payload": w.payload, "move": w.move, "block_bytes": w.array.addressable_shards[0].data.nbytes}
+    w.set_state({"memory_kind": "unpinned_host"})  # from one host memory to the other
+    host_to_host = {"payload": w.payload, "move": w.move, "kind": w.array.sharding.memory_kind}
     w.set_state({"memory_kind": "device"})
     w.mesh = jax.make_mesh((2, 4), ("x", "y"), devices=devices[4:12])
     elsewhere = {"payload": w.payload, "move": w.move}
-    return {"gathered": gathered, "back": back, "elsewhere": elsewhere, "permuted": permuted, "to_host": to_host}
+    return {
+        "gathered": gathered,
+        "back": back,
+        "elsewhere": elsewhere,
+        "permuted": permuted,
+        "to_host": to_host,
+        "host_to_host": host_to_host,
+    }
 
 
 def whatif_mlp() -> shardviz.Program:

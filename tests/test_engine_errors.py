@@ -52,6 +52,23 @@ def test_axis_used_twice(mesh):
         check_spec(mesh, P("x", "x"), (4, 8))
 
 
+def test_an_axis_used_twice_is_named_before_any_extent(mesh):
+    """Issue 30.5: P(('x', 'y'), 'x') on a dimension of 4 names the axis used twice, not dimension
+    0's divisibility; JAX itself refuses the spec for the duplicate before it sees a shape."""
+    with pytest.raises(Exception, match=r"duplicate entries for `x`"):
+        NamedSharding(mesh, P(("x", "y"), "x"))
+    with pytest.raises(ShardingError, match=r"^axis 'x' is used twice, by dimension 0 and dimension 1"):
+        check_spec(mesh, P(("x", "y"), "x"), (4, 8))
+    w = shardviz.ShardingWidget(shape=(4, 8), mesh=mesh)
+    w.spec_text = "(x, y), x"
+    assert w.error.startswith("axis 'x' is used twice") and w.error_source == "spec", w.error
+
+
+def test_an_axis_not_in_the_mesh_is_named_before_any_extent(mesh):
+    with pytest.raises(ShardingError, match=r"^dimension 1: axis 'z' is not in the mesh"):
+        check_spec(mesh, P(("x", "y"), "z"), (4, 8))
+
+
 def test_spec_checks_agree_with_jax(mesh):
     """Whatever check_spec accepts, JAX accepts; whatever it rejects, JAX rejects."""
     for spec, shape in [

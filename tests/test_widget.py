@@ -516,3 +516,68 @@ def test_a_mesh_on_fewer_devices_says_why_its_move_is_no_program(x):
     # JAX indeed refuses the one program that would do it.
     with pytest.raises(Exception, match="incompatible devices"):
         jax.jit(lambda a: a, out_shardings=w.array.sharding).lower(x)
+
+
+# ----------------------------------------------------------------------------
+# issue 30.6: a mesh on fewer devices says so, and the spec the user set comes back where it fits
+
+
+def test_a_mesh_on_fewer_devices_than_the_machine_says_which_it_takes(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="data=3")
+    assert w.error == ""
+    # JAX put the array on the machine's first three devices.
+    assert sorted(d.id for d in w.array.sharding.device_set) == [0, 1, 2]
+    assert f"This mesh takes 3 of the machine's {jax.device_count()} devices (0-2): the array was copied" in w.notice
+    what_if = ShardingWidget(shape=(4, 8), mesh="x=2, y=4", spec="x, y")
+    frontend(what_if, mesh_text="data=3")
+    assert (
+        f"3 of the machine's {jax.device_count()} devices (0-2): a what-if layout, no array placed." in what_if.notice
+    )
+    frontend(what_if, mesh_text="d=3")  # the same three devices again: nothing to say about them
+    assert "of the machine's" not in what_if.notice
+
+
+def test_the_spec_the_user_set_comes_back_when_the_mesh_fits_it_again(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="data=3")
+    assert w.spec_text == "" and w.spec == P()
+    assert w.payload["user_spec"] == [["x"], ["y"]]
+    frontend(w, mesh_text="x=2, y=4")
+    assert w.spec_text == "x, y" and "user_spec" not in w.payload
+    assert w.notice.startswith("The spec is P('x', 'y') again, as you set it: it fits this mesh.")
+    # JAX holds the array as it was given: the same blocks on the same devices.
+    assert w.array.sharding.is_equivalent_to(x.sharding, x.ndim)
+
+
+def test_a_spec_that_fits_only_in_part_keeps_what_fits_and_remembers_the_rest(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="data=3")
+    frontend(w, mesh_text="x=4")
+    assert w.spec == P("x") and w.payload["user_spec"] == [["x"], ["y"]]
+    assert w.notice == (
+        "The spec you set, P('x', 'y'), fits this mesh only in part: "
+        "dimension 1: dropped axis 'y', which the new mesh lacks. "
+        f"This mesh takes 4 of the machine's {jax.device_count()} devices (0-3): the array was copied onto them."
+    )
+    assert w.array.sharding.spec == P("x")  # what JAX holds follows the spec shown
+
+
+def test_a_spec_typed_while_cut_becomes_the_users_spec(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="data=2")
+    assert w.payload["user_spec"] == [["x"], ["y"]]
+    frontend(w, spec_text="data")
+    assert w.error == "" and "user_spec" not in w.payload
+    frontend(w, mesh_text="x=2, y=4")
+    assert w.spec == P() and w.notice.startswith("The spec changed with the mesh: dimension 0: dropped axis 'data'")
+
+
+def test_a_renamed_axis_carries_the_users_spec_along(x):
+    w = ShardingWidget(x)
+    frontend(w, mesh_text="a=2, b=4")
+    assert w.spec == P("a", "b") and "user_spec" not in w.payload
+    frontend(w, mesh_text="a=8, b=1")  # b no longer splits dimension 1: remembered all the same
+    assert w.payload["user_spec"] == [["a"], ["b"]]
+    frontend(w, mesh_text="a=2, b=4")
+    assert w.spec == P("a", "b") and "again" in w.notice

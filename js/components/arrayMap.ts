@@ -52,6 +52,11 @@ export interface ArrayMapOptions extends PictureStyle {
  */
 export interface MapRoom {
   width: number;
+  /**
+   * The last canvas map's canvas, which the next canvas map takes over: a new
+   * canvas per edit would set up a context and a backing store again.
+   */
+  canvas?: HTMLCanvasElement;
 }
 
 /** The map with its dimension pickers and steppers above it. */
@@ -509,14 +514,20 @@ function applyLabels(tile: HTMLElement, { labels, tight }: { labels: FittedLabel
 
 // ------------------------------------------------------------- canvas path
 
-function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill }: MapParts): PictureView {
+function renderMapCanvas({ layout, tiles, choice, events, signal, size, fill, room }: MapParts): PictureView {
   const { width, height } = size;
-  const canvas = h("canvas", {
+  const attributes = {
     class: "sv-canvas sv-map-area",
-    tabindex: 0,
+    tabindex: "0",
     role: "img",
     "aria-label": `${tiles.length} tiles; hover or use the arrow keys to inspect them`,
-  });
+  };
+  // The last map's canvas, taken over (its listeners went with its map's lifetime).
+  const canvas = room.canvas ?? h("canvas");
+  room.canvas = canvas;
+  for (const [name, value] of Object.entries(attributes)) {
+    if (canvas.getAttribute(name) !== value) canvas.setAttribute(name, value);
+  }
   const ratio = sizeCanvas(canvas, size);
   // The frame's map column sets the width (see frame); the proportions follow.
   canvas.style.width = "100%";

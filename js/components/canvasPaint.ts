@@ -14,11 +14,17 @@ export interface CanvasSize {
   height: number;
 }
 
-/** Sizes the backing store at device resolution; CSS keeps the proportions (height: auto). */
+/**
+ * Sizes the backing store at device resolution; CSS keeps the proportions
+ * (height: auto). A store already of that size is kept (setting a canvas's
+ * size, even to the same, resets it).
+ */
 export function sizeCanvas(canvas: HTMLCanvasElement, size: CanvasSize): number {
   const ratio = globalThis.devicePixelRatio || 1;
-  canvas.width = Math.round(size.width * ratio);
-  canvas.height = Math.round(size.height * ratio);
+  const width = Math.round(size.width * ratio);
+  const height = Math.round(size.height * ratio);
+  if (canvas.width !== width) canvas.width = width;
+  if (canvas.height !== height) canvas.height = height;
   canvas.style.width = `${size.width}px`;
   return ratio;
 }

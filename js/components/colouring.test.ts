@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { decodePayload, unravel } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
+import { makePayload } from "../test/payloads";
 import { cellFill, query, renderWidget } from "../test/render";
 import { rampColor, relativeLuminance, structureColor, tileColor } from "../util/palette";
 import { colouring, DISTINGUISHABLE_TILES, defaultColourMode, renderColourLegend } from "./colouring";
@@ -41,6 +42,23 @@ describe("colour by structure", () => {
     expect(alongB).toBeGreaterThan(alongC * 8);
     for (let t = 0; t < layout.tileCount; t += 97) {
       expect(fill(t)).toBe(structureColor(unravel(t, layout.tileCounts)[1], 256));
+    }
+  });
+
+  it("colours each tile by its block of the chosen dim, whichever dim of three", () => {
+    const payload = makePayload({
+      names: ["a", "b", "c"],
+      sizes: [2, 3, 4],
+      shape: [8, 9, 16],
+      spec: [["a"], ["b"], ["c"]],
+    });
+    const layout = decodePayload(payload);
+    expect(layout.tileCounts).toEqual([2, 3, 4]);
+    for (const dim of [0, 1, 2]) {
+      const { fill } = colouring(layout, { kind: "dim", dim });
+      for (let t = 0; t < layout.tileCount; t++) {
+        expect(fill(t)).toBe(structureColor(unravel(t, layout.tileCounts)[dim], layout.tileCounts[dim]));
+      }
     }
   });
 

@@ -8,7 +8,6 @@
  */
 
 import type { Layout } from "../payload/array";
-import { unravel } from "../payload/array";
 import { h } from "../util/dom";
 import { axisColor, rampColor, structureColor, tileColor } from "../util/palette";
 
@@ -53,9 +52,38 @@ export function reconcileColourMode(chosen: ColourMode | null, layout: Layout): 
 export function colouring(layout: Layout, mode: ColourMode): Colouring {
   if (mode.kind === "tile") return { mode, fill: tileColor };
   const { dim } = mode;
-  const count = layout.tileCounts[dim];
-  const fills = Array.from({ length: count }, (_, i) => structureColor(i, count));
-  return { mode, fill: (tile) => fills[unravel(tile, layout.tileCounts)[dim]] };
+  const counts = layout.tileCounts;
+  const fills = structureColors(counts[dim]);
+  // Tile t's block along dim: the row-major digit of dim (what unravel gives, without an array per call).
+  const inner = counts.slice(dim + 1).reduce((a, b) => a * b, 1);
+  return { mode, fill: (tile) => fills[Math.floor(tile / inner) % counts[dim]] };
+}
+
+/** The legend's ramp of `count` blocks as a CSS gradient of at most 32 stops, worked out once per count. */
+const gradientsByCount = new Map<number, string>();
+
+function rampGradient(count: number): string {
+  let gradient = gradientsByCount.get(count);
+  if (gradient === undefined) {
+    const stops = Math.min(count, 32);
+    gradient = `linear-gradient(to right, ${Array.from({ length: stops }, (_, i) =>
+      rampColor(Math.round((i * (count - 1)) / Math.max(stops - 1, 1)), count),
+    ).join(", ")})`;
+    gradientsByCount.set(count, gradient);
+  }
+  return gradient;
+}
+
+/** The ramp of `count` blocks, worked out once per count (each colour is a small search). */
+const rampsByCount = new Map<number, readonly string[]>();
+
+function structureColors(count: number): readonly string[] {
+  let fills = rampsByCount.get(count);
+  if (!fills) {
+    fills = Array.from({ length: count }, (_, i) => structureColor(i, count));
+    rampsByCount.set(count, fills);
+  }
+  return fills;
 }
 
 function modeValue(mode: ColourMode): string {
@@ -100,10 +128,7 @@ export function renderColourLegend(layout: Layout, mode: ColourMode): HTMLElemen
   const mesh = layout.payload.mesh;
   const axes = layout.payload.spec[dim] ?? [];
   const ramp = h("span", { class: "sv-ramp", "aria-hidden": "true" });
-  const stops = Math.min(count, 32);
-  ramp.style.background = `linear-gradient(to right, ${Array.from({ length: stops }, (_, i) =>
-    rampColor(Math.round((i * (count - 1)) / Math.max(stops - 1, 1)), count),
-  ).join(", ")})`;
+  ramp.style.background = rampGradient(count);
   const legend = h("div", { class: "sv-legend", "data-role": "colour-legend", "data-dim": dim }, [
     `colour = block of dim ${dim}: 0 `,
     ramp,

@@ -4,6 +4,9 @@
  * collective-permute, the device it sends to), and a legend listing each
  * group's device ids. The cells are the existing mesh grid's, drawn from the
  * mesh's one-block-per-device layout; DOM cells also carry `data-group`.
+ * The grid is scaled down to the width of its column rather than cut (a
+ * 16x16 mesh is wider than the program view's side column), and the legend's
+ * device lists wrap within their column.
  */
 
 import type { Layout } from "../payload/array";
@@ -50,6 +53,11 @@ export class GroupGrid {
       this.legend,
     ]);
     signal.addEventListener("abort", () => this.gridLifetime.abort());
+    if (typeof ResizeObserver !== "undefined") {
+      const observer = new ResizeObserver(() => this.fit());
+      observer.observe(this.gridSlot);
+      signal.addEventListener("abort", () => observer.disconnect(), { once: true });
+    }
     const point = (target: Target | null): void => {
       this.pointed.textContent = target?.kind === "device" ? this.label(target.position) : "";
     };
@@ -86,12 +94,34 @@ export class GroupGrid {
         },
       });
       replaceChildren(this.gridSlot, [this.grid.element]);
+      if (typeof ResizeObserver !== "undefined") {
+        const observer = new ResizeObserver(() => this.fit());
+        observer.observe(this.grid.element);
+        this.gridLifetime.signal.addEventListener("abort", () => observer.disconnect(), { once: true });
+      }
     } else {
       this.grid.repaint();
     }
     this.markCells();
     this.pointed.textContent = "";
     this.renderLegend();
+  }
+
+  /**
+   * Scales the grid down to the slot's width (never up), and gives the slot the scaled height: a
+   * transform, so that the grid is laid out (and its cells placed) at its own size, and pointer
+   * positions still find their device (the canvas grid measures its drawn size).
+   */
+  private fit(): void {
+    const grid = this.grid?.element;
+    if (!grid?.isConnected) return;
+    const room = this.gridSlot.clientWidth;
+    const width = grid.offsetWidth;
+    const scale = room > 0 && width > room ? fitScale(room, width) : 1;
+    const transform = scale === 1 ? "" : `scale(${scale})`;
+    if (grid.style.transform !== transform) grid.style.transform = transform;
+    const height = scale === 1 ? "" : `${Math.ceil(grid.offsetHeight * scale)}px`;
+    if (this.gridSlot.style.height !== height) this.gridSlot.style.height = height;
   }
 
   private groupOf(k: number): number {
@@ -171,7 +201,9 @@ export class GroupGrid {
         swatch.style.backgroundColor = groupColour(g);
         return h("li", { "data-role": "group", "data-group": g }, [
           swatch,
-          `group ${g}: devices ${compressIds(members.map((m) => layout.ids[m]))}`,
+          h("span", { class: "sv-group-members" }, [
+            `group ${g}: devices ${memberList(members.map((m) => layout.ids[m]))}`,
+          ]),
         ]);
       }),
     );
@@ -186,4 +218,22 @@ export class GroupGrid {
     items.push(list);
     replaceChildren(this.legend, items);
   }
+}
+
+/** The scale that fits `width` into `room`, rounded down to a thousandth so it never overflows. */
+export function fitScale(room: number, width: number): number {
+  return Math.floor((room / width) * 1000) / 1000;
+}
+
+/**
+ * A group's device ids as a list that can wrap: an evenly spaced run of four or more as its
+ * first ones and its last (`0, 16, 32, …, 240`), else runs and single ids (`0-3, 8-11`).
+ */
+export function memberList(ids: readonly number[]): string {
+  const sorted = Array.from(new Set(ids)).sort((a, b) => a - b);
+  const step = sorted.length >= 4 ? sorted[1] - sorted[0] : 0;
+  if (step > 1 && sorted.every((id, i) => id === sorted[0] + i * step)) {
+    return `${sorted[0]}, ${sorted[1]}, ${sorted[2]}, \u2026, ${sorted[sorted.length - 1]} (step ${step})`;
+  }
+  return compressIds(sorted).split(",").join(", ");
 }

@@ -178,6 +178,7 @@ describe("mesh grid (DOM path)", () => {
 function recordingContext() {
   const texts: { text: string; x: number; y: number }[] = [];
   let fills = 0;
+  const images: unknown[] = [];
   const ctx = {
     font: "",
     fillStyle: "",
@@ -201,8 +202,9 @@ function recordingContext() {
     // 6px a character: a device id of up to three digits fits a 23px square, four do not fit 9px.
     measureText: (text: string) => ({ width: 6 * text.length }),
     fillText: (text: string, x: number, y: number) => texts.push({ text, x, y }),
+    drawImage: (image: unknown) => images.push(image),
   };
-  return { ctx, texts, fills: () => fills };
+  return { ctx, texts, fills: () => fills, images };
 }
 
 describe("mesh grid (canvas path)", () => {
@@ -213,18 +215,20 @@ describe("mesh grid (canvas path)", () => {
 
   /** Draws `payload` on a recording context; `paint()` runs the frame the grid waits for and returns what it drew. */
   function drawRecorded(payload: Payload) {
-    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame"] });
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
     let recording = recordingContext();
     vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
       () => recording.ctx as unknown as CanvasRenderingContext2D,
     );
     const drawn = draw(payload);
+    /** The next frame's paint (and not the idle work after it). */
     const paint = () => {
       recording = recordingContext();
       vi.advanceTimersByTime(20);
       return recording;
     };
-    return { ...drawn, paint };
+    const idle = () => vi.advanceTimersByTime(100);
+    return { ...drawn, paint, idle };
   }
 
   it("past 256 devices draws one canvas with each device's id inside its own square", () => {
@@ -250,13 +254,19 @@ describe("mesh grid (canvas path)", () => {
   it("keeps its canvas through spec and mesh edits, and hands a grid of 256 devices back", () => {
     const sizes = [8, 8, 8];
     const start = makePayload({ names: ["a", "b", "c"], sizes, shape: [64, 64], spec: [["a"], ["b"]] });
-    const { root, view, paint } = drawRecorded(start);
+    const { root, view, paint, idle } = drawRecorded(start);
     const canvas = root.querySelector("canvas");
-    paint();
+    // A mesh's first paint draws its ids itself; its ids' layer is drawn once the page is idle.
+    expect(paint().texts.filter((t) => /^\d+$/.test(t.text))).toHaveLength(512);
+    idle();
     const spec = decodePayload(makePayload({ names: ["a", "b", "c"], sizes, shape: [64, 64], spec: [["c"], []] }));
     expect(view.update?.(spec, { fill: tileColor })).toBe(true);
     expect(root.querySelector("canvas")).toBe(canvas);
-    expect(paint().fills()).toBeGreaterThanOrEqual(512);
+    const specPaint = paint();
+    expect(specPaint.fills()).toBeGreaterThanOrEqual(512);
+    // The same mesh: its ids are copied from that layer, none shaped again.
+    expect(specPaint.texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+    expect(specPaint.images).toHaveLength(1);
     const mesh = decodePayload(makePayload({ names: ["a", "b"], sizes: [8, 64], shape: [64, 64], spec: [["a"], []] }));
     expect(view.update?.(mesh, { fill: tileColor })).toBe(true);
     expect(root.querySelector("canvas")).toBe(canvas);
@@ -265,6 +275,12 @@ describe("mesh grid (canvas path)", () => {
     for (const { text, x, y } of paint().texts.filter((t) => /^\d+$/.test(t.text))) {
       expect(String(mesh.ids[hitTest(geometry, x, y)])).toBe(text);
     }
+    idle();
+    // Back to the first mesh: its layer was kept (the last two meshes' are), so no id is shaped.
+    expect(view.update?.(spec, { fill: tileColor })).toBe(true);
+    const back = paint();
+    expect(back.texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+    expect(back.images).toHaveLength(1);
     const small = decodePayload(makePayload({ names: ["a", "b"], sizes: [4, 64], shape: [64, 64], spec: [["a"], []] }));
     expect(view.update?.(small, { fill: tileColor })).toBe(false);
   });

@@ -499,6 +499,13 @@ function sameMesh(a: Layout, b: Layout): boolean {
   return JSON.stringify(a.payload.mesh) === JSON.stringify(b.payload.mesh);
 }
 
+/** The same device ids in the same mesh order (whatever the mesh's shape). */
+function sameIds(a: Layout, b: Layout): boolean {
+  if (a.deviceCount !== b.deviceCount) return false;
+  for (let k = 0; k < a.deviceCount; k++) if (a.ids[k] !== b.ids[k]) return false;
+  return true;
+}
+
 function sameDevices(a: Layout, b: Layout): boolean {
   if (a.deviceCount !== b.deviceCount) return false;
   if (!sameMesh(a, b)) return false;
@@ -555,6 +562,10 @@ class CanvasMeshGrid implements PictureView {
   private highlight: Highlight | null = null;
   private pinned: number | null = null;
   private shown: ReadonlySet<number> | null = null;
+  /** The cells' texts of the last two meshes (see textLayer), each under the mesh and labelling it was drawn for. */
+  private texts: { key: string; canvas: HTMLCanvasElement }[] = [];
+  /** Runs work once the page is idle (after the frame that needed this paint). */
+  private readonly whenIdle: (work: () => void) => void;
 
   constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
     this.layout = layout;
@@ -582,6 +593,7 @@ class CanvasMeshGrid implements PictureView {
       signal,
     );
     this.draw = framePainter(() => this.paint(), signal);
+    this.whenIdle = idleRunner(signal);
     this.draw();
   }
 
@@ -595,10 +607,10 @@ class CanvasMeshGrid implements PictureView {
     const marks = { lit, shown: this.shown, hatch };
     paintDevices(ctx, layout, style, geometry, marks);
     const font = cssVar(root, "--sv-font", "sans-serif");
-    paintCellTexts(ctx, layout, style, geometry, marks, {
-      font: `600 ${CELL_TEXT_PX}px ${font}`,
-      ink: cssVar(root, "--sv-tile-ink", "#1f2328"),
-    });
+    const text = { font: `600 ${CELL_TEXT_PX}px ${font}`, ink: cssVar(root, "--sv-tile-ink", "#1f2328") };
+    const layer = lit === null && this.shown === null && !style.paint ? this.textLayer(text) : null;
+    if (layer) ctx.drawImage(layer, 0, 0, this.size.width, this.size.height);
+    else paintCellTexts(ctx, layout, style, geometry, marks, text);
     const { origins, cell } = geometry;
     if (lit) {
       ctx.strokeStyle = ink;
@@ -613,6 +625,33 @@ class CanvasMeshGrid implements PictureView {
       strokePin(ctx, cssVar(root, "--sv-accent", "#0969da"), x, y, cell + 6, cell + 6);
     }
     paintAxisLabels(ctx, geometry, ink, `11px ${font}`);
+  }
+
+  /**
+   * The cells' texts, undimmed, drawn on a canvas of their own for a mesh,
+   * labelling, font and ink, which a paint copies in one call: a spec edit then
+   * shapes no text (512 ids were most of its paint). A layer is drawn after the
+   * first paint of its mesh, in an idle moment (a new canvas's store and 512
+   * texts would otherwise delay that paint), and the layers of the last two
+   * meshes are kept, so edits back and forth between two meshes reuse theirs.
+   */
+  private textLayer(text: { font: string; ink: string }): HTMLCanvasElement | null {
+    const mesh = this.layout.payload.mesh;
+    const key = JSON.stringify([mesh?.sizes, mesh?.names, this.style.label, text, this.ratio, this.size]);
+    const found = this.texts.find((t) => t.key === key);
+    if (found) return found.canvas;
+    this.whenIdle(() => this.drawTextLayer(key, text));
+    return null;
+  }
+
+  private drawTextLayer(key: string, text: { font: string; ink: string }): void {
+    if (typeof document === "undefined" || this.texts.some((t) => t.key === key)) return;
+    const canvas = document.createElement("canvas");
+    sizeCanvas(canvas, this.size);
+    const ctx = beginPaint(canvas, this.size, this.ratio);
+    if (!ctx) return;
+    paintCellTexts(ctx, this.layout, this.style, this.geometry, { lit: null, shown: null, hatch: null }, text);
+    this.texts = [{ key, canvas }, ...this.texts].slice(0, 2);
   }
 
   readonly setHighlight = (next: Highlight | null): void => {
@@ -640,6 +679,7 @@ class CanvasMeshGrid implements PictureView {
   readonly update = (next: Layout, nextStyle: PictureStyle): boolean => {
     if (next.deviceCount <= CANVAS_THRESHOLD) return false;
     const meshKept = sameMesh(next, this.layout);
+    if (!sameIds(next, this.layout)) this.texts = []; // other ids in the same places
     this.layout = next;
     this.style = { ...this.style, fill: nextStyle.fill };
     this.highlight = null;
@@ -660,6 +700,26 @@ class CanvasMeshGrid implements PictureView {
     }
     this.draw();
     return true;
+  };
+}
+
+/**
+ * Runs the latest work given once the page is idle (at most a second later),
+ * then nothing until given more; nothing after `signal` aborts.
+ */
+function idleRunner(signal: AbortSignal): (work: () => void) => void {
+  let next: (() => void) | null = null;
+  return (work) => {
+    const waiting = next !== null;
+    next = work;
+    if (waiting) return;
+    const run = (): void => {
+      const now = next;
+      next = null;
+      if (now && !signal.aborted) now();
+    };
+    if (typeof requestIdleCallback === "function") requestIdleCallback(run, { timeout: 1000 });
+    else setTimeout(run, 50);
   };
 }
 

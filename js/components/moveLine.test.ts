@@ -17,9 +17,12 @@ interface Move {
   move: MoveSummary;
   jax?: { kind: string; groups: number[][] | null }[];
   block_bytes?: number;
+  /** The memory kind of JAX's array after the move. */
+  kind?: string;
 }
 
-const moves = loadJson<Record<"gathered" | "back" | "elsewhere" | "permuted" | "to_host", Move>>("array_moves");
+const moves =
+  loadJson<Record<"gathered" | "back" | "elsewhere" | "permuted" | "to_host" | "host_to_host", Move>>("array_moves");
 let shown: Rendered | null = null;
 
 afterEach(() => {
@@ -85,6 +88,64 @@ describe("the array view's move line", () => {
     expect(line).toContain(`host transfer: each device copies its ${formatBytes(block_bytes ?? -1)} block`);
     expect(line).toContain("pinned_host");
     expect(line).not.toContain("needed no collective");
+  });
+
+  it("names the memory a host-to-host move leaves, not device memory (issue 30.4)", () => {
+    const { payload, move, kind } = moves.host_to_host;
+    expect(kind).toBe("unpinned_host");
+    shown = renderWidget(payload, { move });
+    const line = query(shown.el, '[data-role="move"]').textContent ?? "";
+    expect(line).toContain("block from pinned_host to unpinned_host (no collective)");
+    expect(line).not.toContain("device memory");
+  });
+
+  it("says a move to device memory comes back from the host memory it was in", () => {
+    const move: MoveSummary = {
+      collectives: [],
+      wire_bytes: 0,
+      memory: { from: "unpinned_host", to: "device", bytes: 64 },
+    };
+    shown = renderWidget(moves.to_host.payload, { move });
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain(
+      "copies its 64 B block from unpinned_host back to device memory",
+    );
+  });
+
+  it("says what each device lacked, read from the layouts (issue 30.1)", () => {
+    // float32[8, 8] from P('x', 'y') on a 2x4 mesh (a 4x2 block each) to P(): each device lacks
+    // 56 of its 64 elements, 224 bytes, which the two all-gathers send exactly.
+    shown = renderWidget(moves.gathered.payload, { move: moves.gathered.move });
+    const needs = query(shown.el, '[data-role="move-needs"]');
+    expect(needs.textContent).toBe(
+      "Read from the two layouts, 8 of 8 devices lacked part of their new block, at most 224 B each: no program could move less.",
+    );
+    expect(needs.getAttribute("data-bytes")).toBe("224");
+    shown.model.fromPython({ payload: moves.back.payload, move: moves.back.move });
+    expect(query(shown.el, '[data-role="move"]').textContent).not.toContain("lacked");
+  });
+
+  it("reads a move no single program does from the layouts", () => {
+    shown = renderWidget(moves.elsewhere.payload, { move: moves.elsewhere.move });
+    const line = query(shown.el, '[data-role="move"]').textContent ?? "";
+    expect(line).toContain("This move is no single program");
+    // Each of the 8 devices of the new mesh holds a 4x2 block of float32 it did not hold before.
+    expect(line).toContain("8 of 8 devices lacked part of their new block, at most 32 B each");
+  });
+
+  it("says when XLA compiled the move in a separate process", () => {
+    const move: MoveSummary = {
+      collectives: [
+        { kind: "all-to-all", axes: ["c"], group_size: 16, count: 1, wire_bytes: 960 },
+        { kind: "collective-permute", axes: ["b", "c"], group_size: 2, count: 1, wire_bytes: 1024, pairs: 3840 },
+      ],
+      wire_bytes: 1984,
+      needs: { most_bytes: 1024, receiving: 4096, devices: 4096 },
+      child: { devices: 4096, seconds: 3.2 },
+    };
+    shown = renderWidget(moves.gathered.payload, { move });
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain(
+      "XLA compiled this move in a separate process with 4096 CPU devices (in 3.2 s)",
+    );
   });
 
   it("follows Python's answer to the next edit", () => {

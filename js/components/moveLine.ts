@@ -4,26 +4,33 @@
  * `jax.jit(lambda a: a, out_shardings=new)` on the previous array): bytes
  * each device sent and over which mesh axes, the copy between device and
  * host memory of a memory-kind change, or why no single program moves it
- * (onto other devices, say). Nothing is shown before the first edit.
+ * (onto other devices, say), and what each device lacked of its new block,
+ * read from the two layouts (the least any program could move). Past
+ * XLA:CPU's 2,048 devices of one process it says XLA compiled the move in a
+ * separate process. Nothing is shown before the first edit.
  */
 
-import type { MemoryMove, MoveCollective, MoveSummary } from "../traits/array";
+import type { MemoryMove, MoveChild, MoveCollective, MoveNeeds, MoveSummary } from "../traits/array";
 import { h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { axisMark } from "./axisText";
 
 export function renderMove(move: MoveSummary | undefined, axisNames: readonly string[]): HTMLElement | null {
   if (!move || !("collectives" in move || "error" in move)) return null;
+  const needs = move.needs ? needsLine(move.needs) : null;
   if ("error" in move) {
     return h("div", { class: "sv-move", "data-role": "move" }, [
-      `This move is no single program, so its cost is not counted: ${move.error}.`,
+      `This move is no single program, so XLA's collectives are not counted: ${move.error}.`,
+      ...(needs ? [" ", needs] : []),
     ]);
   }
   const memory = move.memory ? memoryLine(move.memory) : null;
+  const child = move.child ? [" ", childLine(move.child)] : [];
   if (move.collectives.length === 0) {
     return h("div", { class: "sv-move", "data-role": "move", "data-bytes": move.wire_bytes }, [
       memory ??
         "Moving the array to this layout needed no collective: each device could make its new block from what it held.",
+      ...child,
     ]);
   }
   const items = move.collectives.map((c) => collectiveItem(c, axisNames));
@@ -31,13 +38,34 @@ export function renderMove(move: MoveSummary | undefined, axisNames: readonly st
     memory ? `${memory} ` : "",
     `Moving the array to this layout sent ${formatBytes(move.wire_bytes)} per device:`,
     h("ul", { class: "sv-move-list" }, items),
+    ...(needs ? [needs] : []),
+    ...child,
   ]);
+}
+
+/** What the two layouts say each device lacked: the least any program could have moved. */
+function needsLine(needs: MoveNeeds): HTMLElement {
+  const text =
+    needs.receiving === 0
+      ? "Read from the two layouts, every device already held its new block."
+      : `Read from the two layouts, ${needs.receiving} of ${needs.devices} devices lacked part of their new block, ` +
+        `at most ${formatBytes(needs.most_bytes)} each: no program could move less.`;
+  return h("span", { "data-role": "move-needs", "data-bytes": needs.most_bytes }, [text]);
+}
+
+function childLine(child: MoveChild): string {
+  return (
+    `XLA compiled this move in a separate process with ${child.devices} CPU devices (in ${child.seconds} s): ` +
+    "XLA:CPU compiles for at most 2,048 devices in one process."
+  );
 }
 
 /** A memory-kind change is a host transfer: no collective, but every device copies its whole block. */
 function memoryLine(memory: MemoryMove): string {
-  const toHost = memory.to !== "device";
-  const direction = toHost ? `from device memory to ${memory.to}` : `from ${memory.from} back to device memory`;
+  const direction =
+    memory.to === "device"
+      ? `from ${memory.from} back to device memory`
+      : `from ${memory.from === "device" ? "device memory" : memory.from} to ${memory.to}`;
   return `A host transfer: each device copies its ${formatBytes(memory.bytes)} block ${direction} (no collective).`;
 }
 

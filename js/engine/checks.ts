@@ -56,10 +56,11 @@ export function checkSpec(mesh: MeshShape, spec: readonly SpecEntry[], shape: re
         `(shape ${pyTuple(shape.map(String))}); give at most one entry per dimension`,
     );
   }
+  // Every axis is checked before any extent: an axis used twice, or not in the mesh, is what is
+  // wrong with the spec, whatever the extents (JAX refuses it first too).
   const seen = new Map<string, number>();
   spec.forEach((entry, d) => {
-    const axes = entry ?? [];
-    for (const axis of axes) {
+    for (const axis of entry ?? []) {
       if (!sizes.has(axis)) {
         throw new LayoutError(
           `dimension ${d}: axis ${pyRepr(axis)} is not in the mesh, whose axes are ${mesh.names.map(pyRepr).join(", ")}`,
@@ -74,6 +75,9 @@ export function checkSpec(mesh: MeshShape, spec: readonly SpecEntry[], shape: re
       }
       seen.set(axis, d);
     }
+  });
+  spec.forEach((entry, d) => {
+    const axes = entry ?? [];
     const cuts = axes.reduce((product, axis) => product * (sizes.get(axis) ?? 1), 1);
     if (shape[d] % cuts !== 0) throw new LayoutError(indivisibleMessage(d, shape[d], axes, mesh));
   });

@@ -17,7 +17,7 @@
 import type { MeshInfo, Payload, Run } from "../payload/array";
 import { expandRuns } from "../payload/array";
 import { meshOrderBlocks } from "./blocks";
-import { checkMemoryKind, checkSpec } from "./checks";
+import { checkMemoryKind, checkSpec, specRepr } from "./checks";
 import { EditError, type EditSource, LayoutError } from "./errors";
 import { formatMesh, type MeshRequest, parseMesh, parseSpec, type SpecEntry } from "./grammar";
 import { type DeviceFacts, layoutPayload } from "./payload";
@@ -81,10 +81,12 @@ function resolveMesh(payload: Payload, text: string | undefined, context: EditCo
     types: request.types,
     abstract,
   });
+  // A text for the very mesh (spelt otherwise) changes nothing, as JAX gives Python the same mesh.
+  const changed = (next: MeshInfo): boolean => current === null || !sameMesh(current, next);
   // A what-if stays a what-if: its devices are numbered, whatever their count.
-  if (current?.abstract) return { info: info(true), devices: "virtual", changed: true };
+  if (current?.abstract) return { info: info(true), devices: "virtual", changed: changed(info(true)) };
   if (current !== null && payload.devices.count === needed)
-    return { info: info(false), devices: "same", changed: true };
+    return { info: info(false), devices: "same", changed: changed(info(false)) };
   const machine = payload.machine_devices;
   if (needed <= machine) {
     // Python builds this mesh from the machine's first devices, which the payload does not list.
@@ -97,6 +99,13 @@ function resolveMesh(payload: Payload, text: string | undefined, context: EditCo
       `${machineName(context)} has ${machine}; use at most ${machine}, or lay out a shape without an array ` +
       "for a what-if",
     "mesh",
+  );
+}
+
+function sameMesh(a: MeshInfo, b: MeshInfo): boolean {
+  return (
+    a.abstract === b.abstract &&
+    JSON.stringify([a.names, a.sizes, a.types]) === JSON.stringify([b.names, b.sizes, b.types])
   );
 }
 
@@ -127,13 +136,7 @@ export function adaptSpec(
   mesh: MeshInfo,
 ): { spec: SpecEntry[]; changes: string[] } {
   const sizes = new Map<string, number>(mesh.names.map((name, i) => [name, mesh.sizes[i]]));
-  const renamed = new Map<string, string>();
-  if (oldNames.length === mesh.names.length) {
-    oldNames.forEach((old, i) => {
-      const name = mesh.names[i];
-      if (old !== name && !mesh.names.includes(old) && !oldNames.includes(name)) renamed.set(old, name);
-    });
-  }
+  const renamed = renames(oldNames, mesh.names);
   const entries: SpecEntry[] = [];
   const changes: string[] = [];
   spec.forEach((entry, d) => {
@@ -161,6 +164,63 @@ export function adaptSpec(
   });
   while (entries.length > 0 && entries[entries.length - 1] === null) entries.pop();
   return { spec: entries, changes };
+}
+
+/** Axes renamed in place: same position, a name neither mesh shares (meshes of as many axes). */
+function renames(oldNames: readonly string[], newNames: readonly string[]): Map<string, string> {
+  const renamed = new Map<string, string>();
+  if (oldNames.length !== newNames.length) return renamed;
+  oldNames.forEach((old, i) => {
+    const name = newNames[i];
+    if (old !== name && !newNames.includes(old) && !oldNames.includes(name)) renamed.set(old, name);
+  });
+  return renamed;
+}
+
+/** `spec` with the axes `adaptSpec` renames renamed, and nothing dropped (Python's `renamed_spec`). */
+export function renamedSpec(spec: readonly SpecEntry[], oldNames: readonly string[], mesh: MeshInfo): SpecEntry[] {
+  const renamed = renames(oldNames, mesh.names);
+  return spec.map((entry) => (entry === null ? null : entry.map((axis) => renamed.get(axis) ?? axis)));
+}
+
+/** One list of axes per dimension, padded to `rank` (Python's `spec_entries`). */
+function padded(spec: readonly SpecEntry[], rank: number): string[][] {
+  return Array.from({ length: rank }, (_, d) => (spec[d] ?? []).slice());
+}
+
+/** `spec` without trailing unsplit dimensions (Python's `trimmed`). */
+function trimmed(spec: readonly SpecEntry[]): SpecEntry[] {
+  const entries = spec.slice();
+  while (entries.length > 0 && (entries[entries.length - 1] ?? []).length === 0) entries.pop();
+  return entries;
+}
+
+/**
+ * The spec the user set carried over to a new mesh, and the notice saying
+ * how (Python's `ArrayState._carried`). `cut` is true when the spec shown is
+ * a cut of the one the user set (the payload's `user_spec`).
+ */
+function carried(
+  asked: SpecEntry[],
+  shown: SpecEntry[],
+  cut: boolean,
+  payload: Payload,
+  mesh: MeshInfo,
+): { spec: SpecEntry[]; notice: string } {
+  const oldNames = payload.mesh?.names ?? [];
+  const adapted = adaptSpec(asked, payload.shape, oldNames, mesh);
+  if (!cut) {
+    if (adapted.changes.length === 0) return { spec: shown, notice: "" };
+    return { spec: adapted.spec, notice: `The spec changed with the mesh: ${adapted.changes.join("; ")}.` };
+  }
+  const said = specRepr(trimmed(renamedSpec(asked, oldNames, mesh)));
+  if (adapted.changes.length > 0) {
+    return {
+      spec: adapted.spec,
+      notice: `The spec you set, ${said}, fits this mesh only in part: ${adapted.changes.join("; ")}.`,
+    };
+  }
+  return { spec: adapted.spec, notice: `The spec is ${said} again, as you set it: it fits this mesh.` };
 }
 
 function virtualDevices(count: number, platform: string): DeviceFacts {
@@ -206,13 +266,14 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
       : refuseAs("spec", () => parseSpec(edit.spec_text as string));
   const kind = edit.memory_kind ?? payload.memory_kind;
   if (!kind) throw new EditError(`memory_kind must be a non-empty string, not ${pyRepr(kind)}`, "memory_kind");
+  const cut = edit.spec_text === undefined && payload.user_spec !== undefined;
+  let asked: SpecEntry[] = cut
+    ? (payload.user_spec ?? []).map((axes) => (axes.length > 0 ? axes.slice() : null))
+    : spec.slice();
   let notice = "";
   if (edit.mesh_text !== undefined && edit.spec_text === undefined && mesh?.changed) {
-    const adapted = adaptSpec(spec, payload.shape, payload.mesh?.names ?? [], mesh.info);
-    if (adapted.changes.length > 0) {
-      spec = adapted.spec;
-      notice = `The spec changed with the mesh: ${adapted.changes.join("; ")}.`;
-    }
+    ({ spec, notice } = carried(asked, spec, cut, payload, mesh.info));
+    asked = renamedSpec(asked, payload.mesh?.names ?? [], mesh.info);
   }
   // Python's check_target.
   if (mesh === null) {
@@ -227,7 +288,9 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
   if (payload.has_array) placeableHere(payload, mesh.info, kind, source, context);
 
   const rank = payload.shape.length;
-  const padded = Array.from({ length: rank }, (_, d) => (spec[d] ?? []).slice());
+  const shownAxes = padded(spec, rank);
+  const askedAxes = padded(asked, rank);
+  const userSpec = JSON.stringify(askedAxes) === JSON.stringify(shownAxes) ? null : askedAxes;
   const { names, sizes, types } = mesh.info;
   const devices =
     mesh.devices === "same"
@@ -238,11 +301,11 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
   const typePrefix = payload.has_array ? prefix : prefix.replace(/^~/, "");
   return {
     payload: layoutPayload({
-      typeStr: formatTypeStr(typePrefix, kind, payload.shape, padded, names, types),
+      typeStr: formatTypeStr(typePrefix, kind, payload.shape, shownAxes, names, types),
       dtype: payload.dtype,
       itemsize: payload.itemsize,
       shape: payload.shape.slice(),
-      spec: padded,
+      spec: shownAxes,
       memoryKind: kind,
       memoryKinds: payload.memory_kinds,
       mesh: mesh.info,
@@ -251,9 +314,10 @@ function answer(payload: Payload, edit: Edit, context: EditContext): { payload: 
       processIndex: payload.process_index,
       processCount: payload.process_count,
       machineDevices: payload.machine_devices,
-      blocks: meshOrderBlocks(sizes, names, padded, payload.shape),
+      blocks: meshOrderBlocks(sizes, names, shownAxes, payload.shape),
       devices,
       arrayName: payload.array_name ?? null,
+      userSpec,
     }),
     notice,
   };

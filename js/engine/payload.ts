@@ -48,6 +48,8 @@ export interface LocalLayout {
   blocks: BlockAssignment;
   devices: DeviceFacts;
   arrayName: string | null;
+  /** The spec the user set, where a mesh edit cut `spec` from it (Python's `asked_spec`). */
+  userSpec?: string[][] | null;
 }
 
 export function shardShape(blocks: BlockAssignment): number[] {
@@ -117,5 +119,6 @@ export function layoutPayload(layout: LocalLayout): Payload {
       layout.arrayName,
     ),
     has_array: layout.hasArray,
+    ...(layout.userSpec ? { user_spec: layout.userSpec.map((axes) => axes.slice()) } : {}),
   };
 }

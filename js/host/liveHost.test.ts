@@ -54,6 +54,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
         c.kernel_only === null &&
         "payload" in c.python &&
         Object.keys(c.edit).join() === "spec_text" &&
+        c.edit.spec_text !== s.spec_text && // an unchanged text is no edit to send
         s.has_array &&
         s.devices.count === 8,
     );

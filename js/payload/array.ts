@@ -72,6 +72,11 @@ export interface Payload {
   array_name: string | null;
   code: string;
   has_array: boolean;
+  /**
+   * The spec the user set, one list of axes per dimension, where a mesh edit
+   * cut `spec` from it (absent otherwise): the next mesh edit starts from it.
+   */
+  user_spec?: string[][];
 }
 
 /** The preview answer Python sends back as a custom message. */

@@ -49,11 +49,40 @@ export interface MemoryMove {
   bytes: number;
 }
 
-/** `{}` (nothing moved, or no array), the move's collectives and bytes, or why no single program moves it. */
+/**
+ * What a move had to bring each device, read from the two layouts
+ * (src/shardviz/engine/move_needs.py): no program can move less.
+ */
+export interface MoveNeeds {
+  /** The most one device lacked of its new block. */
+  most_bytes: number;
+  /** Devices that lacked any of it. */
+  receiving: number;
+  /** Devices of the new layout. */
+  devices: number;
+}
+
+/** A move XLA compiled in a child process (past XLA:CPU's 2,048 devices of one process). */
+export interface MoveChild {
+  devices: number;
+  seconds: number;
+}
+
+/**
+ * `{}` (nothing moved, or no array), the move's collectives and bytes, or why
+ * no single program moves it; with what each device lacked (`needs`, absent
+ * from older kernels' answers).
+ */
 export type MoveSummary =
   | Record<string, never>
-  | { collectives: MoveCollective[]; wire_bytes: number; memory?: MemoryMove }
-  | { error: string };
+  | {
+      collectives: MoveCollective[];
+      wire_bytes: number;
+      memory?: MemoryMove;
+      needs?: MoveNeeds;
+      child?: MoveChild;
+    }
+  | { error: string; needs?: MoveNeeds };
 
 /** The traits a user edit sets; Python answers by updating the others. */
 export type EditableTrait = "spec_text" | "mesh_text" | "memory_kind";

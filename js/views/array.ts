@@ -26,6 +26,7 @@ import { EditorsPanel } from "../components/editors";
 import { type PreviewState, renderInspector, renderPinBar } from "../components/inspector";
 import type { Highlight, PictureEvents, PictureView, Target } from "../components/interaction";
 import { sameTarget } from "../components/interaction";
+import { keepInView } from "../components/keepInView";
 import { type CellLabel, renderMeshGrid } from "../components/meshGrid";
 import { renderMove } from "../components/moveLine";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
@@ -72,6 +73,12 @@ export class ShardvizView {
   /** Pictures only (see ShardvizViewOptions): the editors and the code are never shown, so never filled. */
   private readonly embedded: boolean;
   private readonly code: CodeBlock;
+  /** Asks for the map and the inspector to be placed in view again (after the pictures changed). */
+  private readonly followPictures: () => void;
+  /** The slots' sizes as last laid out (a ResizeObserver's, so reading them forces no layout). */
+  private readonly laidOut = { meshWidth: 0, meshHeight: 0, mapHeight: 0 };
+  /** While the user edits, the pictures' slots keep the largest size they had: nothing moves under them. */
+  private steady = false;
 
   private layout: Layout | null = null;
   private payloadKey = "";
@@ -97,13 +104,13 @@ export class ShardvizView {
     this.code = new CodeBlock(this.lifetime.signal);
     // The map and the inspector share one column beside the grid: however large the grid grows,
     // they stay next to it and to each other (the inspector goes under the map when both do not fit).
-    const pictures = h("div", { class: "sv-pictures" }, [
-      this.meshSlot,
-      h("div", { class: "sv-side" }, [
-        this.mapSlot,
-        h("div", { class: "sv-inspector-column" }, [this.inspectorSlot, this.pinSlot]),
-      ]),
+    const side = h("div", { class: "sv-side" }, [
+      this.mapSlot,
+      h("div", { class: "sv-inspector-column" }, [this.inspectorSlot, this.pinSlot]),
     ]);
+    const pictures = h("div", { class: "sv-pictures" }, [this.meshSlot, side]);
+    // However tall the grid, the map and the inspector stay in view beside it (or under it).
+    this.followPictures = keepInView(side, pictures, this.lifetime.signal);
     this.root = options.embedded
       ? h("div", { class: "sv-embedded-view" }, [this.typeSlot, this.statusSlot, this.pictureBar, pictures])
       : h("div", { class: ROOT_CLASS, "data-shardviz": "" }, [
@@ -122,6 +129,7 @@ export class ShardvizView {
       },
       { signal: this.lifetime.signal },
     );
+    if (!this.embedded) this.holdStill();
     el.append(this.root);
     this.update(["payload", "error", "error_source", "notice", "spec_text", "mesh_text", "memory_kind", "move"]);
   }
@@ -180,6 +188,7 @@ export class ShardvizView {
     this.pinned = carryTarget(this.pinned, previous, layout);
     this.preview = null; // values of an older layout
     this.colour = reconcileColourMode(this.chosenColour, layout);
+    this.keepSlotSizes();
     if (this.cellLabel === "physical" && !layout.physical.coords) this.cellLabel = "id";
     measured(() => {
       replaceChildren(this.typeSlot, [
@@ -191,6 +200,46 @@ export class ShardvizView {
       this.renderPictures(false);
       if (!this.embedded) this.code.update(value.code);
     });
+  }
+
+  /**
+   * Keeps the editors and the inspector where they are while the user edits (focus inside the
+   * widget): a picture that shrinks leaves its slot as large as it was, until focus leaves.
+   */
+  private holdStill(): void {
+    const { signal } = this.lifetime;
+    if (typeof ResizeObserver !== "undefined") {
+      const observer = new ResizeObserver(() => {
+        this.laidOut.meshWidth = this.meshSlot.offsetWidth;
+        this.laidOut.meshHeight = this.meshSlot.offsetHeight;
+        this.laidOut.mapHeight = this.mapSlot.offsetHeight;
+      });
+      observer.observe(this.meshSlot);
+      observer.observe(this.mapSlot);
+      signal.addEventListener("abort", () => observer.disconnect(), { once: true });
+    }
+    this.root.addEventListener(
+      "focusout",
+      (event) => {
+        const next = (event as FocusEvent).relatedTarget;
+        if (next instanceof Node && this.root.contains(next)) return;
+        this.steady = false;
+        for (const slot of [this.meshSlot, this.mapSlot]) slot.style.minWidth = slot.style.minHeight = "";
+      },
+      { signal },
+    );
+  }
+
+  /** On a new picture while the user edits: the slots keep at least the size they were laid out at. */
+  private keepSlotSizes(): void {
+    if (this.embedded) return;
+    const active = this.root.ownerDocument.activeElement;
+    if (!this.steady && !(active && this.root.contains(active))) return;
+    this.steady = true;
+    const { meshWidth, meshHeight, mapHeight } = this.laidOut;
+    atLeast(this.meshSlot, "minWidth", meshWidth);
+    atLeast(this.meshSlot, "minHeight", meshHeight);
+    atLeast(this.mapSlot, "minHeight", mapHeight);
   }
 
   private requestExplicitView(): void {
@@ -224,6 +273,7 @@ export class ShardvizView {
     }
     this.renderPictureBar(layout);
     this.renderMap();
+    this.followPictures();
   }
 
   /** The colour and label choices of the pictures, and the colour legend. */
@@ -374,6 +424,12 @@ export function carryTarget(target: Target | null, previous: Layout | null, next
     cell.push(i);
   }
   return { kind: "tile", tile: ravel(cell, next.tileCounts) };
+}
+
+/** Raises a minimum size to `pixels` (never lowers it; a style left as it is costs no restyle). */
+function atLeast(slot: HTMLElement, property: "minWidth" | "minHeight", pixels: number): void {
+  if (pixels <= (Number.parseFloat(slot.style[property]) || 0)) return;
+  slot.style[property] = `${pixels}px`;
 }
 
 /** True when two layouts cut the same array the same way (so the map's slice still applies). */

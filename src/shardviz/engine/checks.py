@@ -92,6 +92,8 @@ def check_spec(mesh: Any, spec: Any, shape: tuple[int, ...]) -> None:
             f"the spec {spec_repr(spec)} has {len(spec)} entries but the array has rank {len(shape)} "
             f"(shape {shape}); give at most one entry per dimension"
         )
+    # Every axis is checked before any extent: an axis used twice, or not in the mesh, is what is
+    # wrong with the spec, whatever the extents (JAX refuses it first too).
     seen: dict[Any, int] = {}
     for d, entry in enumerate(spec):
         if entry is PartitionSpec.UNCONSTRAINED:
@@ -110,6 +112,7 @@ def check_spec(mesh: Any, spec: Any, shape: tuple[int, ...]) -> None:
                     "each mesh axis can split at most one dimension"
                 )
             seen[axis] = d
+    for d, entry in enumerate(spec):
         axes = entry_axes(entry)
         cuts = math.prod(sizes[a] for a in axes)
         if cuts and shape[d] % cuts:

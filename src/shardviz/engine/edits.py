@@ -141,12 +141,9 @@ def adapt_spec(spec: PartitionSpec, shape: Sequence[int], old_mesh: Any, new_mes
 
     The result always fits the new mesh and the shape.
     """
-    old_names = tuple(str(n) for n in old_mesh.axis_names) if old_mesh is not None else ()
     new_names = tuple(str(n) for n in new_mesh.axis_names)
     sizes = dict(zip(new_names, (int(s) for s in new_mesh.axis_sizes)))
-    renamed: dict[str, str] = {}
-    if len(old_names) == len(new_names):
-        renamed = {o: n for o, n in zip(old_names, new_names) if o != n and o not in new_names and n not in old_names}
+    renamed = _renames(old_mesh, new_mesh)
     entries: list[Any] = []
     changes: list[str] = []
     for d, entry in enumerate(spec):
@@ -171,3 +168,29 @@ def adapt_spec(spec: PartitionSpec, shape: Sequence[int], old_mesh: Any, new_mes
     while entries and entries[-1] is None:
         entries.pop()
     return AdaptedSpec(PartitionSpec(*entries), tuple(changes))
+
+
+def _renames(old_mesh: Any, new_mesh: Any) -> dict[str, str]:
+    """Axes renamed in place: same position, a name neither mesh shares (meshes of as many axes)."""
+    old_names = tuple(str(n) for n in old_mesh.axis_names) if old_mesh is not None else ()
+    new_names = tuple(str(n) for n in new_mesh.axis_names)
+    if len(old_names) != len(new_names):
+        return {}
+    return {o: n for o, n in zip(old_names, new_names) if o != n and o not in new_names and n not in old_names}
+
+
+def renamed_spec(spec: PartitionSpec, old_mesh: Any, new_mesh: Any) -> PartitionSpec:
+    """``spec`` with the axes :func:`adapt_spec` renames renamed, and nothing dropped."""
+    renamed = _renames(old_mesh, new_mesh)
+    if not renamed:
+        return spec
+    return PartitionSpec(
+        *(
+            None
+            if entry is None
+            else tuple(renamed.get(str(a), str(a)) for a in entry)
+            if isinstance(entry, (tuple, list))
+            else renamed.get(str(entry), str(entry))
+            for entry in spec
+        )
+    )

@@ -24,10 +24,14 @@ def mesh_payload(mesh: MeshInfo) -> dict[str, Any]:
     }
 
 
-def layout_payload(layout: LayoutData, *, array_name: str | None = None) -> dict[str, Any]:
+def layout_payload(
+    layout: LayoutData, *, array_name: str | None = None, user_spec: tuple[tuple[str, ...], ...] | None = None
+) -> dict[str, Any]:
+    """The payload; ``user_spec`` (one tuple of axes per dimension) is the spec the user set, given
+    only where a mesh edit cut the spec shown from it (docs/payload.md)."""
     cols = layout.columns
     mesh = layout.mesh
-    return {
+    payload = {
         "kind": "array",
         "version": PAYLOAD_VERSION,
         "type_str": layout.type_str,
@@ -61,6 +65,9 @@ def layout_payload(layout: LayoutData, *, array_name: str | None = None) -> dict
         "code": sharding_code(layout, array_name),
         "has_array": layout.has_array,
     }
+    if user_spec is not None:
+        payload["user_spec"] = [list(axes) for axes in user_spec]
+    return payload
 
 
 def device_columns_payload(cols: DeviceColumns) -> dict[str, Any]:

@@ -18,7 +18,9 @@ import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..text.ranges import compress_ids
 from . import edits as rq
+from .checks import entry_axes, spec_repr
 from .describe import describe
 from .layout import Layout
 from .payload import layout_payload
@@ -35,10 +37,20 @@ class ArrayState:
     spec: PartitionSpec
     array_name: str | None = None
     platform: str | None = None
+    # The spec the user set, where a mesh edit cut ``spec`` from it (axes the mesh lacked or that
+    # no longer divided their dimension); None when ``spec`` is the user's own. A later mesh edit
+    # starts again from it, so a spec comes back whole where it fits again.
+    asked_spec: PartitionSpec | None = None
 
     @functools.cached_property
     def payload(self) -> dict[str, Any]:
-        return layout_payload(self.layout, array_name=self.array_name)
+        asked = None if self.asked_spec is None else spec_entries(self.asked_spec, len(self.shape))
+        return layout_payload(self.layout, array_name=self.array_name, user_spec=asked)
+
+    @property
+    def user_spec(self) -> PartitionSpec:
+        """The spec the user set (``spec`` unless a mesh edit cut it)."""
+        return self.spec if self.asked_spec is None else self.asked_spec
 
     @property
     def sharding(self) -> Any:
@@ -60,7 +72,9 @@ class ArrayState:
         """The state after a request; ``None`` keeps a part as it is.
 
         Raises EditError naming the control at fault; ``self`` is unchanged.
-        Returns the new state and a notice (``""`` unless the spec was adapted).
+        Returns the new state and a notice: ``""``, or what else the edit did (the
+        spec the user set carried over to a new mesh, the machine's devices a mesh
+        on fewer of them takes).
         """
         new_mesh = self._resolve_mesh(mesh)
         try:
@@ -70,16 +84,44 @@ class ArrayState:
         kind = self.layout.memory_kind if memory_kind is None else memory_kind
         if not isinstance(kind, str) or not kind:
             raise rq.EditError(f"memory_kind must be a non-empty string, not {kind!r}", "memory_kind")
+        asked = new_spec if spec is not None else self.user_spec
         notice = ""
-        if adapt and mesh is not None and spec is None and new_mesh is not None and new_mesh is not self.mesh:
-            adapted = rq.adapt_spec(new_spec, self.shape, self.mesh, new_mesh)
-            if adapted.changes:
-                new_spec = adapted.spec
-                notice = "The spec changed with the mesh: " + "; ".join(adapted.changes) + "."
+        if adapt and mesh is not None and spec is None and new_mesh is not None and new_mesh != self.mesh:
+            new_spec, notice = self._carried(new_mesh)
+            asked = rq.renamed_spec(asked, self.mesh, new_mesh)
         target = rq.check_target(new_mesh, new_spec, kind, self.shape, source)
         layout, array = self._place(target, source if source in ("mesh", "memory_kind") else "spec")
-        state = replace(self, layout=layout, array=array, mesh=target.mesh, spec=target.spec)
+        rank = len(self.shape)
+        kept = None if spec_entries(asked, rank) == spec_entries(target.spec, rank) else asked
+        state = replace(self, layout=layout, array=array, mesh=target.mesh, spec=target.spec, asked_spec=kept)
+        if mesh is not None:
+            notice = " ".join(filter(None, [notice, state._devices_taken(self)]))
         return state, notice
+
+    def _carried(self, new_mesh: Any) -> tuple[PartitionSpec, str]:
+        """The spec the user set carried over to ``new_mesh``, and the notice saying how."""
+        asked = self.user_spec
+        adapted = rq.adapt_spec(asked, self.shape, self.mesh, new_mesh)
+        if self.asked_spec is None:
+            if not adapted.changes:
+                return self.spec, ""
+            return adapted.spec, "The spec changed with the mesh: " + "; ".join(adapted.changes) + "."
+        said = spec_repr(tuple(trimmed(rq.renamed_spec(asked, self.mesh, new_mesh))))
+        if adapted.changes:
+            return adapted.spec, f"The spec you set, {said}, fits this mesh only in part: " + "; ".join(
+                adapted.changes
+            ) + "."
+        return adapted.spec, f"The spec is {said} again, as you set it: it fits this mesh."
+
+    def _devices_taken(self, before: ArrayState) -> str:
+        """What a mesh edit onto fewer of the machine's devices than it has did, in a sentence."""
+        mesh = self.mesh
+        count = self.layout.device_count
+        if not isinstance(mesh, Mesh) or count >= self.layout.machine_devices or count == before.layout.device_count:
+            return ""
+        what = "the array was copied onto them" if self.original is not None else "a what-if layout, no array placed"
+        ids = compress_ids(self.layout.columns.ids)
+        return f"This mesh takes {count} of the machine's {self.layout.machine_devices} devices ({ids}): {what}."
 
     def _resolve_mesh(self, mesh: Any) -> rq.MeshLike | None:
         if mesh is None:
@@ -169,3 +211,17 @@ def start_state(
         array_name=array_name,
         platform=platform if layout.is_virtual else None,
     )
+
+
+def spec_entries(spec: Any, rank: int) -> tuple[tuple[str, ...], ...]:
+    """A spec as one tuple of axis names per dimension, padded to ``rank``."""
+    entries = tuple(tuple(str(a) for a in entry_axes(e)) for e in spec)
+    return entries + ((),) * (rank - len(entries))
+
+
+def trimmed(spec: PartitionSpec) -> PartitionSpec:
+    """``spec`` without trailing unsplit dimensions (as the browser, which sees them padded, writes it)."""
+    entries = list(spec)
+    while entries and not entry_axes(entries[-1]):
+        entries.pop()
+    return PartitionSpec(*entries)

@@ -19,6 +19,7 @@ from ..engine.edits import MeshLike
 from ..engine.layout import Layout
 from ..engine.placement import ArrayState, start_state
 from ..errors import ShardingError
+from ..plan.whatif import trace as trace_whatif
 from ..program.moves import resharding
 from ..program.program import Program
 from .base import ViewWidget
@@ -91,7 +92,10 @@ class ShardingWidget(ViewWidget[ArrayState]):
     def last_move(self) -> Program | None:
         """The program that moved the array to its current layout in the last edit:
         ``jax.jit(lambda a: a, out_shardings=new)`` on the previous array, traced.
-        None before any edit, without an array, or when no single program does it."""
+        None before any edit, without an array, or when no single program does it.
+        Past 2,048 CPU devices it is compiled in a child process (XLA:CPU compiles
+        for no more in one), over the same mesh positions: its ``whatif`` says so
+        and its devices are the child's."""
         return self._last_move
 
     @property
@@ -160,7 +164,7 @@ class ShardingWidget(ViewWidget[ArrayState]):
             super()._on_editor_trait(change)
 
     def _accepted(self, before: ArrayState, after: ArrayState) -> None:
-        self._last_move, summary = resharding(before, after)
+        self._last_move, summary = resharding(before, after, elsewhere=_trace_in_child)
         with self._quietly():
             self.move = summary
 
@@ -175,6 +179,15 @@ class ShardingWidget(ViewWidget[ArrayState]):
     def preview(self, device_id: int, dims: tuple[int, ...] | None = None) -> dict[str, Any]:
         """The bounded value preview the inspector shows for one device."""
         return preview_message(self.array, self.layout, {"device": device_id, "dims": list(dims or ())})
+
+
+# A move XLA:CPU cannot compile in the kernel (past 2,048 devices) is compiled in a child
+# process with that many CPU devices, waited for at most this long.
+MOVE_CHILD_TIMEOUT_S = 120.0
+
+
+def _trace_in_child(fun: Any, args: tuple[Any, ...], mesh: Any) -> Program:
+    return trace_whatif(fun, *args, mesh=mesh, whatif_timeout=MOVE_CHILD_TIMEOUT_S)
 
 
 __all__ = ["ShardingWidget", "resharding"]
