@@ -10,10 +10,11 @@
  */
 
 import type { Program } from "../payload/program";
+import { specText } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { renderAxisText, renderSpec } from "./axisText";
 import { shownSpecText } from "./compose";
-import { typeHidesAxes } from "./sourceListing";
+import { typeHidesAxes } from "./programChips";
 
 export interface InputSpecsOptions {
   readOnly: boolean;
@@ -82,7 +83,11 @@ export class InputSpecs {
         ]),
         this.inputsBody,
         h("thead", {}, [
-          h("tr", {}, [h("th", { scope: "col" }, ["output"]), h("th", { scope: "col", colspan: 2 }, ["type"])]),
+          h("tr", {}, [
+            h("th", { scope: "col" }, ["output"]),
+            h("th", { scope: "col" }, ["type"]),
+            h("th", { scope: "col" }, [""]),
+          ]),
         ]),
         this.outputsBody,
       ]),
@@ -136,11 +141,23 @@ export class InputSpecs {
         row.children[1].replaceWith(typeCell(inputs[k].type));
       });
     }
+    const changes = program.payload.layout_changes ?? [];
     replaceChildren(
       this.outputsBody,
-      outputs.map((entry, k) =>
-        h("tr", { "data-output-row": k }, [h("td", {}, [ioButton("output", k, entry.path)]), typeCell(entry.type)]),
-      ),
+      outputs.map((entry, k) => {
+        // An output laid out unlike the input it stands for is marked on its own row, saying how.
+        const change = changes.find((c) => c.output === entry.path);
+        return h("tr", { "data-output-row": k, "data-layout-changed": change ? "true" : null }, [
+          h("td", {}, [ioButton("output", k, entry.path)]),
+          typeCell(entry.type),
+          change
+            ? h("td", { class: "sv-io-changed", "data-role": "layout-changed" }, [
+                h("span", { class: "sv-warn-mark", "aria-hidden": "true" }, ["\u26a0 "]),
+                `laid out unlike ${change.input}: it went in ${changeSpec(change.before, change.before_memory_kind, change.after_memory_kind)}, comes back ${changeSpec(change.after, change.after_memory_kind, change.before_memory_kind)}; the next call moves it back`,
+              ])
+            : null,
+        ]);
+      }),
     );
     if (inputs.length === 0) {
       this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
@@ -321,4 +338,9 @@ function ioButton(kind: "input" | "output", k: number, path: string): HTMLElemen
     },
     [path],
   );
+}
+
+/** `P(x)`, with its memory kind where the two sides' kinds differ. */
+function changeSpec(spec: string[][], kind: string | null, other: string | null): string {
+  return kind !== other && kind ? `${specText(spec)} in ${kind}` : specText(spec);
 }

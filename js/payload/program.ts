@@ -71,6 +71,11 @@ export interface ProgramCollectivePart {
   line: number | null;
   listing_line: number | null;
   stack?: number;
+  scope?: string;
+  pass?: number | null;
+  passes?: number | null;
+  backward?: boolean;
+  where_label?: string;
 }
 
 export interface ProgramBody {
