@@ -52,6 +52,9 @@ interface Editor {
 
 export type IoSelection = { kind: "input" | "output"; index: number } | null;
 
+/** Rows of inputs, and of outputs, shown before a "show all" button (a training step has hundreds). */
+export const IO_ROWS_SHOWN = 12;
+
 export class InputSpecs {
   readonly element: HTMLElement;
   private readonly options: InputSpecsOptions;
@@ -67,6 +70,8 @@ export class InputSpecs {
   private lastSent: string[] | null = null;
   /** The editor that sent the last edit (its text stays while a program error shows). */
   private lastSender = -1;
+  /** Inputs' and outputs' rows past the first few were asked for. */
+  private readonly unfolded = { input: false, output: false };
 
   constructor(options: InputSpecsOptions) {
     this.options = options;
@@ -95,6 +100,12 @@ export class InputSpecs {
     this.element.addEventListener(
       "click",
       (event) => {
+        const more = (event.target as Element | null)?.closest?.("[data-role='more-rows']");
+        if (more) {
+          const kind = more.getAttribute("data-rows") === "output" ? "output" : "input";
+          this.unfold(kind);
+          return;
+        }
         const button = (event.target as Element | null)?.closest?.("[data-io]");
         if (!button) return;
         const k = Number(button.getAttribute("data-index"));
@@ -137,7 +148,7 @@ export class InputSpecs {
         ),
       );
     } else {
-      Array.from(this.inputsBody.children).forEach((row, k) => {
+      Array.from(this.inputsBody.querySelectorAll(":scope > [data-input-row]")).forEach((row, k) => {
         row.children[1].replaceWith(typeCell(inputs[k].type));
       });
     }
@@ -162,6 +173,8 @@ export class InputSpecs {
     if (inputs.length === 0) {
       this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
     }
+    this.fold("input");
+    this.fold("output");
   }
 
   /**
@@ -198,6 +211,10 @@ export class InputSpecs {
   }
 
   setSelected(selection: IoSelection): void {
+    if (selection) {
+      const row = this.bodyOf(selection.kind).children[selection.index] as HTMLElement | undefined;
+      if (row?.hidden) this.unfold(selection.kind);
+    }
     for (const button of Array.from(this.element.querySelectorAll<HTMLElement>("[data-io]"))) {
       const on =
         selection !== null &&
@@ -206,6 +223,36 @@ export class InputSpecs {
       button.classList.toggle("sv-chip-selected", on);
       button.setAttribute("aria-pressed", String(on));
     }
+  }
+
+  private bodyOf(kind: "input" | "output"): HTMLElement {
+    return kind === "input" ? this.inputsBody : this.outputsBody;
+  }
+
+  /** Hides rows past the first few behind a "show all" row, unless they were asked for. */
+  private fold(kind: "input" | "output"): void {
+    const body = this.bodyOf(kind);
+    body.querySelector("[data-role='more-rows']")?.closest("tr")?.remove();
+    const rows = Array.from(body.children) as HTMLElement[];
+    const fold = !this.unfolded[kind] && rows.length > IO_ROWS_SHOWN + 2;
+    rows.forEach((row, k) => {
+      row.hidden = fold && k >= IO_ROWS_SHOWN;
+    });
+    if (!fold) return;
+    body.append(
+      h("tr", {}, [
+        h("td", { colspan: 3 }, [
+          h("button", { type: "button", class: "sv-button sv-more", "data-role": "more-rows", "data-rows": kind }, [
+            `Show all ${rows.length} ${kind}s`,
+          ]),
+        ]),
+      ]),
+    );
+  }
+
+  private unfold(kind: "input" | "output"): void {
+    this.unfolded[kind] = true;
+    this.fold(kind);
   }
 
   private errorFor(k: number): string {

@@ -160,9 +160,11 @@ export function familySpan(labels: readonly string[]): string {
     const numbers = passes.map((m) => Number(m?.[1]));
     const low = Math.min(...numbers);
     const high = Math.max(...numbers);
-    const whole = high - low + 1 === numbers.length;
-    const which = whole ? `${low}\u2013${high}` : numbers.join(", ");
-    return `passes ${which} of ${passes[0]?.[2]}`;
+    const of = passes[0]?.[2];
+    if (high - low + 1 === numbers.length) return `passes ${low}\u2013${high} of ${of}`;
+    if (numbers.length <= 4) return `passes ${numbers.join(", ")} of ${of}`;
+    const sorted = [...numbers].sort((a, b) => a - b);
+    return `${numbers.length} passes: ${sorted[0]}, ${sorted[1]}, \u2026 ${sorted[sorted.length - 1]} of ${of}`;
   }
   if (distinct.length <= 2) return distinct.join(", ");
   return `${distinct[0]} \u2026 ${distinct[distinct.length - 1]}`;

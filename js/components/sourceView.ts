@@ -14,23 +14,20 @@
 import type { Program } from "../payload/program";
 import { lineLabel, plural } from "../payload/program";
 import {
-  type CollectiveFamily,
   foldLabel,
   type PassNotes,
   rowsOfCollective,
   type SourceBlock,
   type SourcePlan,
   type SourceRow,
-  type ValueFamily,
 } from "../payload/programSource";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { revealWithin } from "../util/scroll";
 import { CallTree } from "./callTree";
-import { collectiveChip, collectiveFamilyChip, valueChip, valueFamilyChip } from "./programChips";
+import { familyElement, familyMembers, moreFamilies, passElement } from "./sourceNotes";
 
-/** Chips (families) shown per pass of a line before a "more" button. */
-export const FAMILIES_SHOWN = 6;
+export { FAMILIES_SHOWN } from "./sourceNotes";
 
 export type SourceSelection =
   | { kind: "value"; index: number }
@@ -301,8 +298,8 @@ export class SourceView {
     }
     const notes = annotated
       ? h("div", { class: "sv-src-notes" }, [
-          this.passElement(row.forward, "forward", row.backward.valueCount + row.backward.collectives.length > 0),
-          this.passElement(row.backward, "backward", true),
+          passElement(program, row.forward, "forward", row.backward.valueCount + row.backward.collectives.length > 0),
+          passElement(program, row.backward, "backward", true),
         ])
       : null;
     const element = h(
@@ -329,48 +326,6 @@ export class SourceView {
     return element;
   }
 
-  /** One pass's chips: collectives first, then values; families past the first few behind "more". */
-  private passElement(notes: PassNotes, pass: "forward" | "backward", tagged: boolean): HTMLElement | null {
-    const families: (CollectiveFamily | ValueFamily)[] = [...notes.collectives, ...notes.values];
-    if (families.length === 0) return null;
-    const row = h("div", { class: `sv-pass sv-pass-${pass}`, "data-role": "pass-notes", "data-pass": pass }, [
-      tagged
-        ? h(
-            "span",
-            { class: "sv-pass-tag", title: pass === "forward" ? "forward pass" : "backward pass (gradients)" },
-            [pass === "forward" ? "fwd" : "bwd"],
-          )
-        : null,
-    ]);
-    for (const family of families.slice(0, FAMILIES_SHOWN)) row.append(this.familyElement(family));
-    const rest = families.length - FAMILIES_SHOWN;
-    if (rest > 0) {
-      const more = h("button", { type: "button", class: "sv-button sv-more", "data-role": "more-notes" }, [
-        `+${rest} more`,
-      ]);
-      moreFamilies.set(more, families.slice(FAMILIES_SHOWN));
-      row.append(more);
-    }
-    return row;
-  }
-
-  private familyElement(family: CollectiveFamily | ValueFamily): HTMLElement {
-    const program = this.program as Program;
-    if ("items" in family) {
-      if (family.items.length === 1) {
-        const item = family.items[0];
-        return collectiveChip(program, item.collective, item.part);
-      }
-      const chip = collectiveFamilyChip(program, family);
-      familyMembers.set(chip, () => family.items.map((item) => collectiveChip(program, item.collective, item.part)));
-      return chip;
-    }
-    if (family.values.length === 1) return valueChip(program, family.values[0], true);
-    const chip = valueFamilyChip(program, family);
-    familyMembers.set(chip, () => family.values.map((i) => valueChip(program, i, true)));
-    return chip;
-  }
-
   private toggleFamily(chip: HTMLElement): void {
     const open = chip.getAttribute("aria-expanded") !== "true";
     this.setFamilyOpen(chip, open);
@@ -393,7 +348,7 @@ export class SourceView {
 
   private showMore(more: HTMLElement): void {
     const families = moreFamilies.get(more) ?? [];
-    more.replaceWith(...families.map((f) => this.familyElement(f)));
+    more.replaceWith(...families.map((f) => familyElement(this.program as Program, f)));
     this.paintSelection();
   }
 
@@ -499,10 +454,6 @@ export class SourceView {
     }
   }
 }
-
-/** What a family chip opens into, and what a "more" button shows: kept beside the elements, not in them. */
-const familyMembers = new WeakMap<HTMLElement, () => HTMLElement[]>();
-const moreFamilies = new WeakMap<HTMLElement, (CollectiveFamily | ValueFamily)[]>();
 
 function hasNotes(row: SourceRow): boolean {
   const count = (n: PassNotes) => n.valueCount + n.collectives.length;

@@ -221,6 +221,9 @@ describe("axis labels and family spans", () => {
   it("says what tells a family apart: a run of passes, or the first and last scope", () => {
     expect(familySpan(["pass 1 of 4", "pass 2 of 4", "pass 3 of 4", "pass 4 of 4"])).toBe("passes 1\u20134 of 4");
     expect(familySpan(["pass 2 of 9", "pass 4 of 9", "pass 6 of 9"])).toBe("passes 2, 4, 6 of 9");
+    expect(familySpan(["pass 3 of 9", "pass 5 of 9", "pass 7 of 9", "pass 9 of 9", "pass 1 of 9"])).toBe(
+      "5 passes: 1, 3, \u2026 9 of 9",
+    );
     expect(familySpan(["layers_0", "layers_1", "layers_2"])).toBe("layers_0 \u2026 layers_2");
     expect(familySpan(["layers_0", "layers_1"])).toBe("layers_0, layers_1");
     expect(familySpan(["", ""])).toBe("");

@@ -16,9 +16,10 @@ import { axisMark, renderAxisText } from "../components/axisText";
 import { CollectiveTable } from "../components/collectiveTable";
 import { GroupGrid } from "../components/groupGrid";
 import { InputSpecs } from "../components/inputSpecs";
+import { lineFacts } from "../components/lineFacts";
 import { MemoryStrip } from "../components/memoryStrip";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
-import { collectiveChip, collectiveWhere, valueWhere } from "../components/programChips";
+import { collectiveWhere, valueWhere } from "../components/programChips";
 import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
 import { SourceView } from "../components/sourceView";
@@ -40,7 +41,6 @@ import {
   stackFrames,
   valueLabel,
 } from "../payload/program";
-import { liveAt } from "../payload/programMemory";
 import { foldLabel, type SourcePlan, sourcePlan } from "../payload/programSource";
 import { EDIT_ANSWERED } from "../traits/edits";
 import type { ProgramHost } from "../traits/program";
@@ -434,62 +434,9 @@ export class ProgramView {
 
   /** A line: where it is, its text, what it sends and what it holds at the memory peak. */
   private showLine(program: Program, entry: number): void {
-    const { payload } = program;
-    const row = this.plan?.rowOfEntry[entry] ?? null;
-    const line = payload.lines[entry];
-    const where = lineLabel(payload, line?.file ?? null, line?.line ?? null) || "no line of yours";
-    const block = row && row.block >= 0 ? this.plan?.blocks[row.block] : undefined;
-    this.selectionTitle.textContent = `Line ${where}${block ? ` (${block.name})` : ""}`;
-    const entries = row?.entries ?? [entry];
-    const text = lineText(payload, line?.file ?? null, line?.line ?? null);
-    const facts = h("dl", { class: "sv-coll-facts", "data-role": "line-facts" });
-    const add = (label: string, value: string | HTMLElement): void => {
-      facts.append(h("dt", {}, [label]), h("dd", {}, [value]));
-    };
-    const count = (pass: "forward" | "backward") => (row ? row[pass].valueCount : 0);
-    add("values", `${count("forward")} in the forward pass, ${count("backward")} in the backward pass`);
-    add("sends per call", formatBytes(row?.sentBytes ?? 0));
-    const timeline = payload.memory_timeline;
-    const held: HTMLElement[] = [];
-    if (timeline) {
-      add("holds at the peak", formatBytes(row?.peakBytes ?? 0));
-      const mine = new Set(timeline.groups.line.flatMap((l, g) => (entries.includes(l) ? [g] : [])));
-      const atPeak = liveAt(timeline, timeline.peak_step).filter((g) => mine.has(g.group));
-      const most = Array.from(mine).filter((g) => timeline.groups.most_bytes[g] > 0);
-      if (most.length > 0) {
-        held.push(
-          h("p", { class: "sv-muted" }, ["What this line makes, as memory (per device):"]),
-          h(
-            "ul",
-            { class: "sv-line-groups", "data-role": "line-memory" },
-            most.map((g) => {
-              const peak = atPeak.find((a) => a.group === g)?.bytes ?? 0;
-              return h("li", { "data-group": g }, [
-                h("span", { class: "sv-value-name" }, [timeline.groups.label[g]]),
-                ` ${timeline.kinds[timeline.groups.kind[g]] ?? ""}: at most ${formatBytes(timeline.groups.most_bytes[g])}`,
-                peak > 0 ? `, ${formatBytes(peak)} live at the peak` : ", none live at the peak",
-              ]);
-            }),
-          ),
-        );
-      }
-    }
-    const collectives = payload.lines.flatMap((l, e) =>
-      entries.includes(e)
-        ? [
-            ...l.collectives
-              .filter((c) => !(payload.collectives[c].parts?.length ?? 0))
-              .map((c) => collectiveChip(program, c)),
-            ...(l.parts ?? []).map(([c, k]) => collectiveChip(program, c, k)),
-          ]
-        : [],
-    );
-    replaceChildren(this.selectionMessage, [
-      text ? h("pre", { class: "sv-line-text" }, [text]) : null,
-      facts,
-      collectives.length > 0 ? h("div", { class: "sv-chip-row sv-line-collectives" }, collectives) : null,
-      ...held,
-    ]);
+    const about = lineFacts(program, this.plan, entry);
+    this.selectionTitle.textContent = about.title;
+    replaceChildren(this.selectionMessage, about.content);
     this.showLayout(null);
     this.showGroups(null);
   }

@@ -358,3 +358,27 @@ describe("labels and marks", () => {
     view.cleanup();
   });
 });
+
+describe("the inputs of a pod-scale step", () => {
+  it("shows the first inputs and outputs, the rest behind a button, and a chosen one anyway", () => {
+    const payload = loadProgram("pod_step");
+    const { el } = show("pod_step");
+    const visible = (role: string) => all(el, `[data-${role}-row]`).filter((r) => !r.hidden).length;
+    expect(payload.inputs.length).toBeGreaterThan(100);
+    expect(visible("input")).toBe(12);
+    expect(visible("output")).toBe(12);
+    // An argument live at the memory peak, chosen in the strip, shows its row.
+    const strip = query(el, '[data-role="memory-strip"]');
+    query(strip, '[data-role="memory-more"]').click();
+    const hidden = all(strip, '[data-role="memory-group"][data-kind="argument"]').find((g) => {
+      const path = payload.memory_timeline?.groups.label[Number(g.getAttribute("data-group"))];
+      return payload.inputs.findIndex((i) => i.path === path) >= 12;
+    });
+    if (!hidden) throw new Error("no argument past the first rows is live at the peak");
+    hidden.click();
+    expect(visible("input")).toBe(payload.inputs.length);
+    query(el, '[data-role="more-rows"][data-rows="output"]').click();
+    expect(visible("output")).toBe(payload.outputs.length);
+    expect(el.querySelector('[data-role="more-rows"][data-rows="output"]')).toBeNull();
+  });
+});
