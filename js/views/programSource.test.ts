@@ -382,3 +382,19 @@ describe("the inputs of a pod-scale step", () => {
     expect(el.querySelector('[data-role="more-rows"][data-rows="output"]')).toBeNull();
   });
 });
+
+describe("a re-trace", () => {
+  it("keeps a selected line selected, found by its file and line number", () => {
+    const payload = loadProgram("layers");
+    const view = show("layers");
+    const line = lineOf(payload, 'x = x + dense(h, layer["wo"])');
+    query(row(view.el, "mlp_layers", line), '[data-role="line-number"]').click();
+    // The same program traced again: a new payload object, drawn anew.
+    const again = JSON.parse(JSON.stringify(payload)) as ProgramPayload;
+    view.fromPython({ payload: again });
+    expect(query(view.el, '[data-role="source-line"][aria-current="true"]').getAttribute("data-line")).toBe(
+      String(line),
+    );
+    expect(query(view.el, '[data-role="selection"] .sv-panel-title').textContent).toContain(`:${line} (mlp_layers)`);
+  });
+});
