@@ -83,16 +83,16 @@ sw""",
     """def dense(x, kernel):
     return x @ kernel
 
-def mlp(layers, x):
+def mlp_layers(layers, x):
     for layer in layers:
         h = jax.nn.relu(dense(x, layer['wi']))
         x = x + dense(h, layer['wo'])
     return x
 
 def layers_loss(params, batch):
-    pred = mlp(params['layers'], batch['x'])
+    pred = mlp_layers(params['layers'], batch['x'])
     return jnp.mean((pred - batch['y']) ** 2)""",
-    # LAYER_STEP: the traced training step, train_step -> layers_loss -> mlp -> dense
+    # LAYER_STEP: the traced training step, train_step -> layers_loss -> mlp_layers -> dense
     """def train_step(params, batch):
     loss, grads = jax.value_and_grad(layers_loss)(params, batch)
     return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
@@ -330,7 +330,7 @@ def panel_screenshot(session: Session, widget: Any, selector: str, name: str) ->
 
 
 def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place(session: Session) -> None:
-    """train_step -> layers_loss -> mlp -> dense, two cells: each function its own block named as its
+    """train_step -> layers_loss -> mlp_layers -> dense, two cells: each function its own block named as its
     cell, the call tree and its links, dense's one line with its forward and backward passes together,
     and no line of source cut at the panel's edge."""
     out = session.nb.cell(LAYER_STEP).locator(".jp-OutputArea-output").first
@@ -340,7 +340,7 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     blocks = widget.locator('[data-role="source-block"]')
     expect(blocks).to_have_count(4)
     names = blocks.evaluate_all("bs => bs.map((b) => b.getAttribute('data-function'))")
-    assert names == ["train_step", "layers_loss", "mlp", "dense"]
+    assert names == ["train_step", "layers_loss", "mlp_layers", "dense"]
     dense = widget.locator('[data-role="source-block"][data-function="dense"]')
     expect(dense.locator(".sv-block-head")).to_contain_text(f"In [{number}]:1")
     line = dense.locator('[data-role="source-line"][data-line="2"]')
@@ -350,7 +350,7 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     # A call site's link opens its callee's block and puts the focus on its heading.
     dense.locator('[data-role="block-toggle"]').click()
     expect(dense.locator(".sv-block-body")).to_be_hidden()
-    widget.locator('[data-role="source-block"][data-function="mlp"] [data-role="call-link"]').first.click()
+    widget.locator('[data-role="source-block"][data-function="mlp_layers"] [data-role="call-link"]').first.click()
     expect(dense.locator(".sv-block-body")).to_be_visible()
     expect(dense.locator('[data-role="block-toggle"]')).to_be_focused()
     # The call tree by keyboard: down from the traced function, Enter opens that function's block.
@@ -363,7 +363,7 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
         widget.locator('[data-role="source-block"][data-function="layers_loss"] [data-role="block-toggle"]')
     ).to_be_focused()
     # A loop's passes are one chip; opened, one chip per pass.
-    h = widget.locator('[data-role="source-block"][data-function="mlp"] [data-role="value-family"]').first
+    h = widget.locator('[data-role="source-block"][data-function="mlp_layers"] [data-role="value-family"]').first
     h.click()
     expect(h).to_have_attribute("aria-expanded", "true")
     expect(widget.locator(".sv-members").first.locator('[data-role="value"]')).to_have_count(4)
