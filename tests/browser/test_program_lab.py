@@ -105,7 +105,6 @@ params = {'layers': [{'wi': _put((64, 256), P(None, 'model')), 'wo': _put((256, 
 batch = {'x': _put((32, 64), P('data', None)), 'y': _put((32, 64), P('data', None))}
 lprog = shardviz.trace(train_step, params, batch)
 lw = shardviz.ProgramWidget(lprog)
-print('DEFS CELL', [k for k, v in enumerate(In) if v.startswith('def dense')])
 lw""",
     # MEMORY_PROBE: what the kernel's timeline says is live at each step
     """_mprobe = globals().get('_mprobe', 0) + 1
@@ -333,9 +332,8 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     """train_step -> layers_loss -> mlp_layers -> dense, two cells: each function its own block named as its
     cell, the call tree and its links, dense's one line with its forward and backward passes together,
     and no line of source cut at the panel's edge."""
-    out = session.nb.cell(LAYER_STEP).locator(".jp-OutputArea-output").first
-    expect(out).to_contain_text("DEFS CELL")
-    number = int(re.search(r"DEFS CELL \[(\d+)\]", out.inner_text()).group(1))
+    prompt = session.nb.cell(LAYER_DEFS).locator(".jp-InputPrompt").inner_text().strip()  # "[6]:"
+    number = int(re.search(r"\[(\d+)\]", prompt).group(1))
     widget = session.widget(LAYER_STEP)
     blocks = widget.locator('[data-role="source-block"]')
     expect(blocks).to_have_count(4)
