@@ -132,6 +132,60 @@ def helper_stack(params, x):
     return jnp.mean(out**2)
 
 
+def mlp_layers(layers, x):
+    # A Python loop of layers with no scopes: each layer's values and collectives are told apart by pass.
+    for layer in layers:
+        h = jax.nn.relu(dense(x, layer["wi"]))
+        x = x + dense(h, layer["wo"])
+    return x
+
+
+def loss_fn(params, batch):
+    pred = mlp_layers(params["layers"], batch["x"])
+    with jax.named_scope("head"):
+        logits = dense(pred, params["head"])
+    return jnp.mean((logits - batch["y"]) ** 2)
+
+
+def train_step(params, batch):
+    # train_step -> loss_fn -> mlp_layers -> dense: four functions, each a source block of its own.
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    params = jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+    return loss, params
+
+
+def adam_step(params, opt, batch):
+    loss, grads = jax.value_and_grad(loss_fn)(params, batch)
+    mu = jax.tree.map(lambda m, g: 0.9 * m + 0.1 * g, opt["mu"], grads)
+    nu = jax.tree.map(lambda v, g: 0.999 * v + 0.001 * g * g, opt["nu"], grads)
+    params = jax.tree.map(lambda p, m, v: p - 1e-3 * m / (jnp.sqrt(v) + 1e-8), params, mu, nu)
+    return loss, params, {"mu": mu, "nu": nu}
+
+
+def nested_loss(params, x):
+    def layer(h, p):
+        w_in, w_out = p
+        return h + jnp.dot(jnp.tanh(h @ w_in), w_out), None
+
+    out, _ = jax.lax.scan(layer, x, params)
+    return (out**2).mean()
+
+
+def layered(mesh: Mesh, layers: int, adam: bool = False) -> tuple[Any, ...]:
+    """Arguments of ``train_step`` (or ``adam_step``) with ``layers`` layers, tensor parallel over ``model``."""
+
+    def put(shape: tuple[int, ...], spec: P) -> jax.Array:
+        return jax.device_put(jnp.ones(shape), NamedSharding(mesh, spec))
+
+    stack = [{"wi": put((64, 256), P(None, "model")), "wo": put((256, 64), P("model", None))} for _ in range(layers)]
+    params = {"layers": stack, "head": put((64, 16), P())}
+    batch = {"x": put((32, 64), P("data", None)), "y": put((32, 16), P("data", None))}
+    if not adam:
+        return params, batch
+    opt = {"mu": jax.tree.map(jnp.zeros_like, params), "nu": jax.tree.map(jnp.zeros_like, params)}
+    return params, opt, batch
+
+
 LAYERS, WIDTH, HIDDEN, BATCH = 24, 64, 128, 16
 
 
@@ -199,6 +253,9 @@ def programs() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
                 put((8, 16), P("data", None), dm),
             ),
         ),
+        "layers": (train_step, layered(dm, 4)),
+        "pod_step": (adam_step, layered(dm, 24, adam=True)),
+        "nested": (nested_loss, (params, put((BATCH, WIDTH), P("data", None), dm))),
     }
 
 

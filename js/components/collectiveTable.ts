@@ -14,6 +14,7 @@ import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { revealWithin } from "../util/scroll";
 import { axisMark } from "./axisText";
+import { renderAxes } from "./programChips";
 import { collectiveLine, runsText } from "./programText";
 
 const SHORT_DTYPES: Record<string, string> = {
@@ -117,7 +118,9 @@ export class CollectiveTable {
           ]),
           h("th", { scope: "col", class: "sv-num", title: "runs per call of the program" }, ["runs"]),
           this.bytesHeader,
-          h("th", { scope: "col" }, ["line"]),
+          h("th", { scope: "col", title: "its line; under it, its name scope, loop pass, or the array it lays out" }, [
+            "line",
+          ]),
         ]),
       ]),
       this.body,
@@ -192,9 +195,10 @@ export class CollectiveTable {
       const c = collectives[i];
       const axes = h("td", {}, []);
       if (c.axes === null && c.axes_label && c.axes_label !== "?") {
-        axes.append(
-          h("span", { title: "pieces of mesh axes: size devices a stride apart along the axis" }, [c.axes_label]),
-        );
+        // Pieces of axes, each whole on one line: `y[sub 2 of 4, stride 2]` never reads as `y[sub 2 of 4,`.
+        const pieces = renderAxes(c, names, "");
+        pieces.title = "pieces of mesh axes: size devices a stride apart along the axis";
+        axes.append(pieces);
       } else if (c.axes === null)
         axes.append(h("span", { class: "sv-muted", title: "the groups are no mesh axes or pieces of them" }, ["?"]));
       else if (c.axes.length === 0) axes.append(h("span", { class: "sv-muted" }, ["none"]));
@@ -230,6 +234,7 @@ export class CollectiveTable {
           ]),
           h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
             (c.parts?.length ?? 0) > 0 ? operandLines(program, c) : collectiveLine(program.payload, c) || "\u2014",
+            tableWhere(c),
           ]),
         ],
       );
@@ -254,4 +259,17 @@ function operandLines(program: Program, c: ProgramCollective): string {
     return where ? `${operands} on ${where}` : operands;
   }
   return `${operands}, ${plural(lines.size, "line")}`;
+}
+
+/** Under a collective's line: its scope, loop pass or the array it lays out, and `backward`; null for none. */
+function tableWhere(c: ProgramCollective): HTMLElement | null {
+  const parts = c.parts ?? [];
+  const labels = parts.length > 0 ? parts.map((p) => p.where_label ?? "") : [c.where_label ?? ""];
+  const distinct = Array.from(new Set(labels.filter((l) => l !== "")));
+  const where =
+    distinct.length <= 2
+      ? distinct.join("; ")
+      : `${distinct[0]} \u2026 ${distinct[distinct.length - 1]} (${distinct.length})`;
+  const text = [where, c.backward ? "backward" : ""].filter(Boolean).join(", ");
+  return text ? h("span", { class: "sv-coll-where", "data-role": "collective-where" }, [text]) : null;
 }

@@ -10,10 +10,11 @@
  */
 
 import type { Program, WhatIfInfo } from "../payload/program";
+import { specText } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
 import { renderAxisText, renderSpec } from "./axisText";
 import { shownSpecText } from "./compose";
-import { typeHidesAxes } from "./sourceListing";
+import { typeHidesAxes } from "./programChips";
 
 export interface InputSpecsOptions {
   readOnly: boolean;
@@ -56,6 +57,9 @@ export function whatifEditText(whatif: WhatIfInfo): string {
 
 export type IoSelection = { kind: "input" | "output"; index: number } | null;
 
+/** Rows of inputs, and of outputs, shown before a "show all" button (a training step has hundreds). */
+export const IO_ROWS_SHOWN = 12;
+
 export class InputSpecs {
   readonly element: HTMLElement;
   private readonly options: InputSpecsOptions;
@@ -73,6 +77,8 @@ export class InputSpecs {
   private lastSent: string[] | null = null;
   /** The editor that sent the last edit (its text stays while a program error shows). */
   private lastSender = -1;
+  /** Inputs' and outputs' rows past the first few were asked for. */
+  private readonly unfolded = { input: false, output: false };
 
   constructor(options: InputSpecsOptions) {
     this.options = options;
@@ -90,7 +96,11 @@ export class InputSpecs {
         ]),
         this.inputsBody,
         h("thead", {}, [
-          h("tr", {}, [h("th", { scope: "col" }, ["output"]), h("th", { scope: "col", colspan: 2 }, ["type"])]),
+          h("tr", {}, [
+            h("th", { scope: "col" }, ["output"]),
+            h("th", { scope: "col" }, ["type"]),
+            h("th", { scope: "col" }, [""]),
+          ]),
         ]),
         this.outputsBody,
       ]),
@@ -98,6 +108,12 @@ export class InputSpecs {
     this.element.addEventListener(
       "click",
       (event) => {
+        const more = (event.target as Element | null)?.closest?.("[data-role='more-rows']");
+        if (more) {
+          const kind = more.getAttribute("data-rows") === "output" ? "output" : "input";
+          this.unfold(kind);
+          return;
+        }
         const button = (event.target as Element | null)?.closest?.("[data-io]");
         if (!button) return;
         const k = Number(button.getAttribute("data-index"));
@@ -142,19 +158,33 @@ export class InputSpecs {
         ),
       );
     } else {
-      Array.from(this.inputsBody.children).forEach((row, k) => {
+      Array.from(this.inputsBody.querySelectorAll(":scope > [data-input-row]")).forEach((row, k) => {
         row.children[1].replaceWith(typeCell(inputs[k].type));
       });
     }
+    const changes = program.payload.layout_changes ?? [];
     replaceChildren(
       this.outputsBody,
-      outputs.map((entry, k) =>
-        h("tr", { "data-output-row": k }, [h("td", {}, [ioButton("output", k, entry.path)]), typeCell(entry.type)]),
-      ),
+      outputs.map((entry, k) => {
+        // An output laid out unlike the input it stands for is marked on its own row, saying how.
+        const change = changes.find((c) => c.output === entry.path);
+        return h("tr", { "data-output-row": k, "data-layout-changed": change ? "true" : null }, [
+          h("td", {}, [ioButton("output", k, entry.path)]),
+          typeCell(entry.type),
+          change
+            ? h("td", { class: "sv-io-changed", "data-role": "layout-changed" }, [
+                h("span", { class: "sv-warn-mark", "aria-hidden": "true" }, ["\u26a0 "]),
+                `laid out unlike ${change.input}: it went in ${changeSpec(change.before, change.before_memory_kind, change.after_memory_kind)}, comes back ${changeSpec(change.after, change.after_memory_kind, change.before_memory_kind)}; the next call moves it back`,
+              ])
+            : null,
+        ]);
+      }),
     );
     if (inputs.length === 0) {
       this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
     }
+    this.fold("input");
+    this.fold("output");
   }
 
   /**
@@ -191,6 +221,10 @@ export class InputSpecs {
   }
 
   setSelected(selection: IoSelection): void {
+    if (selection) {
+      const row = this.bodyOf(selection.kind).children[selection.index] as HTMLElement | undefined;
+      if (row?.hidden) this.unfold(selection.kind);
+    }
     for (const button of Array.from(this.element.querySelectorAll<HTMLElement>("[data-io]"))) {
       const on =
         selection !== null &&
@@ -199,6 +233,36 @@ export class InputSpecs {
       button.classList.toggle("sv-chip-selected", on);
       button.setAttribute("aria-pressed", String(on));
     }
+  }
+
+  private bodyOf(kind: "input" | "output"): HTMLElement {
+    return kind === "input" ? this.inputsBody : this.outputsBody;
+  }
+
+  /** Hides rows past the first few behind a "show all" row, unless they were asked for. */
+  private fold(kind: "input" | "output"): void {
+    const body = this.bodyOf(kind);
+    body.querySelector("[data-role='more-rows']")?.closest("tr")?.remove();
+    const rows = Array.from(body.children) as HTMLElement[];
+    const fold = !this.unfolded[kind] && rows.length > IO_ROWS_SHOWN + 2;
+    rows.forEach((row, k) => {
+      row.hidden = fold && k >= IO_ROWS_SHOWN;
+    });
+    if (!fold) return;
+    body.append(
+      h("tr", {}, [
+        h("td", { colspan: 3 }, [
+          h("button", { type: "button", class: "sv-button sv-more", "data-role": "more-rows", "data-rows": kind }, [
+            `Show all ${rows.length} ${kind}s`,
+          ]),
+        ]),
+      ]),
+    );
+  }
+
+  private unfold(kind: "input" | "output"): void {
+    this.unfolded[kind] = true;
+    this.fold(kind);
   }
 
   private errorFor(k: number): string {
@@ -331,4 +395,9 @@ function ioButton(kind: "input" | "output", k: number, path: string): HTMLElemen
     },
     [path],
   );
+}
+
+/** `P(x)`, with its memory kind where the two sides' kinds differ. */
+function changeSpec(spec: string[][], kind: string | null, other: string | null): string {
+  return kind !== other && kind ? `${specText(spec)} in ${kind}` : specText(spec);
 }

@@ -4,14 +4,41 @@ import type { Program, ProgramCollective, ProgramPayload } from "../payload/prog
 import { lineLabel } from "../payload/program";
 import { formatBytes } from "../util/ranges";
 
-/** `over y`, `over x, y`, `over y[sub 2 of 4]` (a piece of an axis), `within each device`, or why none. */
-export function axesText(c: ProgramCollective): string {
-  if (c.axes === null) {
-    if (c.axes_label && c.axes_label !== "?") return `over ${c.axes_label.split(",").join(", ")}`;
-    return "over device groups no mesh axis or piece of one makes";
+/**
+ * The pieces of an axes label, split at its top-level commas only: `y[sub 2 of 4, stride 2],x` is
+ * `y[sub 2 of 4, stride 2]` and `x` (a piece's own comma, inside its brackets, stays in it).
+ */
+export function axesLabelPieces(label: string): string[] {
+  const pieces: string[] = [];
+  let depth = 0;
+  let piece = "";
+  for (const ch of label) {
+    if (ch === "[") depth++;
+    else if (ch === "]") depth = Math.max(0, depth - 1);
+    if (ch === "," && depth === 0) {
+      pieces.push(piece);
+      piece = "";
+    } else {
+      piece += ch;
+    }
   }
-  if (c.axes.length === 0) return "within each device (groups of one)";
-  return `over ${c.axes.join(", ")}`;
+  pieces.push(piece);
+  return pieces.map((p) => p.trim()).filter((p) => p !== "");
+}
+
+/** The axes a collective's groups span, whole (`["x", "y"]`) or pieces (`["y[sub 2 of 4, stride 2]"]`); null when none tell. */
+export function axesPieces(c: ProgramCollective): string[] | null {
+  if (c.axes !== null) return c.axes;
+  if (c.axes_label && c.axes_label !== "?") return axesLabelPieces(c.axes_label);
+  return null;
+}
+
+/** `over y`, `over x, y`, `over y[sub 2 of 4, stride 2]` (a piece of an axis), `within each device`, or why none. */
+export function axesText(c: ProgramCollective): string {
+  const pieces = axesPieces(c);
+  if (pieces === null) return "over device groups no mesh axis or piece of one makes";
+  if (pieces.length === 0) return "within each device (groups of one)";
+  return `over ${pieces.join(", ")}`;
 }
 
 /** `×24` (or `≥×24` where a loop of unknown trip count or a branch is on the way). */

@@ -92,6 +92,11 @@ export interface ProgramCollectivePart {
   dtype?: string;
   /** The other count, where it differs (XLA:CPU widened a bf16/f16 operand to f32). */
   other?: OtherCount | null;
+  scope?: string;
+  pass?: number | null;
+  passes?: number | null;
+  backward?: boolean;
+  where_label?: string;
 }
 
 export interface ProgramBody {

@@ -27,6 +27,9 @@ export const PROGRAM_NAMES = [
   "sub_axes",
   "relayout",
   "helper_twice",
+  "layers",
+  "pod_step",
+  "nested",
 ] as const;
 
 export type ProgramName = (typeof PROGRAM_NAMES)[number];

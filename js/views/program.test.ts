@@ -6,6 +6,7 @@
  * the Python widget answered to spec edits.
  */
 
+import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupColour } from "../components/groupGrid";
 import { renderAllExports } from "../host/exportPage";
@@ -77,24 +78,44 @@ describe("the program view", () => {
         expect(query(el, '[data-role="memory-output_bytes"]').textContent).toBe(formatBytes(memory.output_bytes));
         expect(query(el, '[data-role="memory-temp_bytes"]').textContent).toBe(formatBytes(memory.temp_bytes));
       }
+      // Counts past a million in scientific notation, four figures.
+      const flops = truth.flops;
       expect(query(el, '[data-role="flops"]').textContent).toBe(
-        truth.flops === null ? "not reported" : Math.round(truth.flops).toLocaleString("en-US"),
+        flops === null
+          ? "not reported"
+          : flops >= 1e6
+            ? `${(flops / 10 ** Math.floor(Math.log10(flops))).toFixed(3)}e${Math.floor(Math.log10(flops))}`
+            : Math.round(flops).toLocaleString("en-US"),
       );
-      // The listing has the traced function's lines.
-      const lines = all(el, '[data-role="source-line"]');
-      expect(lines.map((l) => l.querySelector(".sv-src-code")?.textContent)).toEqual(payload.source?.lines);
+      // The source view starts with the traced function's own block: its lines, as written (indentation
+      // aside), but for the lines of a function defined inside it, which are that function's block.
+      const source = payload.source;
+      if (!source) throw new Error("no source");
+      const block = query(el, '[data-role="source-block"]');
+      expect(block.getAttribute("data-function")).toBe(source.name.split(".").pop());
+      const shown = all(block, '[data-role="source-line"]');
+      const nested = all(el, '[data-role="source-block"]')
+        .slice(1)
+        .flatMap((b) => all(b, '[data-role="source-line"]').slice(1))
+        .map((l) => Number(l.getAttribute("data-line")));
+      const numbers = source.lines.map((_, k) => source.first_line + k).filter((n) => !nested.includes(n));
+      expect(shown.map((l) => Number(l.getAttribute("data-line")))).toEqual(numbers);
+      for (const line of shown) {
+        const text = source.lines[Number(line.getAttribute("data-line")) - source.first_line];
+        expect(line.querySelector(".sv-src-code")?.textContent).toBe(text.trimStart() || " ");
+      }
       expect(performance.getEntriesByName(RENDER_MEASURE)).toHaveLength(1);
     });
   }
 
-  it("annotates each line with the values it makes and the collectives it causes, loop bodies folded", () => {
+  it("annotates a scan body's lines in its own block, with the loop's collectives ×24", () => {
     const payload = loadProgram("scan_grad");
     const { el } = show("scan_grad");
-    const scanLine = all(el, '[data-role="source-line"]').find((l) => l.textContent?.includes("lax.scan("));
-    if (!scanLine) throw new Error("no scan line");
-    // The loop's collectives, with kind, axes and bytes x 24.
-    // A combined collective shows one chip per operand, each with the operand's own bytes.
-    const chips = all(scanLine, '[data-role="line-collective"]');
+    const layer = query(el, '[data-role="source-block"][data-function="layer"]');
+    expect(layer.textContent).toContain("in a scan \u00d724 body");
+    // The scan's collectives are on the body's lines (families open into one chip each), with kind, axes and bytes × 24.
+    for (const family of all(layer, '[data-role="collective-family"]')) family.click();
+    const chips = all(layer, '[data-role="line-collective"]');
     const loop = payload.collectives.filter((c) => c.count === 24);
     const expected = loop.flatMap((c) => ((c.parts?.length ?? 0) > 0 ? (c.parts ?? []).map(() => c.kind) : [c.kind]));
     expect(chips.map((c) => c.getAttribute("data-kind")).sort()).toEqual(expected.sort());
@@ -105,39 +126,37 @@ describe("the program view", () => {
       expect(chip.textContent).toContain(`over ${c.axes?.join(", ")}`);
       expect(chip.textContent).toContain(`${formatBytes(each)} \u00d724 = ${formatBytes(each * 24)}`);
       if (part !== null) expect(chip.textContent).toContain(`in ${c.name}`);
+      // Each on the row of the line that made it.
+      const own = part === null ? c : c.parts?.[Number(part)];
+      expect(chip.closest('[data-role="source-line"]')?.getAttribute("data-line")).toBe(String(own?.line));
     }
-    // The scan body is folded: its values are drawn only when the fold opens.
-    const fold = query<HTMLDetailsElement>(scanLine, '[data-role="fold"]');
-    expect(fold.querySelector("summary")?.textContent).toMatch(/^scan \u00d724 body: \d+ values$/);
-    expect(fold.querySelectorAll('[data-role="value"]')).toHaveLength(0);
-    fold.open = true;
-    fold.dispatchEvent(new Event("toggle"));
-    const inside = all(fold, '[data-role="value"]').map((v) => Number(v.getAttribute("data-value")));
-    expect(inside.length).toBeGreaterThan(0);
-    for (const i of inside) expect(payload.values.body[i]).toBe(0);
+    // The scanning line links to the body's block.
+    const scan = all(el, '[data-role="source-line"]').find((l) => l.textContent?.includes("lax.scan("));
+    expect(scan?.querySelector('[data-role="call-link"]')?.textContent).toBe("\u2192 layer");
     // Auto axes: the type leaves the axes out, so the spec XLA chose is shown beside it, axes coloured.
     const chip = query(el, '[data-role="value"]');
     expect(chip.querySelector(".sv-spec-text")).not.toBeNull();
   });
 
-  it("puts each operand of a combined collective on the line that made it, with the line's text and its callers", () => {
+  it("puts each operand of a combined collective on the row of the line that made it, in that function's block", () => {
     const payload = loadProgram("train_step");
     const { el } = show("train_step");
     const combined = payload.collectives.findIndex((c) => (c.parts?.length ?? 0) > 1);
     expect(combined).toBeGreaterThanOrEqual(0);
     const parts = payload.collectives[combined].parts ?? [];
+    for (const family of all(el, '[data-role="collective-family"]')) family.click();
     const chips = all(el, `[data-role="line-collective"][data-collective="${combined}"]`);
     expect(chips.map((c) => Number(c.getAttribute("data-part"))).sort()).toEqual(parts.map((_, k) => k));
+    const file = readFileSync(payload.files[parts[0].file ?? -1], "utf8").split("\n");
     for (const chip of chips) {
       const part = parts[Number(chip.getAttribute("data-part"))];
       expect(chip.textContent).toContain(formatBytes(part.wire_bytes));
       expect(chip.textContent).toContain(`of ${parts.length} in ${payload.collectives[combined].name}`);
-      // The operand's own line (inside dp_loss, called from dp_step) is named with its text, and its caller's.
-      const block = chip.closest("[data-source-line]") as HTMLElement;
-      const chain = all(block, '[data-role="chain-line"]').map((l) => l.textContent ?? "");
-      const files = payload.file_labels ?? [];
-      expect(chain[0]).toContain(`via ${files[part.file ?? -1]}:${part.line}`);
-      expect(chain[0]).toMatch(/h = jnp\.tanh|jnp\.mean|return/);
+      // On its own line's row, whose text is that line of the file, in the block of the function around it.
+      const row = chip.closest('[data-role="source-line"]') as HTMLElement;
+      expect(row.getAttribute("data-line")).toBe(String(part.line));
+      expect(row.querySelector(".sv-src-code")?.textContent).toBe(file[(part.line ?? 0) - 1].trim());
+      expect(row.closest('[data-role="source-block"]')?.getAttribute("data-function")).toBe("dp_loss");
     }
     // Selected, the collective lists its operands and says they travel together.
     chips[0].click();
@@ -146,48 +165,41 @@ describe("the program view", () => {
     expect(query(el, '[data-role="collective-parts"]').textContent).toContain("they travel together");
     // The table keeps one row for the one collective.
     expect(rows(el).filter((r) => r.getAttribute("data-collective") === String(combined))).toHaveLength(1);
-    // A line's summary counts the combined collective once, and says how many of its operands are there.
+    // A line's bytes are its operands' bytes.
     for (const line of all(el, '[data-role="source-line"]')) {
-      const summary = line.querySelector(".sv-src-summary")?.textContent ?? "";
-      const lineChips = all(line, '[data-role="line-collective"]');
-      if (lineChips.length === 0) continue;
-      const distinct = new Set(lineChips.map((c) => c.getAttribute("data-collective"))).size;
-      expect(summary).toContain(`${distinct} collective${distinct === 1 ? "" : "s"}`);
-      const operandChips = lineChips.filter((c) => c.hasAttribute("data-part"));
-      const owners = new Set(operandChips.map((c) => c.getAttribute("data-collective"))).size;
-      const ones = owners === 1 ? "a combined one" : `${owners} combined ones`;
-      const operands = operandChips.length;
-      if (operands > 0) expect(summary).toContain(`${operands} operand${operands === 1 ? "" : "s"} of ${ones}`);
+      const sent = Number(query(line, '[data-role="line-sent"]').getAttribute("data-bytes"));
+      const n = Number(line.getAttribute("data-line"));
+      const own = parts.filter((p) => p.line === n).reduce((sum, p) => sum + p.total_wire_bytes, 0);
+      const whole = payload.collectives
+        .filter((c) => !(c.parts?.length ?? 0) && c.line === n)
+        .reduce((sum, c) => sum + c.total_wire_bytes, 0);
+      expect(sent).toBe(own + whole);
     }
   });
 
-  it("shows a helper called from two lines once per call, each block naming its own caller", () => {
+  it("shows a helper called from two lines once, naming both calls as links to them", () => {
     const payload = loadProgram("helper_twice");
     const { el } = show("helper_twice");
     const files = payload.file_labels ?? [];
     const helper = payload.lines.findIndex((l) => lineText(payload, l.file, l.line) === "return x @ kernel");
     expect(helper).toBeGreaterThanOrEqual(0);
-    const blocks = all(el, `[data-source-line="${helper}"]`);
-    const called = blocks.map((b) => all(b, '[data-role="chain-line"]')[1]?.textContent ?? "");
-    // Each block says which call it is: the first call line, then the second.
-    expect(called.filter((t) => t.includes('dense(carry, layer["wi"])'))).toHaveLength(1);
-    expect(called.filter((t) => t.includes('dense(h, layer["wo"])'))).toHaveLength(1);
+    const dense = query(el, '[data-role="source-block"][data-function="dense"]');
+    expect(all(el, '[data-role="source-block"][data-function="dense"]')).toHaveLength(1);
+    const callers = all(dense, '[data-role="caller-link"]');
+    const lineOf = (needle: string) =>
+      (payload.line_texts ?? []).find(([, , text]) => text.includes(needle))?.[1] ?? -1;
+    expect(callers.map((c) => Number(c.getAttribute("data-line"))).sort()).toEqual(
+      [lineOf('dense(carry, layer["wi"])'), lineOf('dense(h, layer["wo"])')].sort(),
+    );
+    // Following a caller link shows that call's line, focused.
+    callers[1].click();
+    const focused = document.activeElement?.closest('[data-role="source-line"]');
+    expect(focused?.getAttribute("data-line")).toBe(callers[1].getAttribute("data-line"));
     // The table names the one line all of a combined collective's operands are on (no "1 lines").
     const combined = payload.collectives.findIndex((c) => (c.parts?.length ?? 0) > 1);
     const row = rows(el).find((r) => r.getAttribute("data-collective") === String(combined));
     const helperLabel = `${files[payload.lines[helper].file ?? -1]}:${payload.lines[helper].line}`;
     expect(row?.textContent).toContain(`${payload.collectives[combined].parts?.length} operands on ${helperLabel}`);
-    // and everything in a block came through that block's call, as its call chain in the payload says.
-    for (const block of blocks) {
-      const label = all(block, '[data-role="chain-line"]')[1]?.textContent ?? "";
-      const callLine = Number(/:(\d+)/.exec(label.replace(files[payload.lines[helper].file ?? -1] ?? "", ""))?.[1]);
-      for (const chip of all(block, '[data-role="line-collective"]')) {
-        const c = payload.collectives[Number(chip.getAttribute("data-collective"))];
-        const part = chip.getAttribute("data-part");
-        const stack = part === null ? c.stack : c.parts?.[Number(part)]?.stack;
-        expect((payload.stacks ?? [])[stack ?? -1]?.[1]?.[1]).toBe(callLine);
-      }
-    }
   });
 
   it("names values by the user's names, and real inputs as the arrays they are", () => {

@@ -1,10 +1,13 @@
 /**
- * The program view: where a traced program's shardings go and what it
- * communicates. It composes the summary, the inputs (one spec editor per
- * array input) and outputs, the annotated source listing, the table of
+ * The program view: where a traced program's shardings go, what it
+ * communicates and where its memory peaks. It composes the summary, the
+ * inputs (one spec editor per array input) and outputs, the memory strip
+ * along the program, the source view (each function the program runs as an
+ * annotated block of its lines, with the call tree), the table of
  * collectives, the totals per mesh axis, memory and flops, and the selected
  * value's layout (the array view's pictures, computed in the browser from
- * the payload) or the selected collective's device groups on the mesh grid.
+ * the payload), the selected collective's device groups on the mesh grid, or
+ * what a selected line sends and holds.
  * Browser-only state (the selection) stays apart from the synced traits and
  * survives a re-trace where the same value or collective is still there.
  */
@@ -13,10 +16,13 @@ import { axisMark, renderAxisText } from "../components/axisText";
 import { CollectiveTable, otherCountText } from "../components/collectiveTable";
 import { GroupGrid } from "../components/groupGrid";
 import { InputSpecs } from "../components/inputSpecs";
+import { lineFacts } from "../components/lineFacts";
+import { MemoryStrip } from "../components/memoryStrip";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
+import { collectiveWhere, valueWhere } from "../components/programChips";
 import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
-import { SourceListing } from "../components/sourceListing";
+import { SourceView } from "../components/sourceView";
 import { StepEstimate } from "../components/stepEstimate";
 import { formatSpec, parseSpec } from "../engine/grammar";
 import type { MeshContext } from "../engine/place";
@@ -35,7 +41,7 @@ import {
   stackFrames,
   valueLabel,
 } from "../payload/program";
-import { foldLabel, listingPlan } from "../payload/programListing";
+import { foldLabel, type SourcePlan, sourcePlan } from "../payload/programSource";
 import { EDIT_ANSWERED } from "../traits/edits";
 import type { ProgramHost } from "../traits/program";
 import { h, replaceChildren } from "../util/dom";
@@ -43,10 +49,11 @@ import { measured, ROOT_CLASS } from "../util/measure";
 import { formatBytes } from "../util/ranges";
 import { LayoutPicture } from "./layoutPicture";
 
-/** What is selected: a value (by index), a collective, or an input's or output's layout. */
+/** What is selected: a value (by index), a collective, a line (an index into `lines`), or an input's or output's layout. */
 export type ProgramSelection =
   | { kind: "value"; index: number }
   | { kind: "collective"; index: number }
+  | { kind: "line"; index: number }
   | { kind: "input"; index: number }
   | { kind: "output"; index: number };
 
@@ -64,13 +71,16 @@ export class ProgramView {
   private readonly selectionMessage = h("div", { class: "sv-selection-message" });
   private readonly layoutSlot = h("div", { class: "sv-selection-layout" });
   private readonly groupSlot = h("div", { class: "sv-selection-groups" });
-  private readonly listing: SourceListing;
+  private readonly listing: SourceView;
+  private readonly strip: MemoryStrip;
+  private readonly stripPanel: HTMLElement;
   private readonly table: CollectiveTable;
   private readonly estimate: StepEstimate;
   private readonly inputs: InputSpecs;
   private readonly groups: GroupGrid;
 
   private program: Program | null = null;
+  private plan: SourcePlan | null = null;
   private payloadRef: unknown = null;
   private context: MeshContext | null = null;
   private grid: Layout | null = null;
@@ -81,11 +91,17 @@ export class ProgramView {
   constructor(el: HTMLElement, host: ProgramHost) {
     this.host = host;
     const signal = this.lifetime.signal;
-    this.listing = new SourceListing({
+    this.listing = new SourceView({
       onSelectValue: (i) => this.select({ kind: "value", index: i }, "listing"),
       onSelectCollective: (c) => this.select({ kind: "collective", index: c }, "listing"),
+      onSelectLine: (entry) => this.select({ kind: "line", index: entry }, "listing"),
       signal,
     });
+    this.strip = new MemoryStrip({ onSelectGroup: (g) => this.selectGroup(g), signal });
+    this.stripPanel = h("section", { class: "sv-panel sv-strip-panel", "aria-label": "Memory over the program" }, [
+      h("h3", { class: "sv-panel-title" }, ["Memory over the program, per device"]),
+      this.strip.element,
+    ]);
     this.table = new CollectiveTable({
       onSelect: (c) => this.select({ kind: "collective", index: c }, "table"),
       signal,
@@ -110,6 +126,7 @@ export class ProgramView {
         h("h3", { class: "sv-panel-title" }, ["Inputs and outputs"]),
         this.inputs.element,
       ]),
+      this.stripPanel,
       h("div", { class: "sv-program-main" }, [
         h("section", { class: "sv-panel sv-source-panel", "aria-label": "Source" }, [
           h("h3", { class: "sv-panel-title" }, ["Source"]),
@@ -144,6 +161,15 @@ export class ProgramView {
       ]),
     ]);
     this.groupSlot.append(this.groups.element);
+    // A line's collectives, listed in the selection, select themselves.
+    this.selectionMessage.addEventListener(
+      "click",
+      (event) => {
+        const chip = (event.target as Element | null)?.closest?.("[data-role='line-collective']");
+        if (chip) this.select({ kind: "collective", index: Number(chip.getAttribute("data-collective")) });
+      },
+      { signal },
+    );
     this.root.addEventListener(
       "keydown",
       (event) => {
@@ -200,6 +226,46 @@ export class ProgramView {
     });
   }
 
+  /**
+   * A memory group was chosen in the strip: its line in the source view, or, for an argument or an
+   * output made on no line of the user's, that input or output.
+   */
+  private selectGroup(g: number): void {
+    const program = this.program;
+    const timeline = program?.payload.memory_timeline;
+    if (!program || !timeline) return;
+    const line = timeline.groups.line[g];
+    if (line >= 0) {
+      this.select({ kind: "line", index: line });
+      return;
+    }
+    const label = timeline.groups.label[g];
+    const input = program.payload.inputs.findIndex((i) => i.path === label);
+    if (input >= 0) {
+      this.select({ kind: "input", index: input });
+      return;
+    }
+    const output = program.payload.outputs.findIndex((o) => o.path === label);
+    if (output >= 0) this.select({ kind: "output", index: output });
+  }
+
+  /** The `lines` entries a selection is on, for the memory strip to mark their steps. */
+  private linesOf(selection: ProgramSelection | null): number[] | null {
+    const program = this.program;
+    if (!program || !selection) return null;
+    const { payload } = program;
+    if (selection.kind === "line") return this.plan?.rowOfEntry[selection.index]?.entries ?? [selection.index];
+    if (selection.kind === "value") return [payload.values.line[selection.index]];
+    if (selection.kind === "collective") {
+      return payload.lines.flatMap((line, e) =>
+        line.collectives.includes(selection.index) || (line.parts ?? []).some(([c]) => c === selection.index)
+          ? [e]
+          : [],
+      );
+    }
+    return null;
+  }
+
   private renderAlert(): void {
     const error = this.host.get("error");
     const source = this.host.get("error_source");
@@ -234,7 +300,9 @@ export class ProgramView {
     this.layouts = new Map();
     replaceChildren(this.summarySlot, [renderSummary(program)]);
     this.inputs.setProgram(program);
-    this.listing.setProgram(program, listingPlan(program));
+    this.plan = sourcePlan(program);
+    this.listing.setProgram(program, this.plan);
+    this.stripPanel.hidden = !this.strip.setProgram(program);
     this.table.setProgram(program);
     replaceChildren(this.totalsSlot, [renderAxisTotals(program)]);
     replaceChildren(this.memorySlot, [renderMemory(program)]);
@@ -258,9 +326,10 @@ export class ProgramView {
     if (!program) return;
     const selection = this.selection;
     this.listing.setSelected(
-      selection?.kind === "value" || selection?.kind === "collective" ? selection : null,
+      selection?.kind === "value" || selection?.kind === "collective" || selection?.kind === "line" ? selection : null,
       reveal.listing,
     );
+    this.strip.setLine(this.linesOf(selection));
     this.table.setSelected(selection?.kind === "collective" ? selection.index : null, reveal.table);
     this.inputs.setSelected(selection?.kind === "input" || selection?.kind === "output" ? selection : null);
     if (!selection) {
@@ -276,6 +345,10 @@ export class ProgramView {
     }
     if (selection.kind === "collective") {
       this.showCollective(program, selection.index);
+      return;
+    }
+    if (selection.kind === "line") {
+      this.showLine(program, selection.index);
       return;
     }
     const about = selection.kind === "value" ? valueFacts(program, selection.index) : endFacts(program, selection);
@@ -323,6 +396,9 @@ export class ProgramView {
     }
     add("estimate", payload.wire_formulas[collective.kind] ?? "");
     add("line", collectiveLine(payload, collective) || "no line of yours");
+    const where = collectiveWhere(collective, null);
+    if (where) add("where", where);
+    add("pass", collective.backward ? "backward (gradients)" : "forward");
     if (collective.note) add("why this line", collective.note);
     if (collective.op_name) add("op", collective.op_name);
     const operands = collective.parts ?? [];
@@ -358,6 +434,15 @@ export class ProgramView {
     ]);
     this.showLayout(null);
     this.showGroups(c);
+  }
+
+  /** A line: where it is, its text, what it sends and what it holds at the memory peak. */
+  private showLine(program: Program, entry: number): void {
+    const about = lineFacts(program, this.plan, entry);
+    this.selectionTitle.textContent = about.title;
+    replaceChildren(this.selectionMessage, about.content);
+    this.showLayout(null);
+    this.showGroups(null);
   }
 
   private showGroups(c: number | null): void {
@@ -420,6 +505,14 @@ function carried(before: Program, after: Program, selection: ProgramSelection): 
   if (selection.kind === "input" || selection.kind === "output") {
     const list = selection.kind === "input" ? after.payload.inputs : after.payload.outputs;
     return selection.index < list.length ? selection : null;
+  }
+  if (selection.kind === "line") {
+    const { file, line } = before.payload.lines[selection.index] ?? {};
+    const fileName = file == null ? null : before.payload.files[file];
+    const index = after.payload.lines.findIndex(
+      (l) => l.line === line && (l.file == null ? null : after.payload.files[l.file]) === fileName,
+    );
+    return index >= 0 ? { kind: "line", index } : null;
   }
   if (selection.kind === "value") {
     // By the value's key, unique and stable across re-traces (names repeat: `_`); older payloads by name.
@@ -501,6 +594,9 @@ function valueFacts(program: Program, i: number): SelectionFacts {
   const entry = payload.lines[values.line[i]];
   const where = lineLabel(payload, entry.file, entry.line);
   const facts = [where ? `made on ${where}` : "no line of yours"];
+  const scoped = valueWhere(program, i);
+  if (scoped) facts.push(scoped);
+  if (values.backward?.[i]) facts.push("backward pass (a gradient)");
   if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
   facts.push(`sharding from ${originText(program, i)}`);
   return {

@@ -11,6 +11,7 @@ module's device groups without shardviz (tests/program_js_fixtures.py
 
 from __future__ import annotations
 
+import pathlib
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -21,7 +22,7 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-SETUP, PROBE, EXPLICIT, LOSS, STEP = range(5)
+SETUP, PROBE, EXPLICIT, LOSS, STEP, LAYER_DEFS, LAYER_STEP, MEMORY_PROBE = range(8)
 CELLS = [
     # SETUP: records every warning or error logged in the kernel (a comm handler's exception lands there).
     f"""import json, logging, sys
@@ -78,6 +79,38 @@ ew""",
 sw = shardviz.ProgramWidget(shardviz.trace(step, w1, w2, x))
 print('LOSS CELL', [k for k, v in enumerate(In) if v.startswith('def loss_fn')])
 sw""",
+    # LAYER_DEFS: a model's functions in a cell of their own: a loop of layers with no scopes
+    """def dense(x, kernel):
+    return x @ kernel
+
+def mlp_layers(layers, x):
+    for layer in layers:
+        h = jax.nn.relu(dense(x, layer['wi']))
+        x = x + dense(h, layer['wo'])
+    return x
+
+def layers_loss(params, batch):
+    pred = mlp_layers(params['layers'], batch['x'])
+    return jnp.mean((pred - batch['y']) ** 2)""",
+    # LAYER_STEP: the traced training step, train_step -> layers_loss -> mlp_layers -> dense
+    """def train_step(params, batch):
+    loss, grads = jax.value_and_grad(layers_loss)(params, batch)
+    return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+
+lmesh = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Auto,) * 2)
+def _put(shape, spec):
+    return jax.device_put(jnp.ones(shape), NamedSharding(lmesh, spec))
+params = {'layers': [{'wi': _put((64, 256), P(None, 'model')), 'wo': _put((256, 64), P('model', None))}
+                     for _ in range(4)]}
+batch = {'x': _put((32, 64), P('data', None)), 'y': _put((32, 64), P('data', None))}
+lprog = shardviz.trace(train_step, params, batch)
+lw = shardviz.ProgramWidget(lprog)
+lw""",
+    # MEMORY_PROBE: what the kernel's timeline says is live at each step
+    """_mprobe = globals().get('_mprobe', 0) + 1
+_t = lprog.memory_timeline
+print(f'PROBE {_mprobe} ' + json.dumps({'steps': len(_t.steps), 'peak_step': _t.peak_step,
+      'live': [[[g.label, n] for g, n in _t.live_at(s)] for s in range(len(_t.steps))]}))""",
 ]
 
 
@@ -136,7 +169,7 @@ def session(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Session]:
         nb.page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current").click()
         nb.run_all(len(CELLS))
         s = Session(nb)
-        for cell in (SETUP, EXPLICIT, STEP):
+        for cell in (SETUP, EXPLICIT, STEP, LAYER_STEP):
             expect(s.widget(cell)).to_have_count(1, timeout=60_000)
         nb.assert_healthy()
         yield s
@@ -266,17 +299,132 @@ def take_screenshot(session: Session, name: str) -> None:
 
 
 def test_a_called_functions_lines_are_named_as_the_cell_and_shown_with_their_text(session: Session) -> None:
-    """The step's collectives are made in ``loss_fn``, defined in another cell: the
-    listing names that cell ``In [n]`` (never ipykernel's temporary file) and shows the
-    text of its lines (the relu line included), in the listing and the collectives table."""
+    """The step's collectives are made in ``loss_fn``, defined in another cell: its block
+    names that cell ``In [n]`` (never ipykernel's temporary file) and shows the text of its
+    lines (the relu line included); the collectives table names the cell too."""
     out = session.nb.cell(STEP).locator(".jp-OutputArea-output").first
     expect(out).to_contain_text("LOSS CELL")
     number = int(re.search(r"LOSS CELL \[(\d+)\]", out.inner_text()).group(1))
     widget = session.widget(STEP)
-    chain = widget.locator('[data-role="chain-line"]')
-    expect(chain.filter(has_text=f"In [{number}]:2").first).to_contain_text("h = jax.nn.relu(x @ w1)")
-    expect(chain.filter(has_text=f"In [{number}]:3").first).to_contain_text("return jnp.mean((h @ w2) ** 2)")
+    block = widget.locator('[data-role="source-block"][data-function="loss_fn"]')
+    expect(block.locator(".sv-block-head")).to_contain_text(f"In [{number}]:1")
+    expect(block.locator('[data-role="source-line"][data-line="2"]')).to_contain_text("h = jax.nn.relu(x @ w1)")
+    expect(block.locator('[data-role="source-line"][data-line="3"]')).to_contain_text("return jnp.mean((h @ w2) ** 2)")
     names = widget.locator('[data-role="collective"]').evaluate_all("rows => rows.map((r) => r.textContent)")
     assert any(f"In [{number}]" in row for row in names), names
     assert not re.search(r"\b\d{6,}\.py", widget.inner_text()), "ipykernel's temporary file name is shown"
+    session.nb.assert_healthy()
+
+
+def panel_screenshot(session: Session, widget: Any, selector: str, name: str) -> pathlib.Path:
+    """One panel of a widget, as the page shows it, into docs/images."""
+    panel = widget.locator(selector)
+    panel.scroll_into_view_if_needed()
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    path = IMAGES / name
+    panel.screenshot(path=str(path), animations="disabled", caret="hide", scale="css")
+    width, height = png_size(path)
+    assert 300 <= width <= 1600 and 100 <= height <= 2000, f"{name} is {width}x{height}"
+    return path
+
+
+def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place(session: Session) -> None:
+    """train_step -> layers_loss -> mlp_layers -> dense, two cells: each function its own block named as its
+    cell, the call tree and its links, dense's one line with its forward and backward passes together,
+    and no line of source cut at the panel's edge."""
+    prompt = session.nb.cell(LAYER_DEFS).locator(".jp-InputPrompt").inner_text().strip()  # "[6]:"
+    number = int(re.search(r"\[(\d+)\]", prompt).group(1))
+    widget = session.widget(LAYER_STEP)
+    blocks = widget.locator('[data-role="source-block"]')
+    expect(blocks).to_have_count(4)
+    names = blocks.evaluate_all("bs => bs.map((b) => b.getAttribute('data-function'))")
+    assert names == ["train_step", "layers_loss", "mlp_layers", "dense"]
+    dense = widget.locator('[data-role="source-block"][data-function="dense"]')
+    expect(dense.locator(".sv-block-head")).to_contain_text(f"In [{number}]:1")
+    line = dense.locator('[data-role="source-line"][data-line="2"]')
+    expect(line.locator('[data-role="pass-notes"][data-pass="forward"]')).to_have_count(1)
+    expect(line.locator('[data-role="pass-notes"][data-pass="backward"]')).to_have_count(1)
+    expect(line.locator('[data-role="collective-family"]').first).to_contain_text("all-reduce")
+    # A call site's link opens its callee's block and puts the focus on its heading.
+    dense.locator('[data-role="block-toggle"]').click()
+    expect(dense.locator(".sv-block-body")).to_be_hidden()
+    widget.locator('[data-role="source-block"][data-function="mlp_layers"] [data-role="call-link"]').first.click()
+    expect(dense.locator(".sv-block-body")).to_be_visible()
+    expect(dense.locator('[data-role="block-toggle"]')).to_be_focused()
+    # The call tree by keyboard: down from the traced function, Enter opens that function's block.
+    tree = widget.locator('[data-role="call-node"]')
+    tree.first.click()
+    session.page.keyboard.press("ArrowDown")
+    expect(tree.nth(1)).to_be_focused()
+    session.page.keyboard.press("Enter")
+    expect(
+        widget.locator('[data-role="source-block"][data-function="layers_loss"] [data-role="block-toggle"]')
+    ).to_be_focused()
+    # A loop's passes are one chip; opened, one chip per pass.
+    h = widget.locator('[data-role="source-block"][data-function="mlp_layers"] [data-role="value-family"]').first
+    h.click()
+    expect(h).to_have_attribute("aria-expanded", "true")
+    expect(widget.locator(".sv-members").first.locator('[data-role="value"]')).to_have_count(4)
+    # No line of source is cut at the panel's edge: each fits its box, and the box never scrolls sideways.
+    cut = widget.locator(".sv-src-code").evaluate_all(
+        "els => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent)"
+    )
+    assert cut == []
+    scroller = widget.locator(".sv-source-scroll")
+    assert scroller.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+    session.page.mouse.move(1, 1)
+    panel_screenshot(session, widget, ".sv-source-panel", "program-source.png")
+    session.nb.assert_healthy()
+
+
+def test_pointing_at_the_memory_strip_shows_what_the_kernel_says_is_live(session: Session) -> None:
+    """The strip marks the peak; pointing at a step lists the groups the kernel's own timeline says
+    are live there (`Program.memory_timeline.live_at`), largest first; a click pins the step; a
+    group's button selects its line in the source view."""
+    state = session.nb.probe(MEMORY_PROBE, 2)
+    widget = session.widget(LAYER_STEP)
+    track = widget.locator('[data-role="memory-track"]')
+    live = widget.locator('[data-role="memory-live"]')
+    expect(track).to_have_attribute("aria-valuenow", str(state["peak_step"]))
+    expect(live).to_have_attribute("data-step", str(state["peak_step"]))
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    steps = state["steps"]
+    for fraction in (0.12, 0.5, 0.83):
+        x = box["width"] * fraction
+        session.page.mouse.move(box["x"] + x, box["y"] + box["height"] / 2)
+        step = min(steps - 1, int(x / box["width"] * steps))
+        expect(live).to_have_attribute("data-step", str(step))
+        shown = live.locator('[data-role="memory-group"]').evaluate_all(
+            "gs => gs.map((g) => [g.querySelector('.sv-live-label').firstChild.textContent,"
+            " Number(g.getAttribute('data-bytes'))])"
+        )
+        kernel = state["live"][step]
+        assert shown, f"nothing shown live at step {step}"
+        # The largest first, each a group the kernel has live there with (all but tiny buffers of) its bytes.
+        assert shown[0][1] == kernel[0][1] or abs(shown[0][1] - kernel[0][1]) <= kernel[0][1] * 0.01
+        for label, held in shown:
+            assert any(k == label and held <= n <= held * 1.01 + 64 for k, n in kernel), (step, label, held)
+    # Leaving the strip goes back to the peak; a click pins a step.
+    session.page.mouse.move(1, 1)
+    expect(live).to_have_attribute("data-step", str(state["peak_step"]))
+    session.page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] / 2)
+    pinned = min(steps - 1, int(0.5 * steps))
+    session.page.mouse.move(1, 1)
+    expect(live).to_have_attribute("data-step", str(pinned))
+    # Keys move along the program.
+    track.focus()
+    session.page.keyboard.press("ArrowRight")
+    expect(track).to_have_attribute("aria-valuenow", str(pinned + 1))
+    session.page.keyboard.press("End")
+    expect(track).to_have_attribute("aria-valuenow", str(steps - 1))
+    widget.locator('[data-role="memory-to-peak"]').click()
+    # A group made on a line selects that line in the source view.
+    group = live.locator('[data-role="memory-group"]:not([data-kind="argument"])').first
+    group.click()
+    current = widget.locator('[data-role="source-line"][aria-current="true"]')
+    expect(current).to_have_count(1)
+    expect(widget.locator('[data-role="selection"] .sv-panel-title')).to_contain_text("Line In [")
+    session.page.mouse.move(1, 1)
+    panel_screenshot(session, widget, ".sv-strip-panel", "program-memory.png")
     session.nb.assert_healthy()

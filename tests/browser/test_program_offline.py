@@ -50,6 +50,21 @@ def grid_groups(page: Any) -> list[list[int]]:
     return sorted(sorted(g) for g in groups.values())
 
 
+def reveal_value(page: Any, i: int) -> Any:
+    """Value i's chip in the source view, shown: past a line's first chips, or inside its family's chip."""
+    more = page.locator('[data-role="more-notes"]')
+    while more.count() > 0:
+        more.first.click()
+    chip = page.locator(f'[data-role="value"][data-value="{i}"]')
+    if chip.count() == 0:
+        families = page.locator('[data-role="value-family"]')
+        for k in range(families.count()):
+            if str(i) in (families.nth(k).get_attribute("data-values") or "").split(","):
+                families.nth(k).click()
+                break
+    return chip.first
+
+
 def test_a_saved_program_draws_offline_read_only(offline_context: OfflineContext, tmp_path: pathlib.Path) -> None:
     page, watch, prog = open_program(offline_context, tmp_path, "scan_grad")
     expect(page.locator('[data-role="read-only-note"]')).to_contain_text("needs a live kernel")
@@ -59,7 +74,9 @@ def test_a_saved_program_draws_offline_read_only(offline_context: OfflineContext
         expect(editors.nth(i)).to_be_disabled()
     rows = page.locator('[data-role="collective"]')
     expect(rows).to_have_count(len(prog.collectives))
-    expect(page.locator('[data-role="source-line"]')).to_have_count(len(prog.source.lines))
+    root = page.locator('[data-role="source-block"]').first
+    expect(root).to_have_attribute("data-function", prog.source.name.split(".")[-1])
+    expect(root.locator('[data-role="source-line"]')).to_have_count(len(prog.source.lines))
     # Selecting each collective colours the groups JAX's compiled module gives.
     fun, args = programs()["scan_grad"]
     theirs = hlo_collectives(jax.jit(fun).lower(*args).compile())
@@ -72,8 +89,7 @@ def test_a_saved_program_draws_offline_read_only(offline_context: OfflineContext
     # Selecting a value lays it out in the page, as Python lays out that sharding.
     parity = value_parity(prog)
     i = next(k for k, v in enumerate(prog.values) if v.role == "intermediate" and parity[k] is not None)
-    page.locator("details[data-role='fold'] > summary").first.click()
-    page.locator(f'[data-role="value"][data-value="{i}"]').first.click()
+    reveal_value(page, i).click()
     cells = page.locator('[data-role="selection"] .sv-mesh [data-tile-of]')
     expect(cells).to_have_count(8)
     tiles = cells.evaluate_all("cells => cells.map((c) => Number(c.getAttribute('data-tile-of')))")
@@ -108,15 +124,22 @@ def test_a_saved_training_step_puts_each_gradients_bytes_on_its_line(
     fun, args = programs()["train_step"]
     text = jax.jit(fun).lower(*args).compile().as_text()
     assert f"{c.name} = (" in text, "the module's combined all-reduce returns a tuple, one element per operand"
+    families = page.locator('[data-role="collective-family"]')
+    for k in range(families.count()):
+        families.nth(k).click()
     chips = page.locator(f'[data-role="line-collective"][data-collective="{combined}"]')
     expect(chips).to_have_count(len(c.parts))
     for k, part in enumerate(c.parts):
         chip = page.locator(f'[data-role="line-collective"][data-collective="{combined}"][data-part="{k}"]')
         expect(chip).to_contain_text(f"of {len(c.parts)} in {c.name}")
-        block = chip.locator("xpath=ancestor::*[@data-source-line][1]")
+        # On the row of the operand's own line, in the block of the function that line is in.
+        row = chip.locator("xpath=ancestor::*[@data-role='source-line'][1]")
         code = pathlib.Path(part.source.file).read_text().splitlines()[part.source.line - 1].strip()
-        expect(block.locator('[data-role="chain-line"]').first).to_contain_text(f":{part.source.line}")
-        expect(block.locator('[data-role="chain-line"]').first).to_contain_text(code)
+        expect(row).to_have_attribute("data-line", str(part.source.line))
+        expect(row.locator(".sv-src-code")).to_have_text(code)
+        expect(row.locator("xpath=ancestor::*[@data-role='source-block'][1]")).to_have_attribute(
+            "data-function", part.source.function.rsplit(".", 1)[-1]
+        )
     chips.first.click()
     expect(page.locator('[data-role="collective-part"]')).to_have_count(len(c.parts))
     page.screenshot(path=str(tmp_path / "train-step.png"), full_page=True)
@@ -168,4 +191,57 @@ def test_a_saved_page_shows_the_parts_of_a_collective_over_two_gpu_nodes(
     for k, part in enumerate(gather.parts):
         expect(legs.nth(k)).to_contain_text(f"{part.what} on {part.link}")
     page.screenshot(path=str(tmp_path / "two-nodes.png"), full_page=True)
+
+
+def test_a_saved_training_step_shows_memory_over_the_program(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """No kernel: the page draws the strip from the payload alone; pointing at a step lists what
+    Python's own timeline says is live there, and a group selects its line in the source view."""
+    page, watch, prog = open_program(offline_context, tmp_path, "layers")
+    timeline = prog.memory_timeline
+    track = page.locator('[data-role="memory-track"]')
+    live = page.locator('[data-role="memory-live"]')
+    expect(track).to_have_attribute("aria-valuenow", str(timeline.peak_step))
+    track.scroll_into_view_if_needed()
+    box = track.bounding_box()
+    steps = len(timeline.steps)
+    for fraction in (0.2, 0.45, 0.7):
+        x = box["width"] * fraction
+        page.mouse.move(box["x"] + x, box["y"] + box["height"] / 2)
+        step = min(steps - 1, int(x / box["width"] * steps))
+        expect(live).to_have_attribute("data-step", str(step))
+        shown = live.locator('[data-role="memory-group"]').evaluate_all(
+            "gs => gs.map((g) => [Number(g.getAttribute('data-group')), Number(g.getAttribute('data-bytes'))])"
+        )
+        index = {id(g): k for k, g in enumerate(timeline.groups)}
+        theirs = {index[id(g)]: n for g, n in timeline.live_at(step)}
+        assert shown and shown[0][0] in theirs
+        for group, held in shown:
+            assert held <= theirs[group] <= held * 1.01 + 64, (step, group, held, theirs[group])
+    page.mouse.move(1, 1)
+    group = live.locator('[data-role="memory-group"]:not([data-kind="argument"])').first
+    line = prog.memory_timeline.groups[int(group.get_attribute("data-group"))].source.line
+    group.click()
+    expect(page.locator('[data-role="source-line"][aria-current="true"]')).to_have_attribute("data-line", str(line))
+    expect(page.locator('[role="alert"]')).to_have_count(0)
+    assert_offline(offline_context, watch, page)
+
+
+def test_a_saved_page_never_breaks_a_piece_of_an_axis(offline_context: OfflineContext, tmp_path: pathlib.Path) -> None:
+    """On a narrow page, `y[sub 2 of 4, stride 2]` wraps as a whole or not at all, in the table and the
+    source: it never reads as `y[sub 2 of 4,`, and the two collectives of sub_axes read differently."""
+    page, watch, prog = open_program(offline_context, tmp_path, "sub_axes")
+    page.set_viewport_size({"width": 420, "height": 900})
+    pieces = page.locator(".sv-axis-piece")
+    expect(pieces.first).to_be_visible()
+    # One line each: a piece's box is no taller than one line of its text (two lines would be twice that).
+    drawn = pieces.evaluate_all(
+        "ps => ps.map((p) => [p.textContent,"
+        " p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).fontSize)])"
+    )
+    assert drawn and all(height < 1.9 for _, height in drawn), drawn
+    labels = {c.axes_label for c in prog.collectives}
+    assert labels == {"y[sub 2 of 4]", "y[sub 2 of 4, stride 2]"}
+    assert {text for text, _ in drawn} == labels
     assert_offline(offline_context, watch, page)
