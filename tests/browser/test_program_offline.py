@@ -191,6 +191,7 @@ def test_a_saved_page_shows_the_parts_of_a_collective_over_two_gpu_nodes(
     for k, part in enumerate(gather.parts):
         expect(legs.nth(k)).to_contain_text(f"{part.what} on {part.link}")
     page.screenshot(path=str(tmp_path / "two-nodes.png"), full_page=True)
+    assert_offline(offline_context, watch, page)
 
 
 def test_a_saved_training_step_shows_memory_over_the_program(

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import anywidget
 import traitlets
 
-from ..assets import STATIC, bundle_path, bundle_text
+from ..assets import bundle_path, bundle_text
 from .controller import EditController, Step
 
 S = TypeVar("S")
