@@ -69,10 +69,47 @@ class Model:
     mesh: Mesh
     spec: PartitionSpec
     memory_kind: str
+    # The spec the user set, where a mesh edit cut ``spec`` from it (docs/local-engine.md): a later
+    # mesh edit starts again from it, so it comes back where it fits.
+    asked: PartitionSpec | None = None
 
     @property
     def sharding(self) -> NamedSharding:
         return NamedSharding(self.mesh, self.spec, memory_kind=self.memory_kind)
+
+    def on_mesh(self, mesh: Mesh, shape: tuple[int, ...]) -> Model:
+        """What a mesh edit to ``mesh`` shows: the spec the user set, renamed and cut to fit."""
+        wanted = self.spec if self.asked is None else self.asked
+        spec = shardviz.adapt_spec(wanted, shape, self.mesh, mesh).spec
+        asked = _renamed(wanted, tuple(self.mesh.axis_names), tuple(mesh.axis_names))
+        kept = None if entries(asked, len(shape)) == entries(spec, len(shape)) else asked
+        return Model(mesh, spec, self.memory_kind, kept)
+
+
+def entries(spec: PartitionSpec, rank: int) -> tuple[tuple[str, ...], ...]:
+    """Each dimension's axes, ``None`` and a bare name written alike."""
+    out = []
+    for k in range(rank):
+        entry = spec[k] if k < len(spec) else None
+        out.append(() if entry is None else (entry,) if isinstance(entry, str) else tuple(entry))
+    return tuple(out)
+
+
+def _renamed(spec: PartitionSpec, old: tuple[str, ...], new: tuple[str, ...]) -> PartitionSpec:
+    """A rename, as documented: with as many axes as before, the axis at a position whose name changed
+    takes the new name, where the old name is not in the new mesh and the new name not in the old."""
+    if len(old) != len(new):
+        return spec
+    names = {a: b for a, b in zip(old, new) if a != b and a not in new and b not in old}
+    out = []
+    for entry in spec:
+        if entry is None:
+            out.append(None)
+        elif isinstance(entry, str):
+            out.append(names.get(entry, entry))
+        else:
+            out.append(tuple(names.get(a, a) for a in entry))
+    return PartitionSpec(*out)
 
 
 @dataclass(frozen=True)
@@ -127,7 +164,7 @@ def spec_edit(draw: Any, model: Model, array: jax.Array, names: st.SearchStrateg
     text = draw(spaces()) + body + draw(spaces())
     spec = PartitionSpec(*(None if e is None else tuple(e) for e in entries))
     empty = any(n == "" for e in entries if e for n in e)
-    return judge("spec_text", text, array, replace(model, spec=spec), "an empty axis name" if empty else "")
+    return judge("spec_text", text, array, replace(model, spec=spec, asked=None), "an empty axis name" if empty else "")
 
 
 @st.composite
@@ -179,8 +216,7 @@ def mesh_edit(draw: Any, model: Model, array: jax.Array, names: st.SearchStrateg
         mesh = Mesh(devices, tuple(axis_names), axis_types=types)
     except Exception as err:
         return refused(f"JAX: {type(err).__name__}: {err}")
-    spec = shardviz.adapt_spec(model.spec, array.shape, model.mesh, mesh).spec
-    return judge("mesh_text", text, array, Model(mesh, spec, model.memory_kind))
+    return judge("mesh_text", text, array, model.on_mesh(mesh, array.shape))
 
 
 @st.composite

@@ -29,7 +29,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from jax_truth import assert_matches_jax, jax_blocks
-from planned_edits import SOURCE, Model, Planned, memory_kind_edit, mesh_edit, spec_edit
+from planned_edits import SOURCE, Model, Planned, entries, memory_kind_edit, mesh_edit, spec_edit
 from shardviz import ShardingError, ShardingWidget
 from shardviz.engine import edits as edits_module
 from shardviz.export.page import page_html, payload_script
@@ -193,12 +193,16 @@ def test_frontend_edits_never_raise_and_never_lose_the_picture(original, shardvi
             tally("front-end edits of random text")
             if not w.error and trait == "spec_text" and not text.strip():
                 tally("front-end edits of random text: blank spec, accepted as P() and checked against JAX")
-                model = replace(model, spec=P())
+                model = replace(model, spec=P(), asked=None)
                 assert_shows(w, model, shape)
             elif not w.error:
                 tally("front-end edits of random text: accepted, checked against JAX for the array placed")
                 assert_matches_jax(w.layout, w.array.sharding, shape, array=w.array)
-                model = Model(w.array.sharding.mesh, w.array.sharding.spec, w.array.sharding.memory_kind)
+                shown = w.array.sharding
+                if trait == "mesh_text":
+                    model = model.on_mesh(shown.mesh, shape)
+                    assert entries(model.spec, len(shape)) == entries(shown.spec, len(shape)), (model, shown)
+                model = Model(shown.mesh, shown.spec, shown.memory_kind, None if trait == "spec_text" else model.asked)
         if w.error:
             tally("front-end edits refused with a message")
             assert w.payload == before_payload and w.array is before_array

@@ -99,7 +99,11 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     # Code written for Explicit axes runs under jax.set_mesh, which takes no AbstractMesh in the
     # parent: the child sets its concrete twin, as the user would on the real machine.
     fun = pickle.loads(request["fun_bytes"])
-    jitted = fun.rebuild(mesh) if isinstance(fun, Jitted) else jax.jit(fun)
+    if isinstance(fun, Jitted):
+        jitted = fun.rebuild(mesh)
+    else:  # a callable that traces and lowers itself (the array view's move) is taken as it is
+        traces_itself = callable(getattr(fun, "trace", None)) and callable(getattr(fun, "lower", None))
+        jitted = fun if traces_itself else jax.jit(fun)
     with jax.set_mesh(mesh):
         estimated = _check_compile_memory(jitted, args, kwargs, mesh.size)
         program = trace(jitted, *args, **kwargs)

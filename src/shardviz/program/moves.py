@@ -10,6 +10,7 @@ identity is compiled in a child process (the what-if trace's, given as
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -112,9 +113,15 @@ def move_program(old: Any, new: Any, elsewhere: Elsewhere | None = None) -> Prog
     XLA:CPU's devices of one process in a child (``elsewhere``) when one is given."""
     if elsewhere is not None and _past_local_cpu_devices(old):
         return _compile_in_child(old, new, elsewhere)
-    # One function object for every move: JAX's caches then hold one
-    # executable per pair of layouts, not one per edit.
-    return trace(jax.jit(_identity, out_shardings=new.sharding), old)
+    return _local_move(jax.ShapeDtypeStruct(old.shape, old.dtype, sharding=old.sharding), new.sharding)
+
+
+@functools.lru_cache(maxsize=128)
+def _local_move(old: jax.ShapeDtypeStruct, target: Any) -> Program:
+    """One trace per pair of layouts: each trace compiles with its own dump folder, so JAX would keep
+    one more executable for every edit back and forth. Traced from a ShapeDtypeStruct, so the cache
+    holds no user array."""
+    return trace(jax.jit(_identity, out_shardings=target), old)
 
 
 def resharding(
