@@ -1,10 +1,10 @@
 /**
  * The editors' text grammars for specs and meshes (docs/payload.md): parse
- * and format, a port of src/shardviz/engine/grammar.py with the same
+ * and format, a port of src/shardviz/array/grammar.py with the same
  * refusals, word for word. A small tokenizer, never `eval`.
  */
 
-import type { AxisType } from "../payload/array";
+import type { AxisType } from "../../payload/array";
 import { checkMeshSize, type SpecEntry } from "./checks";
 import { LayoutError } from "./errors";
 import { codePoints, isPySpace, pyRepr, pyStrip } from "./pytext";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadParity } from "../test/parity";
+import { loadParity } from "../../test/parity";
 import { pyRepr, pyStrip, pyTuple, withThousands } from "./pytext";
 
 // Python's own answers, written by tests/make_engine_parity_fixtures.py.

@@ -5,8 +5,8 @@
  * bytes.
  */
 
-import type { DeviceColumns, DeviceKind, MeshInfo, Payload, Run } from "../payload/array";
-import { PAYLOAD_VERSION } from "../payload/array";
+import type { DeviceColumns, DeviceKind, MeshInfo, Payload, Run } from "../../payload/array";
+import { PAYLOAD_VERSION } from "../../payload/array";
 import type { BlockAssignment } from "./blocks";
 import { shardingCode } from "./codegen";
 import { formatMesh, formatSpec } from "./grammar";

@@ -9,10 +9,10 @@
  */
 
 import { describe, expect, it } from "vitest";
-import type { Payload } from "../payload/array";
-import { decodeProgram, type ProgramPayload } from "../payload/program";
-import { loadJson } from "../test/treeFixtures";
-import { programDeviceGrid, valueLayout } from "./programValue";
+import type { Payload } from "../../payload/array";
+import { decodeProgram, type ProgramPayload } from "../../payload/program";
+import { loadJson } from "../../test/treeFixtures";
+import { programDeviceGrid, valueLayout } from "./value";
 
 const NAMES = [
   "mlp",

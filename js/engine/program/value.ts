@@ -6,10 +6,10 @@
  * answer says so and why; nothing is guessed.
  */
 
-import type { Payload } from "../payload/array";
-import { expandRuns } from "../payload/array";
-import type { Program } from "../payload/program";
-import { deviceFacts, deviceGrid, type MeshContext, placeOnMesh } from "./place";
+import type { Payload } from "../../payload/array";
+import { expandRuns } from "../../payload/array";
+import type { Program } from "../../payload/program";
+import { deviceFacts, deviceGrid, type MeshContext, placeOnMesh } from "../array/place";
 
 export type ValueLayout =
   | { status: "local"; payload: Payload }

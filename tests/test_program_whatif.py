@@ -281,7 +281,7 @@ def test_a_jitted_function_of_a_script_traces_on_a_what_if_mesh(tmp_path):
 
 
 def test_a_jitted_functions_options_travel_to_the_child():
-    from shardviz.plan.whatif import Jitted, jit_options
+    from shardviz.program.whatif.parent import Jitted, jit_options
 
     mesh = AbstractMesh((4, 4), ("data", "model"))
     sharded = NamedSharding(mesh, P("data", None))
@@ -418,7 +418,8 @@ def _scanned_layers(x, ws):
 
 
 def test_the_child_estimates_its_compile_from_the_traced_programs_equations(monkeypatch):
-    from shardviz.plan import child, whatif
+    from shardviz.program.whatif import child
+    from shardviz.program.whatif import parent as whatif
 
     monkeypatch.setattr(child, "_resident_bytes", lambda: 300 * 2**20)
     monkeypatch.setattr(child, "available_bytes", lambda: 64 * 2**30)
@@ -449,7 +450,7 @@ def test_the_child_estimates_its_compile_from_the_traced_programs_equations(monk
 
 
 def test_the_parents_estimate_is_jax_its_devices_and_an_empty_compile(monkeypatch):
-    from shardviz.plan import whatif
+    from shardviz.program.whatif import parent as whatif
 
     expected = (
         whatif.JAX_BYTES + (whatif.BYTES_PER_DEVICE + whatif.COMPILE_BYTES_PER_DEVICE) * 256 + whatif.COMPILE_BYTES
@@ -462,8 +463,8 @@ def test_the_parents_estimate_is_jax_its_devices_and_an_empty_compile(monkeypatc
 
 
 def test_each_arguments_layout_memory_kind_weak_type_and_ref_travel_to_the_child():
-    from shardviz.plan.child import _rebuild_leaf
-    from shardviz.plan.whatif import _describe_leaf
+    from shardviz.program.whatif.child import _rebuild_leaf
+    from shardviz.program.whatif.parent import _describe_leaf
 
     mesh = AbstractMesh((2, 4), ("data", "model"))
     leaf = jax.ShapeDtypeStruct(
@@ -487,7 +488,7 @@ def test_each_arguments_layout_memory_kind_weak_type_and_ref_travel_to_the_child
 
 
 def test_every_jit_option_is_read_and_rebuilt_on_the_childs_mesh():
-    from shardviz.plan.whatif import Jitted, _sendable, jit_options
+    from shardviz.program.whatif.parent import Jitted, _sendable, jit_options
 
     mesh = AbstractMesh((2, 4), ("data", "model"))
 
@@ -530,7 +531,7 @@ def test_every_jit_option_is_read_and_rebuilt_on_the_childs_mesh():
 def test_the_childs_resident_memory_is_its_own(monkeypatch):
     import resource
 
-    from shardviz.plan import child
+    from shardviz.program.whatif import child
 
     with open("/proc/self/status") as f:
         rss = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
@@ -556,7 +557,7 @@ def test_an_argument_laid_out_by_a_spec_alone_is_laid_on_the_what_if_mesh():
 def test_what_a_what_if_trace_refuses_it_says_in_full():
     import types
 
-    from shardviz.plan.whatif import _describe_leaf
+    from shardviz.program.whatif.parent import _describe_leaf
 
     mesh = AbstractMesh((2, 4), ("data", "model"))
     single = jax.ShapeDtypeStruct((8,), jnp.float32, sharding=jax.sharding.SingleDeviceSharding(jax.devices()[0]))

@@ -5,9 +5,9 @@
  * `resharded`, and reads the tree from `treeName` (`TREE` when unknown).
  */
 
-import { specSource } from "./codegen";
-import { pyRepr } from "./pytext";
-import type { Rule } from "./treeRules";
+import { specSource } from "../array/codegen";
+import { pyRepr } from "../array/pytext";
+import type { Rule } from "./rules";
 
 const KEY_ATTRIBUTES = "('key', 'idx', 'name')"; // repr of src/shardviz/tree/paths.py's KEY_ATTRIBUTES
 

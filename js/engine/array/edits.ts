@@ -1,7 +1,7 @@
 /**
  * An edit of the array view, answered from the current payload alone: the
- * semantics of `ArrayState.edited` (src/shardviz/engine/placement.py) and
- * src/shardviz/engine/edits.py, with the same refusals and notices.
+ * semantics of `ArrayState.edited` (src/shardviz/array/placement.py) and
+ * src/shardviz/array/edits.py, with the same refusals and notices.
  *
  * What the payload cannot tell is left to a kernel:
  * - a real mesh with another number of devices: Python takes other devices
@@ -14,8 +14,8 @@
  * what-if page on an AbstractMesh takes any mesh, staying virtual.
  */
 
-import type { MeshInfo, Payload, Run } from "../payload/array";
-import { expandRuns } from "../payload/array";
+import type { MeshInfo, Payload, Run } from "../../payload/array";
+import { expandRuns } from "../../payload/array";
 import { meshOrderBlocks } from "./blocks";
 import { checkMemoryKind, checkSpec, specRepr } from "./checks";
 import { EditError, type EditSource, LayoutError } from "./errors";

@@ -4,7 +4,7 @@
  * only `layout_*` names and says so in its first line.
  */
 
-import type { AxisType, MeshInfo } from "../payload/array";
+import type { AxisType, MeshInfo } from "../../payload/array";
 import { pyList, pyRepr, pyTuple } from "./pytext";
 
 export const PLACEHOLDER = "ARRAY";

@@ -11,7 +11,7 @@
  *   from the type the payload already carries.
  */
 
-import type { AxisType } from "../payload/array";
+import type { AxisType } from "../../payload/array";
 
 const HOST = "<host>";
 

@@ -1,7 +1,7 @@
-"""What-if tracing: compile a program for a mesh larger than this machine.
+"""What-if tracing, the parent's side: compile a program for a mesh larger than this machine.
 
 The parent describes the mesh and the abstract arguments, starts a child
-Python (``shardviz.plan.child``) whose JAX has one simulated CPU device per
+Python (``shardviz.program.whatif.child``) whose JAX has one simulated CPU device per
 mesh device, and reads back the Program. The child is bounded in time
 (``timeout``), is killed on timeout, on KeyboardInterrupt or any error in
 the parent, and dies with the parent (Linux ``PR_SET_PDEATHSIG``).
@@ -9,7 +9,6 @@ the parent, and dies with the parent (Linux ``PR_SET_PDEATHSIG``).
 
 from __future__ import annotations
 
-import functools
 import io
 import linecache
 import os
@@ -18,16 +17,16 @@ import subprocess
 import sys
 import time
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
 
-from ..errors import ShardingError
-from ..program.model import TraceOrigin
-from ..program.program import Program
-from ..program.trace import trace as trace_here
+from ...errors import ShardingError
+from ..model import TraceOrigin
+from ..program import Program
 
 MAX_DEVICES = 8192
 MiB, KiB = 2**20, 2**10
@@ -258,8 +257,16 @@ def _unsaved_sources() -> dict[str, Any]:
     }
 
 
-def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: Any, timeout: float) -> Any:
-    """Trace ``fun(*args, **kwargs)`` on ``mesh`` in a child with ``mesh.size`` CPU devices."""
+def trace_in_child(
+    fun: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    mesh: Any,
+    timeout: float,
+    retrace_with: Callable[..., Program],
+) -> Program:
+    """Trace ``fun(*args, **kwargs)`` on ``mesh`` in a child with ``mesh.size`` CPU devices; the
+    Program's origin traces an edit of its inputs again with ``retrace_with`` (a new child)."""
     mesh = _check_mesh(mesh)
     leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
     described = [_describe_leaf(leaf, mesh, i) for i, leaf in enumerate(leaves)]
@@ -290,7 +297,7 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
     env["SHARDVIZ_WHATIF_PARENT"] = str(os.getpid())
     started = time.perf_counter()
     child = subprocess.Popen(
-        [sys.executable, "-m", "shardviz.plan.child"],
+        [sys.executable, "-m", "shardviz.program.whatif.child"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -325,8 +332,7 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
     ok = reply["ok"]
     origin = None
     if ok.get("array_leaf") is not None:  # what an edit of the inputs traces again with, in a new child
-        again = functools.partial(trace, mesh=mesh, whatif_timeout=timeout)
-        origin = TraceOrigin(fun, tree, tuple(leaves), tuple(ok["array_leaf"]), mesh, retrace_with=again)
+        origin = TraceOrigin(fun, tree, tuple(leaves), tuple(ok["array_leaf"]), mesh, retrace_with=retrace_with)
     info = WhatIf(
         devices=mesh.size,
         child_seconds=seconds,
@@ -335,23 +341,4 @@ def whatif_trace(fun: Any, args: tuple[Any, ...], kwargs: dict[str, Any], mesh: 
         peak_rss_bytes=ok["peak_rss_bytes"],
         estimated_bytes=ok.get("estimated_bytes") or needed,
     )
-    return replace(ok["program"], origin=origin), info
-
-
-def trace(fun: Any, *args: Any, mesh: Any = None, whatif_timeout: float = 600.0, **kwargs: Any) -> Program:
-    """``shardviz.trace``: trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
-
-    Without ``mesh=`` the program is compiled here, on this machine's devices
-    (:func:`shardviz.program.trace`). ``mesh=`` (reserved: pass ``fun``'s own
-    ``mesh`` with functools.partial) takes a ``jax.sharding.AbstractMesh`` of
-    up to 8,192 devices: the program is compiled in a child process with that
-    many simulated CPU devices (at most ``whatif_timeout`` seconds) and read
-    back; its devices are virtual and ``program.whatif`` says how it was made
-    (docs/planning.md).
-    """
-    if mesh is None:
-        return trace_here(fun, *args, **kwargs)
-    if not callable(fun):
-        raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
-    program, info = whatif_trace(fun, args, kwargs, mesh, whatif_timeout)
-    return replace(program, whatif=info)
+    return replace(ok["program"], origin=origin, whatif=info)

@@ -7,10 +7,10 @@
  */
 
 import { describe, expect, it } from "vitest";
-import type { Payload } from "../payload/array";
-import { decodeTreePayload, type TreePayload } from "../payload/tree";
-import { loadJson } from "../test/treeFixtures";
-import { leafLayout } from "./treeLeaf";
+import type { Payload } from "../../payload/array";
+import { decodeTreePayload, type TreePayload } from "../../payload/tree";
+import { loadJson } from "../../test/treeFixtures";
+import { leafLayout } from "./leaf";
 
 interface ParityFile {
   seed: number;

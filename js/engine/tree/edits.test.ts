@@ -7,9 +7,9 @@
  */
 
 import { describe, expect, it } from "vitest";
-import type { TreePayload } from "../payload/tree";
-import { loadJson } from "../test/treeFixtures";
-import { applyTreeRules } from "./treeEdits";
+import type { TreePayload } from "../../payload/tree";
+import { loadJson } from "../../test/treeFixtures";
+import { applyTreeRules } from "./edits";
 
 type Answer =
   | { status: "applied"; payload: TreePayload; notice: string }

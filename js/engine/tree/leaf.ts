@@ -7,12 +7,12 @@
  * out; so is a leaf of a payload too old to carry its mesh's memory kinds.
  */
 
-import type { DeviceKind, Payload, Run } from "../payload/array";
-import type { Tree } from "../payload/tree";
-import { leafType } from "../payload/tree";
-import type { DeviceFacts } from "./payload";
-import { deviceGrid, type MeshContext, placeOnMesh } from "./place";
-import { encodeRuns } from "./runs";
+import type { DeviceKind, Payload, Run } from "../../payload/array";
+import type { Tree } from "../../payload/tree";
+import { leafType } from "../../payload/tree";
+import type { DeviceFacts } from "../array/payload";
+import { deviceGrid, type MeshContext, placeOnMesh } from "../array/place";
+import { encodeRuns } from "../array/runs";
 
 /** Why the browser cannot lay out a leaf itself. */
 export type LeafRefusal = "not-array" | "no-mesh" | "old-payload";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { loadFixture, loadPythonAnswers } from "../test/fixtures";
-import { makePayload } from "../test/payloads";
+import { loadFixture, loadPythonAnswers } from "../../test/fixtures";
+import { makePayload } from "../../test/payloads";
 import { CONFIRM_BYTES, estimateEdit, needsConfirmation } from "./estimate";
 
 describe("what an edit would give each device", () => {

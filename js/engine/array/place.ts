@@ -6,8 +6,8 @@
  * values; both payloads carry the mesh and its device columns once.
  */
 
-import type { DeviceColumnRuns, DeviceKind, MeshInfo, Payload } from "../payload/array";
-import { expandRuns } from "../payload/array";
+import type { DeviceColumnRuns, DeviceKind, MeshInfo, Payload } from "../../payload/array";
+import { expandRuns } from "../../payload/array";
 import { meshOrderBlocks } from "./blocks";
 import { type DeviceFacts, layoutPayload } from "./payload";
 

@@ -3,7 +3,9 @@ collectives and bytes, the copy between device and host memory of a memory-kind
 change, or why no single program moves it (the array view's move line), and
 what each device lacked of its new block, read from the two layouts.
 
-XLA:CPU compiles for at most 2,048 devices in one process; past that the
+The identity is traced by the program engine, which the caller hands in
+(``trace``: ``shardviz.trace``), so the array package never imports the program
+one. XLA:CPU compiles for at most 2,048 devices in one process; past that the
 identity is compiled in a child process (the what-if trace's, given as
 ``elsewhere``) over the same mesh positions, so the collectives are XLA's own.
 """
@@ -20,11 +22,14 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.move_needs import move_needs
-from ..engine.placement import ArrayState
 from ..errors import ShardingError
-from .program import Program
-from .trace import trace
+from .move_needs import move_needs
+from .placement import ArrayState
+
+# A traced program (a shardviz.Program): the program engine's, read here for its collectives.
+Program = Any
+# Traces ``fun(*args)`` here: shardviz.trace without mesh=.
+Trace = Callable[..., Program]
 
 # XLA:CPU takes device ids past this many local devices for another process's and compiles
 # nothing for them (the what-if child starts a one-process distributed runtime instead).
@@ -108,16 +113,16 @@ def _compile_in_child(old: Any, new: Any, elsewhere: Elsewhere) -> Program:
     return elsewhere(fun, (arg,), source.mesh.abstract_mesh)
 
 
-def move_program(old: Any, new: Any, elsewhere: Elsewhere | None = None) -> Program:
-    """``jax.jit(lambda a: a, out_shardings=new.sharding)`` on ``old``, traced: here, or past
-    XLA:CPU's devices of one process in a child (``elsewhere``) when one is given."""
+def move_program(old: Any, new: Any, trace: Trace, elsewhere: Elsewhere | None = None) -> Program:
+    """``jax.jit(lambda a: a, out_shardings=new.sharding)`` on ``old``, traced: here (``trace``), or
+    past XLA:CPU's devices of one process in a child (``elsewhere``) when one is given."""
     if elsewhere is not None and _past_local_cpu_devices(old):
         return _compile_in_child(old, new, elsewhere)
-    return _local_move(jax.ShapeDtypeStruct(old.shape, old.dtype, sharding=old.sharding), new.sharding)
+    return _local_move(jax.ShapeDtypeStruct(old.shape, old.dtype, sharding=old.sharding), new.sharding, trace)
 
 
 @functools.lru_cache(maxsize=128)
-def _local_move(old: jax.ShapeDtypeStruct, target: Any) -> Program:
+def _local_move(old: jax.ShapeDtypeStruct, target: Any, trace: Trace) -> Program:
     """One trace per pair of layouts: each trace compiles with its own dump folder, so JAX would keep
     one more executable for every edit back and forth. Traced from a ShapeDtypeStruct, so the cache
     holds no user array."""
@@ -125,7 +130,7 @@ def _local_move(old: jax.ShapeDtypeStruct, target: Any) -> Program:
 
 
 def resharding(
-    before: ArrayState, after: ArrayState, *, elsewhere: Elsewhere | None = None
+    before: ArrayState, after: ArrayState, *, trace: Trace, elsewhere: Elsewhere | None = None
 ) -> tuple[Program | None, dict[str, Any]]:
     """What moving the array from ``before``'s layout to ``after``'s costs, as a
     Program and a summary for the front end (``{}`` when nothing moved).
@@ -153,7 +158,7 @@ def resharding(
             "needs": needs,
         }
     try:
-        program = move_program(old, new, elsewhere)
+        program = move_program(old, new, trace, elsewhere)
     except ShardingError as err:
         return None, {"error": str(err), "needs": needs}
     summary = _summary(program)

@@ -7,12 +7,12 @@
  * (./typeStr.ts). Leaves off every mesh are the kernel's and never get here.
  */
 
-import type { Run } from "../payload/array";
-import { expandRuns } from "../payload/array";
-import type { TreeGroup, TreePayload } from "../payload/tree";
-import { encodeRuns } from "./runs";
-import { auditTree } from "./treeAudit";
-import { dtypePrefix } from "./typeStr";
+import type { Run } from "../../payload/array";
+import { expandRuns } from "../../payload/array";
+import type { TreeGroup, TreePayload } from "../../payload/tree";
+import { encodeRuns } from "../array/runs";
+import { dtypePrefix } from "../array/typeStr";
+import { auditTree } from "./audit";
 
 /** A leaf's new spec: one list of mesh axes per dimension (as a group's `spec`). */
 export type LeafSpec = string[][];

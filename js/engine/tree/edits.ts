@@ -8,12 +8,12 @@
  * kernel's (`kernel-only`): JAX decides those.
  */
 
-import { decodePathSegments, TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
-import { LayoutError } from "./errors";
-import { pyStrip } from "./pytext";
-import { rulesCode } from "./treeCode";
-import { type LeafSpec, relayoutTree } from "./treeRelayout";
-import { checkEveryRuleSetsSomething, checkRuleFits, parseRules, RuleMatcher, rulesNotice } from "./treeRules";
+import { decodePathSegments, TREE_PAYLOAD_VERSION, type TreePayload } from "../../payload/tree";
+import { LayoutError } from "../array/errors";
+import { pyStrip } from "../array/pytext";
+import { rulesCode } from "./code";
+import { type LeafSpec, relayoutTree } from "./relayout";
+import { checkEveryRuleSetsSomething, checkRuleFits, parseRules, RuleMatcher, rulesNotice } from "./rules";
 
 export type TreeEditOutcome =
   | { status: "applied"; payload: TreePayload; notice: string }

@@ -4,8 +4,8 @@
  * same sentences. Pure arithmetic over a tree payload's columns.
  */
 
-import type { ReplicatedFinding, TreeAudit, TreeGroup, TreeImbalance, TreeMeshInfo } from "../payload/tree";
-import { compressIds, formatBytes } from "../util/ranges";
+import type { ReplicatedFinding, TreeAudit, TreeGroup, TreeImbalance, TreeMeshInfo } from "../../payload/tree";
+import { compressIds, formatBytes } from "../../util/ranges";
 
 const AUDIT_ROWS = 10;
 

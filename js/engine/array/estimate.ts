@@ -11,7 +11,7 @@
  * the shape.
  */
 
-import type { Payload } from "../payload/array";
+import type { Payload } from "../../payload/array";
 import { adaptSpec, applyEdit, type Edit } from "./edits";
 import { parseMesh, parseSpec, type SpecEntry } from "./grammar";
 

@@ -4,7 +4,7 @@
  * src/shardviz/engine/runs.py, so equal columns encode to equal runs.
  */
 
-import type { Run } from "../payload/array";
+import type { Run } from "../../payload/array";
 
 export function encodeRuns(values: ArrayLike<number>): Run[] {
   const n = values.length;

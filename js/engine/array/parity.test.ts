@@ -6,7 +6,7 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { loadParity, type ParityCase, type PythonAnswer } from "../test/parity";
+import { loadParity, type ParityCase, type PythonAnswer } from "../../test/parity";
 import { applyEdit, type EditOutcome } from "./edits";
 
 const data = loadParity();

@@ -5,11 +5,11 @@
  * Refusals carry Python's words, byte for byte (the parity fixtures check).
  */
 
-import { globToRegExp } from "../util/glob";
-import { checkSpec, type MeshShape, type SpecEntry } from "./checks";
-import { LayoutError } from "./errors";
-import { MAX_TEXT, parseSpec } from "./grammar";
-import { codePoints, pyRepr, pyStrip } from "./pytext";
+import { globToRegExp } from "../../util/glob";
+import { checkSpec, type MeshShape, type SpecEntry } from "../array/checks";
+import { LayoutError } from "../array/errors";
+import { MAX_TEXT, parseSpec } from "../array/grammar";
+import { codePoints, pyRepr, pyStrip } from "../array/pytext";
 
 export const MAX_RULES_TEXT = 50 * MAX_TEXT;
 const SLASH = "/";

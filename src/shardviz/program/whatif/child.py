@@ -1,6 +1,6 @@
 """The child process of a what-if trace.
 
-Run as ``python -m shardviz.plan.child``: it reads one pickled request on
+Run as ``python -m shardviz.program.whatif.child``: it reads one pickled request on
 stdin, starts JAX with as many simulated CPU devices as the mesh needs (the
 parent set ``XLA_FLAGS`` before this process started), builds a concrete
 mesh with the request's axis names, sizes and types, traces the function
@@ -29,13 +29,13 @@ from typing import Any
 import jax
 from jax.sharding import AxisType, NamedSharding
 
-from ..errors import ShardingError
-from ..program.trace import trace
-from .whatif import Jitted, available_bytes, compile_bytes
+from ...errors import ShardingError
+from ..trace import trace_here
+from .parent import Jitted, available_bytes, compile_bytes
 
 
 def _rebuild_leaf(leaf: Any, mesh: jax.sharding.Mesh) -> Any:
-    """A leaf as :func:`shardviz.plan.whatif._describe_leaf` sent it, laid out on ``mesh``."""
+    """A leaf as :func:`shardviz.program.whatif.parent._describe_leaf` sent it, laid out on ``mesh``."""
     if isinstance(leaf, tuple) and leaf and leaf[0] == "array":
         _, shape, dtype, spec, memory_kind, is_ref, weak_type = leaf
         sharding = None if spec is None else NamedSharding(mesh, spec, memory_kind=memory_kind)
@@ -106,7 +106,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         jitted = fun if traces_itself else jax.jit(fun)
     with jax.set_mesh(mesh):
         estimated = _check_compile_memory(jitted, args, kwargs, mesh.size)
-        program = trace(jitted, *args, **kwargs)
+        program = trace_here(jitted, *args, **kwargs)
     array_leaf = program.origin.array_leaf if program.origin is not None else None
     program = portable(dataclasses.replace(program, origin=None))
     return {
