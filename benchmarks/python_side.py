@@ -85,8 +85,8 @@ import numpy as np  # noqa: E402
 from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec  # noqa: E402
 
 import shardviz  # noqa: E402
-import shardviz.engine.devices as sv_devices  # noqa: E402
-from shardviz.engine.grammar import parse_spec  # noqa: E402
+import shardviz.array.devices as sv_devices  # noqa: E402
+from shardviz.array.grammar import parse_spec  # noqa: E402
 
 REPEATS = 5 if ARGS.quick else 31  # cheap measurements (shardviz)
 SLOW_REPEATS = 3 if ARGS.quick else 11  # the comparators, up to ~0.3 s each at 4096 devices

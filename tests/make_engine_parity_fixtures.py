@@ -4,7 +4,7 @@
 runs it with 12 simulated CPU devices, before Vitest). Seeded: the same seed writes
 the same cases. Each case is a starting payload (made by Python from real JAX
 objects), an edit as the front end sends it, and what the Python widget answered:
-the new payload and notice, or the refusal and its control. js/engine/parity.test.ts
+the new payload and notice, or the refusal and its control. js/engine/array/parity.test.ts
 checks the local engine against every case, byte for byte.
 
 Starting states: real arrays on real meshes over the 12 devices (any subset, any
@@ -52,7 +52,7 @@ from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardviz import ShardingError, ShardingWidget, describe
-from shardviz.engine.grammar import parse_mesh
+from shardviz.array.grammar import parse_mesh
 
 SEED = 20240614
 MIN_CASES = 2000
@@ -506,7 +506,7 @@ TEXTS = ("o'k", 'say "hi"', "both'\"", "back\\slash", "tab\tnew\nline\r", "naïv
 
 
 def python_text() -> dict[str, list[list[str]]]:
-    """Python's repr and strip of characters and strings, for the engine's own (js/engine/pytext.ts)."""
+    """Python's repr and strip of characters and strings, for the engine's own (js/engine/array/pytext.ts)."""
     chars = [chr(c) for c in range(0x250)] + list(SPECIAL_CHARS)
     texts = chars + list(TEXTS)
     return {"repr": [[t, repr(t)] for t in texts], "strip": [[t, t.strip()] for t in texts]}

@@ -24,7 +24,7 @@ from jax.sharding import AbstractMesh, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.engine.devices import device_columns
+from shardviz.array.devices import device_columns
 from shardviz.text.ranges import format_bytes, picture_dims
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))

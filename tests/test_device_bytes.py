@@ -24,6 +24,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz import ShardingError
+from shardviz.plan.estimate import widening_note
 from shardviz.program.device_bytes import (
     MadeDtypes,
     count_on_device,
@@ -31,7 +32,6 @@ from shardviz.program.device_bytes import (
     device_dtype,
     other_total,
     short_dtype,
-    widening_note,
 )
 from shardviz.program.model import SourceLocation, Value
 from shardviz.program.report import render_program

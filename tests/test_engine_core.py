@@ -18,8 +18,8 @@ import shardviz
 from decoding import decode_runs
 from jax_truth import assert_matches_jax
 from shardviz import ShardingError
-from shardviz.engine.devices import device_columns
-from shardviz.engine.payload import layout_payload
+from shardviz.array.devices import device_columns
+from shardviz.array.payload import layout_payload
 from shardviz.text.ranges import picture_dims
 
 # --------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz import ShardingError
-from shardviz.engine.checks import check_memory_kind, check_spec
-from shardviz.engine.devices import memory_kinds_of
+from shardviz.array.checks import check_memory_kind, check_spec
+from shardviz.array.devices import memory_kinds_of
 
 
 @pytest.fixture

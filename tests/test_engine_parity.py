@@ -141,7 +141,7 @@ def test_single_device_layout_equals_jax(device_index, shape, memory_kind):
 
 def test_runs_round_trip_payload_columns():
     from decoding import decode_runs
-    from shardviz.engine.runs import encode_runs
+    from shardviz.array.runs import encode_runs
 
     rng = np.random.default_rng(0)
     for values in (

@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 import make_engine_parity_fixtures as gen
 import shardviz
 from jax_truth import assert_matches_jax
-from shardviz.engine.payload import layout_payload
+from shardviz.array.payload import layout_payload
 
 SAMPLE = 260
 

@@ -5,7 +5,7 @@ Every module under src/shardviz is read with ``ast`` (not imported), and every
 under ``if TYPE_CHECKING:``. A circle hidden in a function body is still a
 circle. The package graph folds modules into their top-level part (``engine``,
 ``text``, ``program``, ``tree``, ``widgets``, ``export``; a module at the top,
-such as ``api``, is its own part), so ``engine -> text -> engine`` fails even
+such as ``api``, is its own part), so ``array -> text -> array`` fails even
 when no two single modules import each other. ``shardviz/__init__.py`` is the
 public face that gathers every part; it is left out of the package graph (it
 would make everything a circle through the root), but its own imports still
@@ -119,11 +119,11 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_scanner_sees_every_module():
     modules = module_graph(SRC, ROOT_PACKAGE)
-    for name in ("shardviz.api", "shardviz.engine.describe", "shardviz.text.ansi", "shardviz.widgets.array"):
+    for name in ("shardviz.api", "shardviz.array.describe", "shardviz.text.ansi", "shardviz.widgets.array"):
         assert name in modules
     # a relative import, an absolute one and one inside a function body all count
-    assert "shardviz.engine.layout" in modules["shardviz.engine.describe"]
-    assert "shardviz.errors" in modules["shardviz.engine.describe"]
+    assert "shardviz.array.layout" in modules["shardviz.array.describe"]
+    assert "shardviz.errors" in modules["shardviz.array.describe"]
 
 
 def test_no_module_circle():
@@ -133,7 +133,7 @@ def test_no_module_circle():
 
 def test_no_package_circle():
     graph = package_graph(module_graph(SRC, ROOT_PACKAGE), ROOT_PACKAGE)
-    assert {"engine", "text", "program", "tree", "widgets", "export"} <= set(graph)
+    assert {"array", "text", "program", "tree", "widgets", "export"} <= set(graph)
     cycle = find_cycle(graph)
     assert cycle is None, "import circle between packages: " + " -> ".join(cycle or [])
 

@@ -30,10 +30,10 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.engine.move_needs import lacked_bytes, move_needs
-from shardviz.engine.placement import start_state
-from shardviz.plan.whatif import trace as trace_whatif
-from shardviz.program.moves import move_program, resharding
+from shardviz.array.move_needs import lacked_bytes, move_needs
+from shardviz.array.moves import move_program, resharding
+from shardviz.array.placement import start_state
+from shardviz.program.trace import trace
 
 AUTO = AxisType.Auto
 MESHES = [
@@ -108,7 +108,7 @@ def test_a_move_onto_other_devices_lacks_what_they_never_held() -> None:
 
 
 def summary_of(before: jax.Array, after: jax.Array) -> dict:
-    return resharding(start_state(before), start_state(after))[1]
+    return resharding(start_state(before), start_state(after), trace=trace)[1]
 
 
 def test_the_layouts_agree_with_xla_where_both_exist() -> None:
@@ -151,7 +151,7 @@ def test_textbook_moves_send_exactly_what_each_device_lacked(sizes, source, targ
 
 
 def in_child(fun, args, mesh):
-    return trace_whatif(fun, *args, mesh=mesh, whatif_timeout=120)
+    return trace(fun, *args, mesh=mesh, whatif_timeout=120)
 
 
 def collectives(program) -> list[tuple]:
@@ -161,7 +161,7 @@ def collectives(program) -> list[tuple]:
 def test_the_move_compiled_in_a_child_is_the_one_compiled_here(monkeypatch) -> None:
     """The what-if child's move, forced at 8 devices, equals this process's compile of it: a spec
     edit, a memory move, and a reshape of the mesh whose devices are in no simple order."""
-    import shardviz.program.moves as moves
+    import shardviz.array.moves as moves
 
     devices = jax.devices()
     order = [devices[i] for i in (5, 2, 7, 0, 3, 6, 1, 4)]
@@ -177,8 +177,8 @@ def test_the_move_compiled_in_a_child_is_the_one_compiled_here(monkeypatch) -> N
     monkeypatch.setattr(moves, "CPU_LOCAL_DEVICES", 4)  # so that 8 devices count as past it
     for target in targets:
         y = jax.device_put(x, target)
-        here = move_program(x, y)
-        there = move_program(x, y, elsewhere=in_child)
+        here = move_program(x, y, trace)
+        there = move_program(x, y, trace, elsewhere=in_child)
         assert here.whatif is None and there.whatif is not None and there.whatif.devices == 8
         assert collectives(there) == collectives(here), target
 

@@ -162,7 +162,7 @@ def test_each_line_is_bound_by_its_own_matmuls_or_collectives():
     import numpy as np
     from jax.sharding import Mesh
 
-    from shardviz.program.sources import file_label
+    from shardviz.text.files import file_label
 
     mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
     x = jax.device_put(jnp.ones((256, 128)), NamedSharding(mesh, P("data", None)))

@@ -31,7 +31,7 @@ from jax.sharding import PartitionSpec as P
 from jax_truth import assert_matches_jax, jax_blocks
 from planned_edits import SOURCE, Model, Planned, entries, memory_kind_edit, mesh_edit, spec_edit
 from shardviz import ShardingError, ShardingWidget
-from shardviz.engine import edits as edits_module
+from shardviz.array import edits as edits_module
 from shardviz.export.page import page_html, payload_script
 from shardviz.widgets.controller import INTERNAL
 
@@ -325,7 +325,7 @@ def test_the_fuzz_checks_catch_a_misread_and_a_failure(original, monkeypatch, sh
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("shardviz.engine.placement.describe", broken)
+    monkeypatch.setattr("shardviz.array.placement.describe", broken)
     w.set_state({"spec_text": "y, x"})
     with pytest.raises(AssertionError):
         assert_refusal_not_failure(w, shardviz_errors)

@@ -100,7 +100,7 @@ def test_physical_device_attributes_travel_per_mesh():
     order, run-encoded as the array payload's device columns, so a leaf laid out in the browser keeps them."""
     import dataclasses
 
-    from shardviz.engine.model import PhysicalColumns
+    from shardviz.array.model import PhysicalColumns
 
     mesh = jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()[:8])
     tl = shardviz.describe_tree({"w": jax.device_put(jnp.zeros((8, 8)), NamedSharding(mesh, P("data")))})

@@ -424,7 +424,7 @@ def test_a_failure_inside_shardviz_is_internal_not_a_refusal(x, monkeypatch, cap
     def broken(*args, **kwargs):
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr("shardviz.engine.placement.describe", broken)
+    monkeypatch.setattr("shardviz.array.placement.describe", broken)
     assert w.apply_edit(spec_text="y, x") is False  # never raises into the kernel
     assert w.error_source == "internal"
     assert "This is a bug in shardviz" in w.error and "RuntimeError: a bug" in w.error

@@ -22,7 +22,7 @@ from jax.sharding import AbstractMesh, AxisType, Mesh, NamedSharding, SingleDevi
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.engine.edits import EditError
+from shardviz.array.edits import EditError
 from shardviz.tree.describe import describe_tree
 from shardviz.tree.paths import path_segments
 from shardviz.tree.rules import apply_rules, parse_rules

@@ -3,14 +3,9 @@ import { decodePayload, type Payload } from "../payload/array";
 import { FIXTURE_NAMES, loadFixture, loadPythonAnswers } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
 import { tileColor } from "../util/palette";
-import {
-  chooseLabels,
-  MAP_GROWTH_FOR_LABELS,
-  MAP_MAX_HEIGHT,
-  MAP_MAX_WIDTH,
-  mapSize,
-  renderArrayMap,
-} from "./arrayMap";
+import { renderArrayMap } from "./arrayMap";
+import { MAP_GROWTH_FOR_LABELS, MAP_MAX_HEIGHT, MAP_MAX_WIDTH, mapSize } from "./arrayMapFrame";
+import { chooseLabels } from "./arrayMapLabels";
 import { fitTileLabels, NO_LABELS, type TileLabelSizes } from "./labelFit";
 import { rulerBands } from "./mapRulers";
 import {

@@ -3,7 +3,7 @@
  * choices. Python parses the result; the front end never parses these texts.
  */
 
-import { formatSpec, nameText } from "../engine/grammar";
+import { formatSpec, nameText } from "../engine/array/grammar";
 import type { AxisType, MeshInfo } from "../payload/array";
 
 /** An axis name as the grammars read it: bare when it can be, quoted otherwise (the grammar's own). */

@@ -10,7 +10,7 @@
  * error, so an error never moves the controls around it.
  */
 
-import { estimateEdit, needsConfirmation } from "../engine/estimate";
+import { estimateEdit, needsConfirmation } from "../engine/array/estimate";
 import type { AxisType, Payload } from "../payload/array";
 import type { ErrorSource, ViewHost } from "../traits/array";
 import { h, replaceChildren } from "../util/dom";

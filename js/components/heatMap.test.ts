@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deviceGridPayload } from "../engine/treeLeaf";
+import { deviceGridPayload } from "../engine/tree/leaf";
 import { decodePayload } from "../payload/array";
 import { decodeTreePayload } from "../payload/tree";
 import { makePayload } from "../test/payloads";

@@ -67,6 +67,8 @@ export class InputSpecs {
   private readonly outputsBody = h("tbody");
   /** On a what-if mesh, says that an edit traces again in a child process (and how long the last took). */
   private readonly whatifNote = h("p", { class: "sv-note", "data-role": "whatif-note", hidden: true });
+  /** Why the editors are read-only for a program that cannot be traced again (payload `retrace_reason`). */
+  private readonly retraceNote = h("p", { class: "sv-note", "data-role": "retrace-note", hidden: true });
   private editors: Editor[] = [];
   private program: Program | null = null;
   private rowsKey = "";
@@ -86,6 +88,7 @@ export class InputSpecs {
     this.element = h("div", { class: "sv-io", "data-role": "inputs" }, [
       options.readOnly ? h("p", { class: "sv-note", "data-role": "read-only-note" }, [options.note ?? ""]) : null,
       this.whatifNote,
+      this.retraceNote,
       h("table", { class: "sv-io-table" }, [
         h("thead", {}, [
           h("tr", {}, [
@@ -129,11 +132,19 @@ export class InputSpecs {
     return this.program?.payload.inputs[k]?.spec_text ?? "";
   }
 
+  /** No edit can be sent: the view is read-only, or the program cannot be traced again. */
+  private locked(): boolean {
+    return this.options.readOnly || this.program?.payload.retrace === false;
+  }
+
   setProgram(program: Program): void {
     this.program = program;
     const { inputs, outputs, types, mesh, whatif } = program.payload;
     const names = mesh?.names ?? [];
-    this.whatifNote.textContent = whatif && !this.options.readOnly ? whatifEditText(whatif) : "";
+    const cannotRetrace = !this.options.readOnly && program.payload.retrace === false;
+    this.retraceNote.textContent = cannotRetrace ? (program.payload.retrace_reason ?? "") : "";
+    this.retraceNote.hidden = this.retraceNote.textContent === "";
+    this.whatifNote.textContent = whatif && !this.locked() ? whatifEditText(whatif) : "";
     this.whatifNote.hidden = this.whatifNote.textContent === "";
     const key = JSON.stringify([inputs.map((i) => i.path), outputs.map((o) => o.path)]);
     const typeCell = (t: number): HTMLElement => {
@@ -183,6 +194,7 @@ export class InputSpecs {
     if (inputs.length === 0) {
       this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
     }
+    for (const editor of this.editors) editor.input.disabled = this.locked();
     this.fold("input");
     this.fold("output");
   }
@@ -316,7 +328,7 @@ export class InputSpecs {
   }
 
   private submit(k: number): void {
-    if (this.options.readOnly || !this.program) return;
+    if (this.locked() || !this.program) return;
     const editor = this.editors[k];
     const text = editor.input.value;
     const python = this.python(k);

@@ -10,7 +10,7 @@
  * typed in the focused box is never overwritten.
  */
 
-import type { EditEstimate } from "../engine/estimate";
+import type { EditEstimate } from "../engine/array/estimate";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 

@@ -1,11 +1,11 @@
 /**
  * The array view's live host: its spec, mesh and memory-kind edits answered
- * by the local engine (js/engine/edits.ts) first, the kernel's answer last
+ * by the local engine (js/engine/array/edits.ts) first, the kernel's answer last
  * (./localFirst.ts says how the two meet).
  */
 
 import type { AnyModel } from "@anywidget/types";
-import { applyEdit } from "../engine/edits";
+import { applyEdit } from "../engine/array/edits";
 import { isPayload, PAYLOAD_VERSION } from "../payload/array";
 import type { EditableTrait, PreviewRequest, SyncedTraits, ViewHost } from "../traits/array";
 import type { EditNumbers } from "../traits/edits";

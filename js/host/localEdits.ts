@@ -4,7 +4,7 @@
  * cannot tell which side computed them.
  */
 
-import type { EditOutcome } from "../engine/edits";
+import type { EditOutcome } from "../engine/array/edits";
 import type { Payload } from "../payload/array";
 import type { EditableTrait, SyncedTraits } from "../traits/array";
 

@@ -5,7 +5,7 @@
  * its own devices; a what-if page on an AbstractMesh takes any mesh.
  */
 
-import { applyEdit } from "../engine/edits";
+import { applyEdit } from "../engine/array/edits";
 import type { Payload } from "../payload/array";
 import { type EditableTrait, payloadTraits, type SyncedTraits, type ViewHost } from "../traits/array";
 import { ANSWERED_KEYS, answeredTraits, editOf } from "./localEdits";

@@ -1,12 +1,12 @@
 /**
  * Hosts of the tree view: over a live model (a rules edit is answered in the
- * browser first, js/engine/treeEdits.ts, and by the kernel last; leaf layouts
+ * browser first, js/engine/tree/edits.ts, and by the kernel last; leaf layouts
  * can be asked for), and over a saved page's payload (rules answered in the
  * page when it was saved with none in force, else read-only).
  */
 
 import type { AnyModel } from "@anywidget/types";
-import { applyTreeRules } from "../engine/treeEdits";
+import { applyTreeRules } from "../engine/tree/edits";
 import { isTreePayload, TREE_PAYLOAD_VERSION, type TreePayload } from "../payload/tree";
 import type { EditNumbers } from "../traits/edits";
 import { readOnlyHost } from "../traits/readOnly";
@@ -75,7 +75,7 @@ export const TREE_PAGE_NOTE =
 
 /**
  * A saved page of a tree with no rules in force: every rules edit is answered
- * in the page (js/engine/treeEdits.ts), what needs JAX is refused beside the
+ * in the page (js/engine/tree/edits.ts), what needs JAX is refused beside the
  * editor, and the last good picture stays.
  */
 export class TreePageHost implements TreeHost {

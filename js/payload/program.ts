@@ -284,6 +284,10 @@ export interface ProgramPayload {
   bytes_from?: "device" | "cpu";
   /** How a what-if trace made the program (null for an ordinary trace; absent from older payloads). */
   whatif?: WhatIfInfo | null;
+  /** Whether an edit of the inputs' specs can trace the program again (absent from older payloads: yes). */
+  retrace?: boolean;
+  /** Why it cannot, for the user ("" where it can). */
+  retrace_reason?: string;
   memory: ProgramMemory | null;
   flops: number | null;
   /** Every dot of the module per device, loops counted (cost analysis counts a loop's body once). */

@@ -6,7 +6,7 @@
 
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Edit } from "../engine/edits";
+import type { Edit } from "../engine/array/edits";
 import type { Payload } from "../payload/array";
 import { FIXTURE_DIR } from "./fixtures";
 

@@ -51,7 +51,7 @@ export interface MemoryMove {
 
 /**
  * What a move had to bring each device, read from the two layouts
- * (src/shardviz/engine/move_needs.py): no program can move less.
+ * (src/shardviz/array/move_needs.py): no program can move less.
  */
 export interface MoveNeeds {
   /** The most one device lacked of its new block. */

@@ -24,10 +24,10 @@ import { axesText, bytesText, collectiveLine, modeText, originText, runsText } f
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
 import { SourceView } from "../components/sourceView";
 import { StepEstimate } from "../components/stepEstimate";
-import { formatSpec, parseSpec } from "../engine/grammar";
-import type { MeshContext } from "../engine/place";
-import { deviceGrid } from "../engine/place";
-import { programContext, typeLayout, type ValueLayout } from "../engine/programValue";
+import { formatSpec, parseSpec } from "../engine/array/grammar";
+import type { MeshContext } from "../engine/array/place";
+import { deviceGrid } from "../engine/array/place";
+import { programContext, typeLayout, type ValueLayout } from "../engine/program/value";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import {
   decodeProgram,

@@ -17,7 +17,7 @@ import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { RulesEditor } from "../components/rulesEditor";
 import { renderAudit } from "../components/treeAudit";
 import { renderTreeSummary } from "../components/treeSummary";
-import { deviceGridPayload, leafLayout } from "../engine/treeLeaf";
+import { deviceGridPayload, leafLayout } from "../engine/tree/leaf";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
 import { EDIT_ANSWERED } from "../traits/edits";

@@ -23,21 +23,21 @@ __version__ = "0.1.0"
 # Public name -> the module that defines it, imported when the name is first read.
 _LAZY = {
     "render_text": "shardviz.api",
-    "describe": "shardviz.engine.describe",
-    "AdaptedSpec": "shardviz.engine.edits",
-    "adapt_spec": "shardviz.engine.edits",
-    "parse_mesh": "shardviz.engine.grammar",
-    "parse_spec": "shardviz.engine.grammar",
-    "Layout": "shardviz.engine.layout",
-    "DeviceInfo": "shardviz.engine.model",
-    "MeshInfo": "shardviz.engine.model",
-    "Tile": "shardviz.engine.model",
+    "describe": "shardviz.array.describe",
+    "AdaptedSpec": "shardviz.array.edits",
+    "adapt_spec": "shardviz.array.edits",
+    "parse_mesh": "shardviz.array.grammar",
+    "parse_spec": "shardviz.array.grammar",
+    "Layout": "shardviz.array.layout",
+    "DeviceInfo": "shardviz.array.model",
+    "MeshInfo": "shardviz.array.model",
+    "Tile": "shardviz.array.model",
     "Estimate": "shardviz.plan.estimate",
     "estimate": "shardviz.plan.estimate",
     "HARDWARE": "shardviz.plan.hardware",
     "Hardware": "shardviz.plan.hardware",
-    "WhatIf": "shardviz.plan.whatif",
-    "trace": "shardviz.plan.whatif",
+    "WhatIf": "shardviz.program.whatif.parent",
+    "trace": "shardviz.program.trace",
     "Program": "shardviz.program.program",
     "describe_tree": "shardviz.tree.describe",
     "RulesApplied": "shardviz.tree.rules",
@@ -84,17 +84,18 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .api import render_text
-    from .engine.describe import describe
-    from .engine.edits import AdaptedSpec, adapt_spec
-    from .engine.grammar import parse_mesh, parse_spec
-    from .engine.layout import Layout
-    from .engine.model import DeviceInfo, MeshInfo, Tile
+    from .array.describe import describe
+    from .array.edits import AdaptedSpec, adapt_spec
+    from .array.grammar import parse_mesh, parse_spec
+    from .array.layout import Layout
+    from .array.model import DeviceInfo, MeshInfo, Tile
     from .export.page import save_html
     from .kinds import KINDS as KINDS
     from .plan.estimate import Estimate, estimate
     from .plan.hardware import HARDWARE, Hardware
-    from .plan.whatif import WhatIf, trace
     from .program.program import Program
+    from .program.trace import trace
+    from .program.whatif.parent import WhatIf
     from .tree.describe import describe_tree
     from .tree.rules import RulesApplied, apply_rules
     from .tree.tree import TreeLayout

@@ -21,8 +21,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from .engine.describe import describe
-from .engine.layout import Layout
+from .array.describe import describe
+from .array.layout import Layout
 from .program.program import Program
 from .tree.describe import describe_tree
 from .tree.tree import TreeLayout

@@ -31,7 +31,7 @@ from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
 import shardviz
 sys.path.insert(0, {str(REPO / "tests")!r})
 from program_js_fixtures import hlo_collectives
-from shardviz.engine.grammar import parse_spec
+from shardviz.array.grammar import parse_spec
 
 {KERNEL_WATCH}
 mesh = jax.make_mesh((2, 4), ('x', 'y'), axis_types=(AxisType.Auto,) * 2)

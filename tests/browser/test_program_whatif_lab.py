@@ -25,7 +25,7 @@ CELLS = [
 import jax, jax.numpy as jnp
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec as P
 import shardviz
-from shardviz.engine.grammar import parse_spec
+from shardviz.array.grammar import parse_spec
 
 {KERNEL_WATCH}
 mesh = AbstractMesh((4, 4), ('data', 'model'))

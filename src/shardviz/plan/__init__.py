@@ -1,8 +1,6 @@
-"""Planning a pod: trace on a mesh larger than this machine (what-if), estimate a step's time per hardware.
+"""Pricing a step on hardware: the hardware table, where devices sit (topology), the links between
+them, how long collectives take on those links (comms), and the step's estimate.
 
-Importing this package registers :func:`.estimate.estimate` as ``Program.estimate``
-(``program`` never imports ``plan``); ``shardviz.trace`` lives here, so every
-Program a user traces can be estimated.
+``plan`` never imports ``program``: the estimate reads a program through the
+protocols of ``priced.py``, and a Program prices itself by calling it.
 """
-
-from . import estimate as _estimate  # noqa: F401  (registers Program.estimate)

@@ -17,18 +17,19 @@ formed), so the estimate says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import jax.numpy as jnp
+
 from ..errors import ShardingError
-from ..program.device_bytes import widening_note
-from ..program.model import Collective
-from ..program.program import Program, register_estimator
-from ..program.sources import file_label
+from ..text.files import file_label
 from ..text.ranges import format_bytes
 from .comms import CommTime, array_bytes
 from .hardware import HARDWARE, Hardware, hardware_named
 from .links import Layout, layout_for, permute_run, run_time
+from .priced import PricedCollective, PricedProgram
 from .topology import Slices, per_slice_shape, slice_shape, slices_for
 
 CPU_CAVEAT = (
@@ -179,7 +180,7 @@ def _part_json(p: TimePart) -> dict[str, Any]:
             "formula": p.formula}  # fmt: skip
 
 
-def program_slices(program: Program, hw: Hardware) -> Slices | None:
+def program_slices(program: PricedProgram, hw: Hardware) -> Slices | None:
     """The TPU slices the program takes on ``hw`` (None for GPUs); a ShardingError where a named
     slice cannot hold the program's devices."""
     if hw.switch:
@@ -200,20 +201,20 @@ def program_slices(program: Program, hw: Hardware) -> Slices | None:
         ) from None
 
 
-def _mesh_sizes(program: Program) -> tuple[int, ...]:
+def _mesh_sizes(program: PricedProgram) -> tuple[int, ...]:
     if program.mesh is not None and math.prod(program.mesh.axis_sizes) == program.num_partitions:
         return tuple(program.mesh.axis_sizes)
     return (program.num_partitions,)
 
 
-def _positions(program: Program, devices: tuple[int, ...]) -> list[int]:
+def _positions(program: PricedProgram, devices: Sequence[int]) -> list[int]:
     """Partition positions as mesh positions (mesh order)."""
     if program.assignment is None:
         return list(devices)
     return [int(program.assignment[p]) for p in devices]
 
 
-def _one_run(program: Program, collective: Collective, layout: Layout, array: float) -> CommTime:
+def _one_run(program: PricedProgram, collective: PricedCollective, layout: Layout, array: float) -> CommTime:
     if collective.kind == "collective-permute":
         moved = [(a, b) for a, b in zip(_positions(program, tuple(s for s, _ in collective.pairs)),
                                         _positions(program, tuple(t for _, t in collective.pairs)))]  # fmt: skip
@@ -225,7 +226,7 @@ def _one_run(program: Program, collective: Collective, layout: Layout, array: fl
 
 
 def collective_time(
-    program: Program, collective: Collective, hw: Hardware, layout: Layout | None = None
+    program: PricedProgram, collective: PricedCollective, hw: Hardware, layout: Layout | None = None
 ) -> CollectiveTime:
     layout = layout or layout_for(hw, _mesh_sizes(program), program_slices(program, hw))
     array = array_bytes(collective.kind, collective.device_result_bytes, collective.group_size)
@@ -241,7 +242,30 @@ def collective_time(
     )  # fmt: skip
 
 
-def _by_line(program: Program, times: tuple[CollectiveTime, ...], hw: Hardware) -> tuple[LineTime, ...]:
+def widening_note(c: PricedCollective) -> str:
+    """Why the device moves fewer bytes than the CPU module, if it does ("" otherwise)."""
+    if not c.widened or c.on_device is None or c.on_cpu is None:  # (widened says both are there)
+        return ""
+    if not c.parts:
+        return f"{c.on_device.dtype} on the device: XLA:CPU moved it as a {_bits(c.on_cpu.dtype)}-bit float"
+    narrowed = [p for p in c.parts if p.on_device and p.on_cpu and p.on_device.dtype != p.on_cpu.dtype]
+    kinds = _joined([p.on_device.dtype for p in narrowed if p.on_device])
+    widths = _joined([str(_bits(p.on_cpu.dtype)) for p in narrowed if p.on_cpu])
+    return (
+        f"{len(narrowed)} of its {len(c.parts)} operands are {kinds} on the device: "
+        f"XLA:CPU moved them as {widths}-bit floats"
+    )
+
+
+def _bits(dtype: str) -> int:
+    return jnp.dtype(dtype).itemsize * 8
+
+
+def _joined(dtypes: list[str]) -> str:
+    return ", ".join(dict.fromkeys(d for d in dtypes if d))
+
+
+def _by_line(program: PricedProgram, times: tuple[CollectiveTime, ...], hw: Hardware) -> tuple[LineTime, ...]:
     """Each line's network time (its collectives) and compute time (its dots), longest first."""
     network: dict[str, tuple[float, int]] = {}
     for t in times:
@@ -260,7 +284,7 @@ def _by_line(program: Program, times: tuple[CollectiveTime, ...], hw: Hardware) 
     return tuple(sorted(rows, key=lambda t: -max(t.seconds, t.compute_s)))
 
 
-def _flops(program: Program) -> tuple[float | None, str | None]:
+def _flops(program: PricedProgram) -> tuple[float | None, str | None]:
     """The flops one step does per device: the module's dots with loops counted, where that is more
     than XLA's cost analysis (which counts a loop's body once)."""
     counted = program.matmul_flops
@@ -273,7 +297,7 @@ def _flops(program: Program) -> tuple[float | None, str | None]:
     )
 
 
-def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
+def _fit(program: PricedProgram, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
     held = None if program.memory is None else program.memory.reserved_bytes
     if held is None or hw.hbm_bytes is None:
         return held, None, None
@@ -289,7 +313,7 @@ def _fit(program: Program, hw: Hardware) -> tuple[int | None, bool | None, str |
     )
 
 
-def estimate(program: Program, hardware: Any) -> Estimate:
+def estimate(program: PricedProgram, hardware: Any) -> Estimate:
     """Time one step of ``program`` on ``hardware`` (a name in HARDWARE or a Hardware)."""
     hw = hardware_named(hardware)
     slices = program_slices(program, hw)
@@ -298,7 +322,7 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     network = sum(t.seconds for t in times)
     flops, flops_note = _flops(program)
     compute = None if flops is None else flops / hw.flops_per_s
-    hbm = getattr(program, "hbm_bytes", None)
+    hbm = program.hbm_bytes
     memory = None if hbm is None else hbm / hw.hbm_bytes_per_s
     parts = {"compute": compute or 0.0, "memory": memory or 0.0, "network": network}
     bound = max(parts, key=lambda k: parts[k])
@@ -317,13 +341,13 @@ def estimate(program: Program, hardware: Any) -> Estimate:
     )  # fmt: skip
 
 
-def _span(program: Program, hw: Hardware, slices: Slices | None) -> int:
+def _span(program: PricedProgram, hw: Hardware, slices: Slices | None) -> int:
     if slices is not None:
         return slices.count
     return -(-program.num_partitions // (hw.node_size or program.num_partitions))
 
 
-def _where_note(program: Program, hw: Hardware, slices: Slices | None) -> str:
+def _where_note(program: PricedProgram, hw: Hardware, slices: Slices | None) -> str:
     """Where the program runs: its slices and their torus, or its nodes."""
     devices = program.num_partitions
     if slices is None:
@@ -341,7 +365,7 @@ def _where_note(program: Program, hw: Hardware, slices: Slices | None) -> str:
     )
 
 
-def estimates_payload(program: Program) -> dict[str, Any]:
+def estimates_payload(program: PricedProgram) -> dict[str, Any]:
     """Every named hardware's estimate in brief, for the program view's hardware selector
     (docs/program-payload.md, ``estimates``); collectives in the payload's order."""
     by_hardware = {}
@@ -363,6 +387,3 @@ def estimates_payload(program: Program) -> dict[str, Any]:
             ],
         }
     return {"hardware": list(HARDWARE), "by_hardware": by_hardware, "caveat": CPU_CAVEAT}
-
-
-register_estimator(estimate, estimates_payload)

@@ -192,18 +192,3 @@ def other_total(program: ProgramData) -> int | None:
         counted = c.on_cpu if program.bytes_from == "device" else c.on_device
         other += (c.wire_bytes if counted is None else counted.wire_bytes) * c.count
     return other
-
-
-def widening_note(c: Collective) -> str:
-    """Why the device moves fewer bytes than the CPU module, if it does ("" otherwise)."""
-    if not c.widened or c.on_device is None or c.on_cpu is None:  # (widened says both are there)
-        return ""
-    if not c.parts:
-        return f"{c.on_device.dtype} on the device: XLA:CPU moved it as a {_bits(c.on_cpu.dtype)}-bit float"
-    narrowed = [p for p in c.parts if p.on_device and p.on_cpu and p.on_device.dtype != p.on_cpu.dtype]
-    kinds = _joined([p.on_device.dtype for p in narrowed if p.on_device])
-    widths = _joined([str(_bits(p.on_cpu.dtype)) for p in narrowed if p.on_cpu])
-    return (
-        f"{len(narrowed)} of its {len(c.parts)} operands are {kinds} on the device: "
-        f"XLA:CPU moved them as {widths}-bit floats"
-    )

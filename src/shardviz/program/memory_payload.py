@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..engine.runs import encode_runs
+from ..array.runs import encode_runs
 from .memory import KINDS, MemoryTimeline
 from .model import SourceLocation
 

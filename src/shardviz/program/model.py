@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.layout import Layout
-from ..engine.model import DeviceColumns, MeshInfo
+from ..array.layout import Layout
+from ..array.model import DeviceColumns, MeshInfo
 
 ROLES = ("input", "intermediate", "output")
 
@@ -403,7 +403,7 @@ class ProgramData:
     totals: Totals
     origin: TraceOrigin | None = field(default=None, repr=False)
     layout_changes: tuple[LayoutChange, ...] = ()
-    whatif: Any = None  # shardviz.plan.whatif.WhatIf when traced on a what-if mesh (virtual devices)
+    whatif: Any = None  # shardviz.program.whatif.parent.WhatIf when traced on a what-if mesh (virtual devices)
     # per device: every dot of the module, loop trip counts multiplied through (cost analysis counts a
     # loop's body once); None when the module was not read for it
     matmul_flops: float | None = None

@@ -13,17 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.devices import memory_kinds
-from ..engine.grammar import format_spec
-from ..engine.payload import device_columns_payload, kinds_payload, mesh_payload
-from ..engine.runs import encode_runs
+from ..array.devices import memory_kinds
+from ..array.grammar import format_spec
+from ..array.payload import device_columns_payload, kinds_payload, mesh_payload
+from ..array.runs import encode_runs
+from ..text.files import file_label
 from .device_bytes import counted_dtype, other_total
 from .frames import is_user_file
 from .memory_payload import memory_timeline_payload
 from .model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
 from .scopes import is_gradient
 from .source_blocks import Blocks
-from .sources import file_label, line_text
+from .sources import line_text
 from .wire import FORMULAS
 
 PROGRAM_PAYLOAD_VERSION = 1
@@ -48,6 +49,24 @@ class _Table:
 def program_payload(program: ProgramData) -> dict[str, Any]:
     """The payload of ``program`` (docs/program-payload.md)."""
     return _Writer(program).payload()
+
+
+def retrace_payload(program: ProgramData) -> dict[str, Any]:
+    """Whether an edit of the inputs' specs can trace the program again (``retrace``), and why not
+    (``retrace_reason``): only a Program that remembers how it was traced (its origin) can be."""
+    if program.origin is not None:
+        return {"retrace": True, "retrace_reason": ""}
+    if program.whatif is not None:
+        reason = (
+            "this what-if program does not remember the function and arguments it was traced with, so its "
+            "inputs cannot be laid out anew here; call shardviz.trace(..., mesh=...) with the new shardings"
+        )
+    else:
+        reason = (
+            "this program was not made by shardviz.trace in this session (it does not remember the function "
+            "and arguments it was traced with), so its inputs cannot be laid out anew here"
+        )
+    return {"retrace": False, "retrace_reason": reason}
 
 
 def _located(source: SourceLocation | None) -> tuple[str | None, int | None]:
@@ -126,6 +145,7 @@ class _Writer:
             "memory_timeline": memory_timeline,
             "bytes_from": program.bytes_from,
             "whatif": None if program.whatif is None else program.whatif.to_json(),
+            **retrace_payload(program),
         }
 
     # ------------------------------------------------------------------

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from ..plan.estimate import Estimate, estimate, estimates_payload
 from ..text.ranges import format_bytes
 from .device_bytes import recounted
 from .model import ProgramData
 from .payload import program_payload
 from .report import plural, render_program
-
-# shardviz.plan registers its estimate here when imported (shardviz.trace lives there): plan
-# imports program, never the other way round.
-_ESTIMATORS: list[Callable[[Any, Any], Any]] = []
-_ESTIMATES_PAYLOADS: list[Callable[[Any], dict[str, Any]]] = []
-
-
-def register_estimator(estimator: Callable[[Any, Any], Any], payload: Callable[[Any], dict[str, Any]]) -> None:
-    """Set the function behind ``Program.estimate`` and the one that writes the payload's
-    ``estimates`` (every named hardware in brief), both from shardviz.plan.estimate."""
-    _ESTIMATORS[:] = [estimator]
-    _ESTIMATES_PAYLOADS[:] = [payload]
 
 
 class Program(ProgramData):
@@ -34,19 +22,15 @@ class Program(ProgramData):
     """
 
     def to_json(self) -> dict[str, Any]:
-        """The compact payload (docs/program-payload.md), with each named hardware's estimate
-        when shardviz.plan is loaded (it is whenever shardviz.trace made the program)."""
+        """The compact payload (docs/program-payload.md), with each named hardware's estimate."""
         payload = program_payload(self)
-        if _ESTIMATES_PAYLOADS:
-            payload["estimates"] = _ESTIMATES_PAYLOADS[0](self)
+        payload["estimates"] = estimates_payload(self)
         return payload
 
-    def estimate(self, hardware: Any) -> Any:
+    def estimate(self, hardware: Any) -> Estimate:
         """Time one step on ``hardware`` (a name or a ``shardviz.Hardware``): a
         ``shardviz.Estimate`` (docs/planning.md)."""
-        if not _ESTIMATORS:
-            raise RuntimeError("import shardviz.plan (it registers the estimate) before Program.estimate")
-        return _ESTIMATORS[0](self, hardware)
+        return estimate(self, hardware)
 
     def with_bytes(self, count: str) -> Program:
         """The same program with its collectives' bytes counted another way: ``"cpu"`` as

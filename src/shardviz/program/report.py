@@ -11,9 +11,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
-from ..engine.checks import spec_from_entries, spec_repr
-from ..engine.layout import Layout
+from ..array.checks import spec_from_entries, spec_repr
+from ..array.layout import Layout
 from ..text import ansi
+from ..text.files import file_label
 from ..text.lines import clip as _fit
 from ..text.lines import flow_after as _flow
 from ..text.ranges import format_bytes
@@ -21,7 +22,7 @@ from .device_bytes import counted_dtype, other_total, short_dtype
 from .frames import is_user_file
 from .memory import MemoryGroup, MemoryTimeline
 from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
-from .sources import file_label, line_text
+from .sources import line_text
 
 MIN_WIDTH = 60
 BAR_WIDTH = 28

@@ -1,4 +1,4 @@
-"""Lines of source as a user knows them: a notebook cell as ``In [3]``, a line with its text.
+"""Lines of source as a user knows them: a line with its text (file names: ``text/files.py``).
 
 IPython is never imported here (it is no dependency): when a kernel has it
 loaded, its compiler names the cells it ran, and ``linecache`` holds their
@@ -9,29 +9,7 @@ from __future__ import annotations
 
 import ast
 import linecache
-import os
-import sys
 from functools import cache
-
-
-def file_label(file: str) -> str:
-    """``In [3]`` for a file that is a notebook cell of this kernel, else the file's own name."""
-    shell = _ipython()
-    format_code_name = getattr(getattr(shell, "compile", None), "format_code_name", None)
-    if format_code_name is not None:
-        try:
-            named = format_code_name(file)
-        except Exception:  # an IPython whose cache we cannot read names the file plainly
-            named = None
-        if named:
-            return str(named[1]).replace("In[", "In [")
-    return os.path.basename(file)
-
-
-def _ipython() -> object | None:
-    module = sys.modules.get("IPython")
-    get_ipython = getattr(module, "get_ipython", None)
-    return get_ipython() if callable(get_ipython) else None
 
 
 def line_text(file: str, line: int) -> str:

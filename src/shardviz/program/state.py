@@ -14,9 +14,9 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.checks import check_spec, spec_from_entries
-from ..engine.edits import EditError
-from ..engine.grammar import format_spec, parse_spec
+from ..array.checks import check_spec, spec_from_entries
+from ..array.edits import EditError
+from ..array.grammar import format_spec, parse_spec
 from ..errors import ShardingError
 from .program import Program
 from .trace import ref_refusal, retrace

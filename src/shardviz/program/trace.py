@@ -26,12 +26,12 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.checks import check_spec, spec_from_entries
-from ..engine.describe import describe
-from ..engine.devices import mesh_columns
-from ..engine.grammar import parse_spec
-from ..engine.layout import Layout
-from ..engine.model import DeviceColumns, MeshInfo
+from ..array.checks import check_spec, spec_from_entries
+from ..array.describe import describe
+from ..array.devices import mesh_columns
+from ..array.grammar import parse_spec
+from ..array.layout import Layout
+from ..array.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
 from . import axes as _axes
 from . import collective_places as places
@@ -55,6 +55,7 @@ from .program import Program
 from .scopes import scope_of_op_name
 from .totals import program_totals
 from .values import ValueReader
+from .whatif.parent import trace_in_child
 from .wire import wire_bytes
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
@@ -62,8 +63,29 @@ _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
 _BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
 
 
-def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
-    """Trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
+def trace(
+    fun: Callable[..., Any], *args: Any, mesh: Any = None, whatif_timeout: float = 600.0, **kwargs: Any
+) -> Program:
+    """``shardviz.trace``: trace, lower and compile ``fun(*args, **kwargs)`` once and read what it does.
+
+    Without ``mesh=`` the program is compiled here, on this machine's devices
+    (:func:`trace_here`). ``mesh=`` (reserved: pass ``fun``'s own ``mesh``
+    with functools.partial) takes a ``jax.sharding.AbstractMesh`` of up to
+    8,192 devices: the program is compiled in a child process with that many
+    simulated CPU devices (at most ``whatif_timeout`` seconds) and read back;
+    its devices are virtual and ``program.whatif`` says how it was made
+    (docs/planning.md).
+    """
+    if mesh is None:
+        return trace_here(fun, *args, **kwargs)
+    if not callable(fun):
+        raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
+    again = functools.partial(trace, mesh=mesh, whatif_timeout=whatif_timeout)
+    return trace_in_child(fun, args, kwargs, mesh, whatif_timeout, retrace_with=again)
+
+
+def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
+    """Trace, lower and compile ``fun(*args, **kwargs)`` once in this process and read what it does.
 
     ``fun`` is any callable or a ``jax.jit``-wrapped one (its own static
     arguments, shardings and donations are kept; nothing is run, so nothing
@@ -71,8 +93,6 @@ def trace(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
     Python scalars or NumPy arrays, in any pytree. Raises
     :class:`ShardingError` naming the argument or the failing step, with
     JAX's own message attached.
-    This is the in-process trace; ``shardviz.trace`` adds ``mesh=`` for
-    meshes larger than the machine (:func:`shardviz.plan.whatif.trace`).
     """
     if not callable(fun):
         raise ShardingError(f"trace needs a function to trace, got a {type(fun).__name__}")
@@ -170,11 +190,11 @@ def retrace(program: Program, specs: Sequence[Any]) -> Program:
         return origin.retrace_with(origin.fun, *args, **kwargs)
     context = origin.context_mesh
     if context is None or _context_mesh() is context:
-        return trace(origin.fun, *args, **kwargs)
+        return trace_here(origin.fun, *args, **kwargs)
     # A body that names bare P(...) (reshard, out_sharding) needs the mesh it was traced under set again:
     # a widget's edit arrives outside the user's `with jax.set_mesh(mesh):` block.
     with jax.set_mesh(context):
-        return trace(origin.fun, *args, **kwargs)
+        return trace_here(origin.fun, *args, **kwargs)
 
 
 def _context_mesh() -> Any:

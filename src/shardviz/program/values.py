@@ -21,9 +21,9 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
-from ..engine.checks import spec_from_entries
-from ..engine.describe import describe
-from ..engine.layout import Layout
+from ..array.checks import spec_from_entries
+from ..array.describe import describe
+from ..array.layout import Layout
 from . import axes as _axes
 from . import hlo
 from .frames import user_frame

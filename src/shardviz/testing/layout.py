@@ -11,9 +11,9 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec, Sharding
 
 from ..api import render_text
-from ..engine.describe import describe
-from ..engine.grammar import parse_spec
-from ..engine.layout import Layout
+from ..array.describe import describe
+from ..array.grammar import parse_spec
+from ..array.layout import Layout
 from ..errors import ShardingError
 from .errors import FailurePage, LayoutMismatch
 from .messages import side_by_side

@@ -10,8 +10,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..engine.describe import describe
-from ..engine.layout import Layout
+from ..array.describe import describe
+from ..array.layout import Layout
 from ..errors import ShardingError
 from ..program.model import ProgramData
 from ..program.report import memory_lines

@@ -7,7 +7,8 @@ import os
 from typing import Any
 
 from ..program.model import SourceLocation
-from ..program.sources import file_label, line_text
+from ..program.sources import line_text
+from ..text.files import file_label
 from ..text.lines import pad, text_width
 from ..text.ranges import format_bytes
 

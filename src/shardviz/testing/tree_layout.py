@@ -16,7 +16,7 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding, PartitionSpec
 
-from ..engine.layout import Layout
+from ..array.layout import Layout
 from ..errors import ShardingError
 from ..text.lines import pad, text_width
 from ..tree.describe import describe_tree

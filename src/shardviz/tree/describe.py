@@ -21,9 +21,9 @@ import jax
 import numpy as np
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding
 
-from ..engine.checks import check_spec, entry_axes
-from ..engine.devices import columns_of, device_columns, memory_kinds, mesh_columns
-from ..engine.model import DeviceColumns, MeshInfo
+from ..array.checks import check_spec, entry_axes
+from ..array.devices import columns_of, device_columns, memory_kinds, mesh_columns
+from ..array.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
 from .audit import audit_tree
 from .model import LeafGroup, Spec, TreeAudit, TreeMesh, leaf_name

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.model import DeviceColumns, MeshInfo, PhysicalColumns
+from ..array.model import DeviceColumns, MeshInfo, PhysicalColumns
 
 Spec = tuple[tuple[str, ...], ...]
 

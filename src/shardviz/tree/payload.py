@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.payload import mesh_payload, physical_payload
-from ..engine.runs import encode_runs
+from ..array.payload import mesh_payload, physical_payload
+from ..array.runs import encode_runs
 from .model import Imbalance, LeafGroup, ReplicatedLeaf, TreeData, TreeMesh
 
 TREE_PAYLOAD_VERSION = 1

@@ -27,8 +27,8 @@ from typing import Any
 import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
-from ..engine.checks import check_spec, entry_axes, spec_from_entries
-from ..engine.grammar import MAX_TEXT, format_spec, parse_spec
+from ..array.checks import check_spec, entry_axes, spec_from_entries
+from ..array.grammar import MAX_TEXT, format_spec, parse_spec
 from ..errors import ShardingError
 from .paths import path_segments
 

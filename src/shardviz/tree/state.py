@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..engine.edits import EditError
+from ..array.edits import EditError
 from ..errors import ShardingError
 from .code import code_tree_name, rules_code
 from .describe import describe_tree

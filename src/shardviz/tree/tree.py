@@ -6,8 +6,8 @@ from typing import Any
 
 import jax
 
-from ..engine.describe import describe
-from ..engine.layout import Layout
+from ..array.describe import describe
+from ..array.layout import Layout
 from ..errors import ShardingError
 from ..text.ranges import format_bytes
 from .model import TreeData

@@ -2,7 +2,7 @@
 
 It declares the traits the front end edits (``spec_text``, ``mesh_text``,
 ``memory_kind``) and turns each edit into a step of
-:class:`~shardviz.engine.placement.ArrayState`; the shared base does the
+:class:`~shardviz.array.placement.ArrayState`; the shared base does the
 rest (error policy, echo guards, display).
 """
 
@@ -14,14 +14,14 @@ import jax
 import traitlets
 from jax.sharding import PartitionSpec
 
-from ..engine.checks import check_memory_kind
-from ..engine.edits import MeshLike
-from ..engine.layout import Layout
-from ..engine.placement import ArrayState, start_state
+from ..array.checks import check_memory_kind
+from ..array.edits import MeshLike
+from ..array.layout import Layout
+from ..array.moves import resharding
+from ..array.placement import ArrayState, start_state
 from ..errors import ShardingError
-from ..plan.whatif import trace as trace_whatif
-from ..program.moves import resharding
 from ..program.program import Program
+from ..program.trace import trace
 from .base import ViewWidget
 from .naming import caller_name
 from .preview import preview_message
@@ -164,7 +164,7 @@ class ShardingWidget(ViewWidget[ArrayState]):
             super()._on_editor_trait(change)
 
     def _accepted(self, before: ArrayState, after: ArrayState) -> None:
-        self._last_move, summary = resharding(before, after, elsewhere=_trace_in_child)
+        self._last_move, summary = resharding(before, after, trace=trace, elsewhere=_trace_in_child)
         with self._quietly():
             self.move = summary
 
@@ -187,7 +187,7 @@ MOVE_CHILD_TIMEOUT_S = 120.0
 
 
 def _trace_in_child(fun: Any, args: tuple[Any, ...], mesh: Any) -> Program:
-    return trace_whatif(fun, *args, mesh=mesh, whatif_timeout=MOVE_CHILD_TIMEOUT_S)
+    return trace(fun, *args, mesh=mesh, whatif_timeout=MOVE_CHILD_TIMEOUT_S)
 
 
 __all__ = ["ShardingWidget", "resharding"]

@@ -4,7 +4,7 @@ A view's state is an immutable object with a ``payload``; an edit is a
 function from the current state to a new one (and a notice, or ``""``). The
 controller runs it and keeps the last good state when it fails:
 
-- an :class:`~shardviz.engine.edits.EditError` or ``ShardingError`` is a
+- an :class:`~shardviz.array.edits.EditError` or ``ShardingError`` is a
   refusal: its message becomes ``error`` and ``error_source`` names the
   control that caused it;
 - anything else is a bug in shardviz, not a refusal: it is logged with its
@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from ..engine.edits import EditError
+from ..array.edits import EditError
 from ..errors import ShardingError
 
 logger = logging.getLogger("shardviz")

@@ -11,7 +11,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ..engine.layout import Layout
+from ..array.layout import Layout
 
 PREVIEW = 8
 

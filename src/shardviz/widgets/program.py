@@ -16,7 +16,7 @@ from typing import Any
 
 import traitlets
 
-from ..engine.edits import EditError
+from ..array.edits import EditError
 from ..errors import ShardingError
 from ..program.program import Program
 from ..program.state import GENERAL, PROGRAM, ProgramState
