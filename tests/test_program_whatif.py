@@ -582,3 +582,12 @@ def test_what_a_what_if_trace_refuses_it_says_in_full():
     config = types.SimpleNamespace(shape=(2, 2))
     assert _describe_leaf("static", mesh, 3) == ("other", "static")
     assert _describe_leaf(config, mesh, 4) == ("other", config)
+
+
+def test_the_childs_peak_memory_is_its_own_not_its_parents():
+    """Linux keeps ru_maxrss across exec, so a child of a large parent once reported the parent's peak
+    (1.4 GiB at the end of the test suite) as its own."""
+    ballast = np.ones(768 * 2**20 // 8)  # 768 MiB resident here, in the parent
+    code = "from shardviz.program.whatif.child import _peak_resident_bytes; print(_peak_resident_bytes())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    assert int(done.stdout) < 512 * 2**20 < ballast.nbytes

@@ -115,7 +115,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
         "device_count": jax.device_count(),
         "devices_seconds": devices_started,
         "trace_seconds": time.perf_counter() - started - devices_started,
-        "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "peak_rss_bytes": _peak_resident_bytes(),
         "estimated_bytes": estimated,
     }
 
@@ -126,6 +126,19 @@ def _resident_bytes() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _peak_resident_bytes() -> int:
+    """This process's peak resident memory since it started Python. Not ``ru_maxrss``: Linux keeps that
+    across exec, so a child of a large parent starts with the parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _equations(jaxpr: Any) -> int:
