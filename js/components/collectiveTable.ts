@@ -232,10 +232,14 @@ export class CollectiveTable {
               ? [h("div", { class: "sv-muted sv-small", "data-role": "other-count" }, [otherCountText(program, c)])]
               : []),
           ]),
-          h("td", { class: "sv-muted", title: program.payload.files[c.file ?? -1] ?? "" }, [
-            (c.parts?.length ?? 0) > 0 ? operandLines(program, c) : collectiveLine(program.payload, c) || "\u2014",
-            tableWhere(c),
-          ]),
+          h(
+            "td",
+            { class: "sv-muted", "data-role": "collective-line", title: program.payload.files[c.file ?? -1] ?? "" },
+            [
+              (c.parts?.length ?? 0) > 0 ? operandLines(program, c) : collectiveLine(program.payload, c) || "\u2014",
+              tableWhere(c),
+            ],
+          ),
         ],
       );
     });

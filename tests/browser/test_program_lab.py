@@ -231,9 +231,10 @@ def test_selecting_a_collective_colours_the_groups_jax_gives(session: Session) -
     theirs = [[c["kind"], canonical(c["groups"])] for c in state["jax"]]
     assert sorted(drawn) == sorted(theirs)
     # Lines of a function defined in a cell are named as the notebook numbers the cell, with their text.
+    expect(session.nb.cell(SETUP).locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"))
     prompt = session.nb.cell(SETUP).locator(".jp-InputPrompt").inner_text().strip()  # "[1]:"
     cell = "In " + prompt.rstrip(":").replace("[", "[", 1)
-    lines = rows.evaluate_all("rows => rows.map((r) => r.children[7].textContent)")
+    lines = rows.locator('[data-role="collective-line"]').all_text_contents()
     assert lines and all(line.startswith(f"{cell}:") for line in lines), (cell, lines)
     expect(widget.locator('[data-role="call-chain"]')).to_contain_text(f"{cell}:")
     expect(widget.locator('[data-role="call-chain"] code').first).not_to_be_empty()
@@ -332,8 +333,9 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     """train_step -> layers_loss -> mlp_layers -> dense, two cells: each function its own block named as its
     cell, the call tree and its links, dense's one line with its forward and backward passes together,
     and no line of source cut at the panel's edge."""
-    prompt = session.nb.cell(LAYER_DEFS).locator(".jp-InputPrompt").inner_text().strip()  # "[6]:"
-    number = int(re.search(r"\[(\d+)\]", prompt).group(1))
+    prompt = session.nb.cell(LAYER_DEFS).locator(".jp-InputPrompt")
+    expect(prompt).to_have_text(re.compile(r"\[\d+\]"))  # "[6]:" once the kernel has run it
+    number = int(re.search(r"\[(\d+)\]", prompt.inner_text()).group(1))
     widget = session.widget(LAYER_STEP)
     blocks = widget.locator('[data-role="source-block"]')
     expect(blocks).to_have_count(4)
