@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz import ShardingError
 
-trace_module = importlib.import_module("shardviz.program.trace")  # the package's `trace` is the function
+compiling = importlib.import_module("shardviz.program.compiling")
 
 
 class Unanswered:
@@ -63,13 +63,13 @@ def matmul(a, b):
 
 
 def traced_with(monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any], fun: Any, *args: Any) -> shardviz.Program:
-    real = trace_module._compile
+    real = compiling._compile
 
     def compile_then_break(lowered: Any, read_partitioner: bool) -> tuple[Any, str | None]:
         compiled, text = real(lowered, read_partitioner)
         return Unanswered(compiled, broken), text
 
-    monkeypatch.setattr(trace_module, "_compile", compile_then_break)
+    monkeypatch.setattr(compiling, "_compile", compile_then_break)
     return shardviz.trace(fun, *args)
 
 

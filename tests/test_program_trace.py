@@ -435,8 +435,7 @@ def test_one_compile_and_no_dump_left_behind(monkeypatch, tmp_path):
 
     monkeypatch.setattr(stages.Lowered, "compile", counting)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    # the module, not the function of the same name the package exports
-    tracing = importlib.import_module("shardviz.program.trace")
+    tracing = importlib.import_module("shardviz.program.compiling")
     monkeypatch.setattr(tracing, "_dump_parent", lambda: str(tmp_path))
     mesh = mesh_2x4()
     prog = shardviz.trace(matmul, put(mesh, (16, 32), P("x", "y")), put(mesh, (32, 8), P("y", None)))

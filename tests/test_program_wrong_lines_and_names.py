@@ -26,7 +26,8 @@ from shardviz.errors import ShardingError
 from shardviz.program import hlo
 from shardviz.program.scopes import is_gradient
 
-trace_module = importlib.import_module("shardviz.program.trace")
+assembling = importlib.import_module("shardviz.program.assemble")
+compiling = importlib.import_module("shardviz.program.compiling")
 
 
 def line_of(fn, snippet: str) -> int:
@@ -78,14 +79,14 @@ def test_shardvizs_own_failure_reading_a_program_is_not_said_to_be_a_failed_comp
     def broken(*args, **kwargs):
         raise KeyError("a field shardviz expected")
 
-    monkeypatch.setattr(trace_module, "program_totals", broken)
+    monkeypatch.setattr(assembling, "program_totals", broken)
     with pytest.raises(ShardingError) as err:
-        trace_module.trace(lambda a: (a * 2).sum(), jnp.ones(8))
+        compiling.trace_here(lambda a: (a * 2).sum(), jnp.ones(8))
     text = str(err.value)
     assert "did not compile" not in text and "did not lower" not in text
     assert "a bug in shardviz" in text and "KeyError" in text
     monkeypatch.undo()
-    assert trace_module.trace(lambda a: (a * 2).sum(), jnp.ones(8)).values  # the same program reads fine
+    assert compiling.trace_here(lambda a: (a * 2).sum(), jnp.ones(8)).values  # the same program reads fine
 
 
 # --------------------------------------------------------------------------
@@ -344,17 +345,17 @@ def test_a_value_xla_splits_unevenly_is_said_so_and_the_trace_goes_on(mesh):
 def test_without_dev_shm_the_dump_goes_to_the_temporary_folder(monkeypatch, tmp_path):
     """Where /dev/shm is missing or not writable, the trace dumps into the system's temporary
     folder and reads memory over the program all the same."""
-    real_access = trace_module.os.access
-    monkeypatch.setattr(trace_module.os, "access", lambda p, mode: False if p == "/dev/shm" else real_access(p, mode))
-    monkeypatch.setattr(trace_module.tempfile, "tempdir", str(tmp_path))
-    assert trace_module._dump_parent() is None
-    prog = trace_module.trace(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
+    real_access = compiling.os.access
+    monkeypatch.setattr(compiling.os, "access", lambda p, mode: False if p == "/dev/shm" else real_access(p, mode))
+    monkeypatch.setattr(compiling.tempfile, "tempdir", str(tmp_path))
+    assert compiling._dump_parent() is None
+    prog = compiling.trace_here(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
     assert prog.memory_timeline is not None and prog.memory_timeline.peak_bytes >= 64 * 64 * 4
     assert list(tmp_path.iterdir()) == []  # the private folder is gone again
 
 
 def test_with_no_folder_to_dump_into_the_program_is_read_without_memory_over_it(monkeypatch):
-    monkeypatch.setattr(trace_module, "_dump_parent", lambda: "/proc/no-such-folder-for-shardviz")
-    prog = trace_module.trace(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
+    monkeypatch.setattr(compiling, "_dump_parent", lambda: "/proc/no-such-folder-for-shardviz")
+    prog = compiling.trace_here(lambda a: jnp.tanh(a @ a).sum(), jnp.ones((64, 64)))
     assert prog.memory_timeline is None and prog.memory is not None
     assert prog.to_json()["memory_timeline"] is None

@@ -1,8 +1,13 @@
 """The program engine: trace a jitted program once and read its shardings,
 collectives, memory and cost. Pure: imports no widget code.
 
-``trace`` compiles; ``Program`` is the immutable result; ``retrace`` traces
-the same function again with new input shardings.
+``trace`` (``trace.py``, ``shardviz.trace``) compiles here (``compiling.py``:
+the arguments checked and named in ``arguments.py``; the compiled program
+read back in ``assemble.py``, its inputs and outputs in ``inputs_outputs.py``,
+its collectives in ``collectives.py``) or, with ``mesh=``, in a what-if child
+(``whatif/``); ``Program`` (``program.py``) is the immutable result, priced by
+``shardviz.plan``; ``retrace`` traces the same function again with new input
+shardings.
 """
 
 from __future__ import annotations

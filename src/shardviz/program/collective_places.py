@@ -106,6 +106,13 @@ def number_passes(
         if found_all is not None:
             for (charge, _), p in zip(members, found_all):
                 numbered[charge] = (p.number, p.of)
+    return _with_passes(collectives, numbered)
+
+
+def _with_passes(
+    collectives: Sequence[Collective], numbered: Mapping[Charge, tuple[int, int]]
+) -> tuple[Collective, ...]:
+    """Each collective and each of its parts with the pass ``numbered`` gives it (as it was where none)."""
     if not numbered:
         return tuple(collectives)
     out = []

@@ -150,15 +150,7 @@ def memory_timeline(
     step_bytes = _step_bytes(buffers, len(steps))
     peak_step = max(range(len(step_bytes)), key=lambda k: step_bytes[k]) if step_bytes else 0
     peak = step_bytes[peak_step] if step_bytes else 0
-    at_peak = [0] * len(group_rows)
-    most = [0] * len(group_rows)
-    per_group_steps: dict[int, list[LiveBuffer]] = {}
-    for b in buffers:
-        per_group_steps.setdefault(b.group, []).append(b)
-        if b.start <= peak_step <= b.end:
-            at_peak[b.group] += b.bytes
-    for g, held in per_group_steps.items():
-        most[g] = max(_step_bytes(held, len(steps)) or [0])
+    at_peak, most = _held_by_group(buffers, len(group_rows), peak_step, len(steps))
     return MemoryTimeline(
         steps=tuple(steps),
         step_bytes=tuple(step_bytes),
@@ -173,6 +165,22 @@ def memory_timeline(
         backward_step=backward,
         xla_peak_bytes=xla_peak_bytes,
     )
+
+
+def _held_by_group(
+    buffers: Sequence[LiveBuffer], groups: int, peak_step: int, steps: int
+) -> tuple[list[int], list[int]]:
+    """What each group holds at the peak step, and the most it holds at any step."""
+    at_peak = [0] * groups
+    most = [0] * groups
+    per_group_steps: dict[int, list[LiveBuffer]] = {}
+    for b in buffers:
+        per_group_steps.setdefault(b.group, []).append(b)
+        if b.start <= peak_step <= b.end:
+            at_peak[b.group] += b.bytes
+    for g, held in per_group_steps.items():
+        most[g] = max(_step_bytes(held, steps) or [0])
+    return at_peak, most
 
 
 def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[list[str], int, int, int]]:

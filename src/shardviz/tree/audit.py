@@ -48,6 +48,40 @@ def replication_findings(
     how many there are, and per axis the bytes per device that splitting
     every one of them would free.
     """
+    found = _replicated(data)
+    if found is None:
+        return (), 0, {}
+    leaf, axis_of, dim, saving, axis_names, axis_sizes = found
+    total = {name: int(saving[axis_of == a].sum()) for a, name in enumerate(axis_names)}
+    order = np.lexsort((axis_of, leaf, -saving))
+    if limit is not None:
+        order = order[:limit]
+    findings = []
+    for j in order.tolist():
+        i, a, d = int(leaf[j]), int(axis_of[j]), int(dim[j])
+        group = data.groups[int(data.leaf_group[i])]
+        dim_size = data.shapes[i][d]
+        findings.append(
+            _finding(
+                i,
+                data.paths[i],
+                axis_names[a],
+                axis_sizes[a],
+                d,
+                dim_size,
+                dim_size // group.divisors[d],
+                int(data.leaf_bytes[i]),
+                int(saving[j]),
+            )
+        )
+    return tuple(findings), len(leaf), total
+
+
+def _replicated(
+    data: TreeData,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str], list[int]] | None:
+    """Every (leaf, axis) a replicated axis could split, with the dimension chosen and the bytes per device
+    it frees, as parallel arrays, and the axes' names and sizes they index (None where there is none)."""
     leaves: list[np.ndarray] = []
     axes: list[np.ndarray] = []
     dims: list[np.ndarray] = []
@@ -83,34 +117,15 @@ def replication_findings(
             dims.append(best[found])
             savings.append(per_device[found] - per_device[found] // k)
     if not leaves:
-        return (), 0, {}
-    leaf = np.concatenate(leaves)
-    axis_of = np.concatenate(axes)
-    dim = np.concatenate(dims)
-    saving = np.concatenate(savings)
-    total = {name: int(saving[axis_of == a].sum()) for a, name in enumerate(axis_names)}
-    order = np.lexsort((axis_of, leaf, -saving))
-    if limit is not None:
-        order = order[:limit]
-    findings = []
-    for j in order.tolist():
-        i, a, d = int(leaf[j]), int(axis_of[j]), int(dim[j])
-        group = data.groups[int(data.leaf_group[i])]
-        dim_size = data.shapes[i][d]
-        findings.append(
-            _finding(
-                i,
-                data.paths[i],
-                axis_names[a],
-                axis_sizes[a],
-                d,
-                dim_size,
-                dim_size // group.divisors[d],
-                int(data.leaf_bytes[i]),
-                int(saving[j]),
-            )
-        )
-    return tuple(findings), len(leaf), total
+        return None
+    return (
+        np.concatenate(leaves),
+        np.concatenate(axes),
+        np.concatenate(dims),
+        np.concatenate(savings),
+        axis_names,
+        axis_sizes,
+    )
 
 
 def _finding(

@@ -90,20 +90,7 @@ def mesh_form_groups(text: str) -> tuple[tuple[int, ...], ...]:
     total = math.prod(sizes)
     devices = _mesh_device_ids(m.group("ids"), sizes, total)
 
-    # Every listed axis (or sub-axis) as (mesh axis index, pre, size).
-    refs: list[tuple[int, int, int]] = []
-    for part in split_top_level(m.group("group")):
-        gm = _GROUP_AXIS.match(part.strip())
-        if gm is None:
-            raise HloParseError(f"unreadable group axis {part!r} in {text[:120]!r}")
-        name = next(g for g in gm.group(1, 2, 3) if g is not None)
-        if name not in names:
-            raise HloParseError(f"group axis {name!r} is not in the mesh {names}")
-        axis = names.index(name)
-        if gm.group(4) is not None:
-            refs.append((axis, int(gm.group(4)), int(gm.group(5))))
-        else:
-            refs.append((axis, 1, sizes[axis]))
+    refs = _group_axes(m.group("group"), names, sizes, text)
 
     # Split each mesh axis into factors (major first), marking which listed ref each grouped factor is.
     factors: list[int] = []
@@ -129,6 +116,24 @@ def mesh_form_groups(text: str) -> tuple[tuple[int, ...], ...]:
     group_size = math.prod(factors[f] for f in grouped)
     arr = devices.reshape(factors).transpose(rest + grouped).reshape(total // group_size, group_size)
     return tuple(tuple(int(v) for v in row) for row in arr)
+
+
+def _group_axes(group: str, names: list[str], sizes: list[int], text: str) -> list[tuple[int, int, int]]:
+    """Every axis (or sub-axis) a group lists, as (mesh axis index, pre, size)."""
+    refs: list[tuple[int, int, int]] = []
+    for part in split_top_level(group):
+        gm = _GROUP_AXIS.match(part.strip())
+        if gm is None:
+            raise HloParseError(f"unreadable group axis {part!r} in {text[:120]!r}")
+        name = next(g for g in gm.group(1, 2, 3) if g is not None)
+        if name not in names:
+            raise HloParseError(f"group axis {name!r} is not in the mesh {names}")
+        axis = names.index(name)
+        if gm.group(4) is not None:
+            refs.append((axis, int(gm.group(4)), int(gm.group(5))))
+        else:
+            refs.append((axis, 1, sizes[axis]))
+    return refs
 
 
 def _mesh_device_ids(text: str | None, sizes: Sequence[int], total: int) -> np.ndarray:

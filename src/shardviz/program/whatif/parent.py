@@ -30,13 +30,15 @@ from ..program import Program
 
 MAX_DEVICES = 8192
 MiB, KiB = 2**20, 2**10
-# A child's peak memory, as measured (jax 0.10.2, docs/planning.md): JAX and XLA started, its simulated
-# CPU devices, then the compile, which grows with the program's equations and, a little, with the devices.
-JAX_BYTES = 256 * MiB  # measured 171 MiB with 8 devices
-BYTES_PER_DEVICE = 128 * KiB  # measured 105 KiB per device from 8 to 8,192
-COMPILE_BYTES = 320 * MiB  # measured 195 to 253 MiB over the traced program for real training steps
-COMPILE_BYTES_PER_EQUATION = 32 * KiB  # measured 30 KiB per jaxpr equation (4- to 32-layer steps)
-COMPILE_BYTES_PER_DEVICE = 64 * KiB  # measured 50 MiB more at 256 devices than at 8 for one step
+# What a child needs, each part rounded up from what it was measured to take (docs/planning.md has the
+# figures), so that a trace this machine cannot hold is refused before it starts rather than killed midway:
+# JAX and XLA started, its simulated CPU devices, then the compile, which grows with the program's
+# equations and, a little, with the devices.
+JAX_BYTES = 256 * MiB
+BYTES_PER_DEVICE = 128 * KiB
+COMPILE_BYTES = 320 * MiB
+COMPILE_BYTES_PER_EQUATION = 32 * KiB
+COMPILE_BYTES_PER_DEVICE = 64 * KiB
 
 
 @dataclass(frozen=True)
@@ -277,10 +279,28 @@ def trace_in_child(
             f"a what-if trace on {mesh.size} devices needs about {needed / 2**30:.1f} GiB "
             f"(simulated CPU devices); this machine has {available / 2**30:.1f} GiB available"
         )
-    function_bytes = _pickle_function(_sendable(fun, mesh))
-    request = pickle.dumps(
+    request = _request(fun, tree, described, mesh)
+    started = time.perf_counter()
+    ok = _run_child(request, mesh, timeout)
+    origin = None
+    if ok.get("array_leaf") is not None:  # what an edit of the inputs traces again with, in a new child
+        origin = TraceOrigin(fun, tree, tuple(leaves), tuple(ok["array_leaf"]), mesh, retrace_with=retrace_with)
+    info = WhatIf(
+        devices=mesh.size,
+        child_seconds=time.perf_counter() - started,
+        devices_seconds=ok["devices_seconds"],
+        trace_seconds=ok["trace_seconds"],
+        peak_rss_bytes=ok["peak_rss_bytes"],
+        estimated_bytes=ok.get("estimated_bytes") or needed,
+    )
+    return replace(ok["program"], origin=origin, whatif=info)
+
+
+def _request(fun: Any, tree: Any, described: list[tuple[Any, ...]], mesh: AbstractMesh) -> bytes:
+    """What the child reads on stdin: the function, the arguments' tree and leaves, the mesh, unsaved sources."""
+    return pickle.dumps(
         {
-            "fun_bytes": function_bytes,
+            "fun_bytes": _pickle_function(_sendable(fun, mesh)),
             "tree": tree,
             "leaves": described,
             "axis_names": tuple(mesh.axis_names),
@@ -289,19 +309,28 @@ def trace_in_child(
             "linecache": _unsaved_sources(),
         }
     )
+
+
+def _child_env(devices: int) -> dict[str, str]:
+    """The child's environment: as many simulated CPU devices as the mesh has (the parent's other XLA
+    flags kept), this interpreter's import path, and the parent's pid, which the child dies with."""
     env = dict(os.environ)
     flags = [f for f in env.get("XLA_FLAGS", "").split() if not f.startswith("--xla_force_host_platform_device_count")]
-    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={mesh.size}"])
+    env["XLA_FLAGS"] = " ".join([*flags, f"--xla_force_host_platform_device_count={devices}"])
     env["JAX_PLATFORMS"] = "cpu"
     env["PYTHONPATH"] = os.pathsep.join([p for p in sys.path if p])
     env["SHARDVIZ_WHATIF_PARENT"] = str(os.getpid())
-    started = time.perf_counter()
+    return env
+
+
+def _run_child(request: bytes, mesh: AbstractMesh, timeout: float) -> dict[str, Any]:
+    """Runs the child on ``request`` and returns its answer; it is killed on timeout or on any error here."""
     child = subprocess.Popen(
         [sys.executable, "-m", "shardviz.program.whatif.child"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=env,
+        env=_child_env(mesh.size),
     )
     try:
         out, err = child.communicate(request, timeout=timeout)
@@ -319,7 +348,6 @@ def trace_in_child(
         if child.poll() is None:
             child.kill()
             child.wait()
-    seconds = time.perf_counter() - started
     try:
         reply = pickle.loads(out)
     except Exception:
@@ -329,16 +357,4 @@ def trace_in_child(
         ) from None
     if "error" in reply:
         raise ShardingError(f"what-if trace on {mesh.size} devices: {reply['error']}")
-    ok = reply["ok"]
-    origin = None
-    if ok.get("array_leaf") is not None:  # what an edit of the inputs traces again with, in a new child
-        origin = TraceOrigin(fun, tree, tuple(leaves), tuple(ok["array_leaf"]), mesh, retrace_with=retrace_with)
-    info = WhatIf(
-        devices=mesh.size,
-        child_seconds=seconds,
-        devices_seconds=ok["devices_seconds"],
-        trace_seconds=ok["trace_seconds"],
-        peak_rss_bytes=ok["peak_rss_bytes"],
-        estimated_bytes=ok.get("estimated_bytes") or needed,
-    )
-    return replace(ok["program"], origin=origin, whatif=info)
+    return dict(reply["ok"])

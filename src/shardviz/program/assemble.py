@@ -1,0 +1,371 @@
+"""The compiled program read back into a :class:`~shardviz.program.Program`.
+
+From the compiled module's text and JAX's stages: the mesh and the devices
+in partition order, the inputs' and outputs' layouts (:mod:`.inputs_outputs`),
+every value's sharding (:mod:`.values`), every collective on the user's line
+(:mod:`.collectives`), memory over the program from XLA's dumps, flops and the
+source listing.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+
+from ..array.devices import mesh_columns
+from ..array.layout import Layout
+from ..array.model import DeviceColumns, MeshInfo
+from ..errors import ShardingError
+from . import axes as _axes
+from . import collective_places as places
+from . import hlo
+from .arguments import context_mesh, unwrapped
+from .collectives import ArrayLines, read_collective, stack_of
+from .device_bytes import count_on_device
+from .frames import user_frame
+from .inputs_outputs import (
+    dynamic_leaves,
+    input_layouts,
+    input_shardings,
+    layout_changes,
+    output_layouts,
+    output_shardings,
+)
+from .jaxpr_walk import constraint_redirects, walk
+from .memory import MemoryTimeline, memory_timeline
+from .model import (
+    Collective,
+    LineFlops,
+    MemoryStats,
+    SourceListing,
+    SourceLocation,
+    TraceOrigin,
+)
+from .program import Program
+from .totals import program_totals
+from .values import ValueReader
+
+
+@dataclass(frozen=True)
+class _Io:
+    """The program's array inputs and outputs, laid out as compiled, and the mesh they name."""
+
+    array_leaf: list[bool]  # which of the user's leaves the program takes as arrays
+    inputs: tuple[Layout, ...]
+    input_paths: tuple[str, ...]
+    outputs: tuple[Layout, ...]
+    output_paths: tuple[str, ...]
+    mesh: Mesh | None
+    assignment: tuple[Any, ...] | None  # the devices in partition order
+
+
+def _read_io(compiled: Any, traced: Any, leaves: Sequence[Any], paths: Sequence[str], name: str) -> _Io:
+    array_leaf = dynamic_leaves(leaves, traced)
+    in_shardings = input_shardings(compiled, [leaf for leaf, a in zip(leaves, array_leaf) if a], name)
+    out_shardings = output_shardings(compiled, traced, name)
+    outputs, output_paths = output_layouts(traced, out_shardings)
+    return _Io(
+        array_leaf=array_leaf,
+        inputs=input_layouts(leaves, array_leaf, in_shardings),
+        input_paths=tuple(p for p, a in zip(paths, array_leaf) if a),
+        outputs=outputs,
+        output_paths=output_paths,
+        mesh=_program_mesh([*in_shardings, *out_shardings], leaves),
+        assignment=_device_assignment([*in_shardings, *out_shardings]),
+    )
+
+
+def assemble(
+    fun: Callable[..., Any],
+    name: str,
+    tree: Any,
+    leaves: Sequence[Any],
+    paths: Sequence[str],
+    traced: Any,
+    compiled: Any,
+    dumps: dict[str, str],
+    kept: list[int] | None = None,
+) -> Program:
+    """The Program ``traced`` compiled to: read from ``compiled`` and XLA's ``dumps``."""
+    module = hlo.parse_module(_compiled_text(compiled, name))
+    io = _read_io(compiled, traced, leaves, paths, name)
+    mesh_info, devices, to_mesh = _mesh_placement(io.mesh, io.assignment, module.num_partitions)
+    source = _source_listing(fun, name)
+    reader = _value_reader(io, module, to_mesh, traced, dumps, source, _sharding_mode(mesh_info))
+    values = reader.values(walk(traced.jaxpr))
+    collectives = _collectives(module, mesh_info, to_mesh, source, values, io, kept, traced, reader)
+    line_flops, memory = _line_flops(module), _memory(compiled)
+    return Program(
+        name=name,
+        mesh=mesh_info,
+        devices=devices,
+        assignment=to_mesh,
+        num_partitions=module.num_partitions,
+        sharding_mode=reader.mode,
+        inputs=io.inputs,
+        input_paths=io.input_paths,
+        outputs=io.outputs,
+        output_paths=io.output_paths,
+        values=values,
+        collectives=collectives,
+        memory=memory,
+        flops=_cost(compiled, "flops"),
+        bytes_accessed=_cost(compiled, "bytes accessed"),
+        source=source,
+        process_index=jax.process_index(),
+        process_count=jax.process_count(),
+        machine_devices=jax.device_count(),
+        hlo_module=module.name,
+        totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
+        origin=_origin(fun, tree, leaves, io),
+        layout_changes=layout_changes(io.input_paths, io.inputs, io.output_paths, io.outputs),
+        matmul_flops=sum(f.flops for f in line_flops),
+        line_flops=line_flops,
+        memory_timeline=_timeline(dumps, module, io.input_paths, io.output_paths, kept, values, memory),
+        hbm_bytes=hlo.hbm_bytes(module).bytes,
+    )
+
+
+def _value_reader(
+    io: _Io,
+    module: hlo.Module,
+    to_mesh: np.ndarray | None,
+    traced: Any,
+    dumps: dict[str, str],
+    source: SourceListing | None,
+    mode: str,
+) -> ValueReader:
+    """Reads every value's sharding: from the jaxpr's types, or from XLA's partitioner under Auto axes."""
+    return ValueReader(
+        mode=mode,
+        mesh=io.mesh,
+        assignment=io.assignment,
+        to_mesh=to_mesh,
+        single_device=module.num_partitions == 1,
+        inputs=io.inputs,
+        outputs=io.outputs,
+        jaxpr=traced.jaxpr.jaxpr,
+        before_partitioning=dumps.get("before_partitioning"),
+        source=source,
+        input_paths=io.input_paths,
+        output_paths=io.output_paths,
+    )
+
+
+def _origin(fun: Callable[..., Any], tree: Any, leaves: Sequence[Any], io: _Io) -> TraceOrigin:
+    """How to trace the program again: its function, its arguments (abstract) and the mesh they were on."""
+    return TraceOrigin(
+        fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(io.array_leaf), io.mesh, context_mesh()
+    )
+
+
+def _collectives(
+    module: hlo.Module,
+    mesh_info: MeshInfo | None,
+    to_mesh: np.ndarray | None,
+    source: SourceListing | None,
+    values: tuple[Any, ...],
+    io: _Io,
+    kept: list[int] | None,
+    traced: Any,
+    reader: ValueReader,
+) -> tuple[Collective, ...]:
+    """Every collective of the module on the user's line, numbered by pass, counted as the device moves it."""
+    redirects = constraint_redirects(traced.jaxpr.jaxpr)
+    ops = hlo.collective_ops(module)
+    arrays = ArrayLines(module, values, io.input_paths, io.output_paths, kept, traced.jaxpr.jaxpr)
+    collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
+    numbered = places.number_passes(collectives, ops, module, lambda inst: stack_of(module, inst), reader.place_passes)
+    return count_on_device(numbered, values)
+
+
+def _timeline(
+    dumps: dict[str, str],
+    module: hlo.Module,
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+    kept: list[int] | None,
+    values: Sequence[Any],
+    memory: MemoryStats | None,
+) -> MemoryTimeline | None:
+    """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
+    if "buffer_assignment" not in dumps or "live_range" not in dumps:
+        return None
+    try:
+        allocations = hlo.parse_buffer_assignment(dumps["buffer_assignment"])
+        live = hlo.parse_live_ranges(dumps["live_range"])
+    except hlo.HloParseError:
+        return None
+    made = {v.label: v.stack for v in values if v.role == "output"}
+    return memory_timeline(
+        allocations,
+        live,
+        module,
+        lambda inst: stack_of(module, inst),
+        input_paths,
+        output_paths,
+        kept,
+        made,
+        xla_peak_bytes=None if memory is None else memory.peak_bytes,
+    )
+
+
+def _mesh_placement(
+    mesh: Any, assignment: Sequence[Any] | None, num_partitions: int
+) -> tuple[MeshInfo | None, DeviceColumns | None, np.ndarray | None]:
+    """The program's mesh as shardviz records it, its devices in mesh order, and each partition
+    position's place in the mesh (None where neither the shardings nor the module say)."""
+    if mesh is None:
+        return None, None, None
+    info = MeshInfo(
+        tuple(str(n) for n in mesh.axis_names),
+        tuple(int(s) for s in mesh.axis_sizes),
+        tuple(t.name for t in mesh.axis_types),
+        False,
+    )
+    devices = mesh_columns(mesh)
+    to_mesh = None
+    if assignment is not None:
+        to_mesh = _axes.positions_to_mesh([d.id for d in assignment], devices.ids.tolist())
+    elif num_partitions == mesh.size:
+        to_mesh = np.arange(mesh.size, dtype=np.int64)
+    return info, devices, to_mesh
+
+
+def _compiled_text(compiled: Any, name: str) -> str:
+    """The compiled module's text, where every collective is read; a ShardingError when JAX has none.
+
+    ``Compiled.as_text()`` may raise or return None where a backend cannot
+    print its executable; a program without its module would show no
+    collectives, which would be a lie, so it is refused.
+    """
+    try:
+        text = compiled.as_text()
+    except Exception as err:
+        raise ShardingError(
+            f"{name} compiled, but JAX could not print the compiled module shardviz reads its collectives from: "
+            f"{type(err).__name__}: {err}"
+        ) from err
+    if not text:
+        raise ShardingError(
+            f"{name} compiled, but JAX has no text of the compiled module on this backend "
+            "(Compiled.as_text() returned nothing), and the collectives are read from it"
+        )
+    return str(text)
+
+
+def _program_mesh(shardings: Sequence[Any], leaves: Sequence[Any]) -> Mesh | None:
+    for s in [*shardings, *(getattr(leaf, "sharding", None) for leaf in leaves)]:
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
+            return s.mesh
+    try:  # a shard_map over the context mesh, with no sharded argument
+        mesh = jax.sharding.get_mesh()
+    except Exception:
+        return None
+    return mesh if isinstance(mesh, Mesh) and not mesh.empty else None
+
+
+def _device_assignment(shardings: Sequence[Any]) -> tuple[Any, ...] | None:
+    """The program's devices in partition order (every sharding of one program shares it)."""
+    for s in shardings:
+        if isinstance(s, NamedSharding) and isinstance(s.mesh, Mesh):
+            return tuple(s.mesh.devices.flat)
+        devices = getattr(s, "_device_assignment", None)
+        if devices is not None:
+            return tuple(devices)
+    return None
+
+
+def _sharding_mode(mesh: MeshInfo | None) -> str:
+    if mesh is None:
+        return "none"
+    kinds = set(mesh.axis_types)
+    if kinds <= {"Explicit"}:
+        return "explicit"
+    return "auto" if "Explicit" not in kinds else "mixed"
+
+
+def _abstract(leaf: Any) -> Any:
+    """A leaf as retrace keeps it: arrays as ShapeDtypeStructs (no buffer kept alive)."""
+    if isinstance(leaf, jax.Array):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=leaf.sharding, weak_type=leaf.weak_type)
+    if isinstance(leaf, np.ndarray):
+        return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
+    return leaf
+
+
+def _line_flops(module: hlo.Module) -> tuple[LineFlops, ...]:
+    """Each dot's flops on the user's line that causes it (as collectives take theirs), largest first."""
+    by_line: dict[tuple[str, int] | None, LineFlops] = {}
+    for dot in hlo.dot_flops(module)[0]:
+        stack = stack_of(module, dot.inst)
+        meta = dot.inst.metadata
+        if not stack and meta.source_file and meta.source_line is not None:
+            stack = (SourceLocation(meta.source_file, meta.source_line),)
+        mine = user_frame(stack)
+        key = None if mine is None else (mine.file, mine.line)
+        before = by_line.get(key)
+        by_line[key] = LineFlops(mine if before is None else before.source, dot.flops + (before.flops if before else 0))
+    return tuple(sorted(by_line.values(), key=lambda f: -f.flops))
+
+
+def _memory(compiled: Any) -> MemoryStats | None:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # best-effort in JAX: some backends raise
+        return None
+    if stats is None:
+        return None
+
+    def get(name: str) -> int:
+        return int(getattr(stats, name, 0) or 0)
+
+    peak = getattr(stats, "peak_memory_in_bytes", None)
+    return MemoryStats(
+        argument_bytes=get("argument_size_in_bytes"),
+        output_bytes=get("output_size_in_bytes"),
+        temp_bytes=get("temp_size_in_bytes"),
+        alias_bytes=get("alias_size_in_bytes"),
+        generated_code_bytes=get("generated_code_size_in_bytes"),
+        peak_bytes=int(peak) if peak is not None else None,
+        host_argument_bytes=get("host_argument_size_in_bytes"),
+        host_output_bytes=get("host_output_size_in_bytes"),
+        host_temp_bytes=get("host_temp_size_in_bytes"),
+        host_alias_bytes=get("host_alias_size_in_bytes"),
+    )
+
+
+def _cost(compiled: Any, key: str) -> float | None:
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:  # best-effort in JAX
+        return None
+    if isinstance(cost, (list, tuple)):  # older JAX: one dict per device program
+        cost = cost[0] if cost else None
+    if not isinstance(cost, dict) or key not in cost:
+        return None
+    try:
+        value = float(cost[key])
+    except (TypeError, ValueError):  # a backend's odd entry is no figure
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _source_listing(fun: Any, name: str) -> SourceListing | None:
+    inner = unwrapped(fun)
+    code = getattr(inner, "__code__", None)
+    try:
+        lines, first = inspect.getsourcelines(inner)
+    except (OSError, TypeError):  # a builtin, the REPL, exec'd text
+        return None
+    file = code.co_filename if code is not None else inspect.getsourcefile(inner)
+    if not file:
+        return None
+    return SourceListing(name=name, file=file, first_line=max(1, first), lines=tuple(s.rstrip("\n") for s in lines))
