@@ -66,3 +66,29 @@ describe("a replicated input", () => {
     expect(shown.el.querySelector('[data-status-for="input:0"] [data-role="draft-hint"]')).toBeNull();
   });
 });
+
+describe("a program that cannot be traced again", () => {
+  const reason = "this program was not made by shardviz.trace in this session";
+
+  it("shows its input editors read-only, with the payload's reason, and sends no edit", () => {
+    const payload = { ...loadProgram("mlp"), retrace: false, retrace_reason: reason };
+    shown = renderProgram(payload);
+    const boxes = Array.from(shown.el.querySelectorAll<HTMLInputElement>('[data-role="input-spec"]'));
+    expect(boxes.length).toBe(payload.inputs.length);
+    expect(boxes.every((box) => box.disabled)).toBe(true);
+    expect(shown.el.querySelector('[data-role="retrace-note"]')?.textContent).toBe(reason);
+    type(boxes[1], "None, x");
+    key(boxes[1], "Enter");
+    expect(shown.saved()).toHaveLength(0);
+  });
+
+  it("keeps the editors open where the payload says it can be traced again (or says nothing)", () => {
+    for (const retrace of [true, undefined]) {
+      shown?.cleanup();
+      shown = renderProgram({ ...loadProgram("mlp"), retrace, retrace_reason: "" });
+      const box = query<HTMLInputElement>(shown.el, '[data-role="input-spec"][data-input="1"]');
+      expect(box.disabled).toBe(false);
+      expect(shown.el.querySelector<HTMLElement>('[data-role="retrace-note"]')?.hidden).toBe(true);
+    }
+  });
+});
