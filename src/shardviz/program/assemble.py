@@ -182,7 +182,9 @@ def _collectives(
     ops = hlo.collective_ops(module)
     arrays = ArrayLines(module, values, io.input_paths, io.output_paths, kept, traced.jaxpr.jaxpr)
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
-    numbered = places.number_passes(collectives, ops, module, lambda inst: stack_of(module, inst), reader.place_passes)
+    numbered = places.number_passes(
+        collectives, ops, module, lambda inst: stack_of(module, inst), reader.place_passes, reader.trip_places
+    )
     return count_on_device(numbered, values)
 
 

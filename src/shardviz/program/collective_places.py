@@ -19,7 +19,7 @@ from typing import Any, cast
 from . import hlo
 from .model import Collective, CollectivePart, SourceLocation
 from .pass_levels import PassLevels
-from .passes import Place, number_in_order, place, total_passes
+from .passes import Place, is_scan_trip, number_in_order, place, total_passes
 from .scopes import scope_of_op_name
 
 # Instructions that hand an array on, laid out anew or not, without computing with another array.
@@ -65,13 +65,15 @@ def number_passes(
     module: hlo.Module,
     stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
     place_passes: Mapping[Place, int],
+    trip_places: frozenset[Place] = frozenset(),
 ) -> tuple[Collective, ...]:
     """Collectives (and combined ones' operands) with their Python loop's pass, where the order says it.
 
     First by the instruction that made what the collective moves: the
     instructions of one place and operation (``jvp()/dot_general`` on line 21)
     are one per pass, in schedule order. Else by the collectives themselves:
-    those of one place, kind and axes split evenly over the passes.
+    those of one place, kind and axes split evenly over the passes. A collective of a scan's
+    body that XLA kept as a loop has no pass: it is one collective run once per trip.
     """
     where = positions(module)
     ranks = _Ranks(module, stack_of, place_passes)
@@ -88,7 +90,7 @@ def number_passes(
             charges = [((i, None), c.source, c.stack, c.scope, c.op_name, first)]
         for charge, source, stack, scope, op_name, operand in charges:
             here = _value_place(place(stack, scope, op_name) if source is not None else None, place_passes)
-            if here is None:
+            if here is None or is_scan_trip(here, trip_places, c.count):
                 continue
             names = (operand,) if charge[1] is not None else (op.inst.name, operand)
             by_flow = levels.pass_of(op.computation, names, here, place_passes.get(here, 1))

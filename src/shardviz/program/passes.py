@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from .frames import is_user_file
-from .model import SourceLocation
+from .model import Body, SourceLocation
 from .scopes import is_gradient
 
 Place = tuple[Hashable, ...]
@@ -156,6 +156,33 @@ def total_passes(here: Place, counts: dict[Place, int] | Any) -> int:
     if here[2]:
         n = max(n, int(counts.get((here[0], here[1], False, here[3]), 1)))
     return n
+
+
+def count_scan_trips(
+    bodies: Sequence[Sequence[Body]], places: Sequence[Place | None], place_passes: dict[Place, int]
+) -> frozenset[Place]:
+    """Counts a line of a top-level scan's body as run once per trip, and returns the places so counted.
+
+    Where XLA unrolls the loop (``fori_loop(..., unroll=True)``) its collectives are one per trip,
+    told apart as that many passes. Where XLA keeps the loop, its body holds each collective once,
+    run once per trip: its ``count``, no pass (:func:`is_scan_trip`). A Python loop in the body
+    keeps its own passes.
+    """
+    counted: set[Place] = set()
+    for inside, here in zip(bodies, places):
+        if here is None or len(inside) != 1 or inside[0].primitive != "scan":
+            continue
+        trips = inside[0].trip_count or 1
+        if trips > 1 and place_passes.get(here, 1) < 2:
+            place_passes[here] = trips
+            counted.add(here)
+    return frozenset(counted)
+
+
+def is_scan_trip(here: Place, trip_places: frozenset[Place], runs: int) -> bool:
+    """Whether a collective of place ``here`` that one call runs ``runs`` times sits in a scan XLA kept
+    as a loop: its trips are the loop's, not a Python loop's passes."""
+    return here in trip_places and runs > 1
 
 
 def number_in_order(

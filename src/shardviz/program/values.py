@@ -29,7 +29,7 @@ from . import hlo
 from .frames import user_frame
 from .jaxpr_walk import JaxprValue, reader_lines, ref_reads
 from .model import SourceListing, Value
-from .passes import passes_of, place, run_numbers, user_chain
+from .passes import count_scan_trips, passes_of, place, run_numbers, user_chain
 from .scopes import scope_of_components
 from .sources import bound_names, line_text
 from .xla_shardings import find_sharding, index_module
@@ -105,7 +105,7 @@ class ValueReader:
         columns = [(w.primitive, v.source.column if v.source is not None else -1) for w, v in zip(walked, out)]
         runs = run_numbers(places, columns)
         self.passes, self.place_passes = passes_of(places, runs, [w.primitive for w in walked])
-        _count_scan_trips(walked, places, self.place_passes)
+        self.trip_places = count_scan_trips([w.bodies for w in walked], places, self.place_passes)
         # Names go by line whatever the scope (a Flax module called on a line is still that line's).
         by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
         labels = self._labels(walked, out, by_line, run_numbers(by_line, columns))
@@ -270,18 +270,6 @@ class ValueReader:
             sharding = SingleDeviceSharding(device)
             self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
         return self._cache[key]
-
-
-def _count_scan_trips(walked: Sequence[JaxprValue], places: Sequence[Any], place_passes: dict[Any, int]) -> None:
-    """A line of a scan's body runs once per trip: where XLA unrolls the loop (``fori_loop(...,
-    unroll=True)``), its collectives are one per trip, told apart as that many passes. A body listed
-    once in a loop XLA keeps has one collective per place, which no count of passes splits."""
-    for w, here in zip(walked, places):
-        if here is None or len(w.bodies) != 1 or w.bodies[0].primitive != "scan":
-            continue
-        trips = w.bodies[0].trip_count or 1
-        if trips > 1 and place_passes.get(here, 1) < 2:
-            place_passes[here] = trips
 
 
 def _take_what_refs_hold(walked: Sequence[JaxprValue], out: list[Value], jaxpr: Any) -> None:
