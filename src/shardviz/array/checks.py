@@ -34,6 +34,18 @@ def entry_axes(entry: Any) -> tuple[Any, ...]:
     return (entry,)
 
 
+def spec_partitions(spec: Any) -> tuple[Any, ...]:
+    """A spec's entries, one per dimension: a PartitionSpec with unreduced or reduced axes
+    (``P('x', unreduced={'y'})``) refuses ``*spec``, and those axes split no dimension."""
+    return tuple(spec.partitions if isinstance(spec, PartitionSpec) else spec)
+
+
+def unreduced_axes(sharding: Any) -> tuple[str, ...]:
+    """The mesh axes a NamedSharding leaves unreduced (each device along them holds a partial sum)."""
+    spec = getattr(sharding, "spec", None)
+    return tuple(sorted(str(a) for a in getattr(spec, "unreduced", ())))
+
+
 def spec_from_entries(entries: Sequence[Sequence[str] | None]) -> PartitionSpec:
     """Spec entries as the grammar parses them or a Layout stores them (None, ``()`` or axis
     names per dimension) as the PartitionSpec JAX would print: one axis bare, several as a
@@ -87,6 +99,7 @@ def check_spec(mesh: Any, spec: Any, shape: tuple[int, ...]) -> None:
     """Reject a spec that does not fit the mesh or the shape, naming the culprit."""
     names = tuple(mesh.axis_names)
     sizes = dict(zip(names, mesh.axis_sizes))
+    spec = spec_partitions(spec)
     if len(spec) > len(shape):
         raise ShardingError(
             f"the spec {spec_repr(spec)} has {len(spec)} entries but the array has rank {len(shape)} "

@@ -16,7 +16,15 @@ from jax.sharding import AbstractMesh, NamedSharding, Sharding
 
 from ..errors import ShardingError
 from . import blocks as _blocks
-from .checks import check_dtype, check_memory_kind, check_shape, check_sharding_fits, entry_axes
+from .checks import (
+    check_dtype,
+    check_memory_kind,
+    check_shape,
+    check_sharding_fits,
+    entry_axes,
+    spec_partitions,
+    unreduced_axes,
+)
 from .devices import columns_of, device_columns, memory_kinds
 from .layout import Layout
 from .model import MeshInfo
@@ -106,9 +114,8 @@ def _describe(
     if isinstance(sharding, NamedSharding):
         check_sharding_fits(sharding, shape)
         mesh = sharding.mesh
-        spec = tuple(tuple(str(a) for a in entry_axes(e)) for e in sharding.spec) + ((),) * (
-            len(shape) - len(sharding.spec)
-        )
+        entries = spec_partitions(sharding.spec)
+        spec = tuple(tuple(str(a) for a in entry_axes(e)) for e in entries) + ((),) * (len(shape) - len(entries))
         names = tuple(str(n) for n in mesh.axis_names)
         sizes = tuple(int(s) for s in mesh.axis_sizes)
         assignment = _blocks.mesh_order_blocks(sizes, names, spec, shape)
@@ -145,4 +152,5 @@ def _describe(
         blocks=assignment,
         columns=columns,
         sharding=sharding,
+        unreduced=unreduced_axes(sharding),
     )

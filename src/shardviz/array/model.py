@@ -123,6 +123,7 @@ class LayoutData:
     blocks: BlockAssignment
     columns: DeviceColumns
     sharding: Any = None
+    unreduced: tuple[str, ...] = ()  # mesh axes along which devices hold partial sums, not copies ({U:y})
 
     @property
     def shard_bytes(self) -> int:

@@ -39,8 +39,10 @@ from .ranges import (
     format_bytes,
     format_interval,
     group_extent,
+    held_word,
     picture_dims,
     smallest_group,
+    unreduced_note,
 )
 
 
@@ -54,6 +56,8 @@ class Layout(Protocol):
 
     @property
     def type_str(self) -> str: ...
+    @property
+    def unreduced(self) -> tuple[str, ...]: ...
     @property
     def dtype(self) -> str: ...
     @property
@@ -147,13 +151,14 @@ def _header(layout: Layout, width: int) -> list[Line]:
     copy_text = f"{lo}" if lo == hi else f"{lo}-{hi}"
     holding = f"{layout.device_count} {_plural(layout.device_count, 'device')}, {tiles} {_plural(tiles, 'tile')}"
     if hi > 1:
-        holding += f" × {copy_text} copies"
+        holding += f" × {copy_text} {held_word(layout.unreduced, _axis_sizes(layout), copies)}"
     shard = f"{layout.dtype}[{','.join(map(str, layout.shard_shape))}]"
     parts = [
         [layout.type_str],
         [where, f"memory {layout.memory_kind}"],
         [holding, f"each device holds {shard} = {format_bytes(layout.shard_bytes)}"],
     ]
+    parts.append(unreduced_note(layout.unreduced, _axis_sizes(layout)))
     if layout.physical_axes:
         moves = [f"{axis} along {', '.join(attrs) or 'nothing'}" for axis, attrs in layout.physical_axes.items()]
         parts.append(["physical: " + "; ".join(moves)])
@@ -163,6 +168,10 @@ def _header(layout: Layout, width: int) -> list[Line]:
         if len(remote) and not (mesh and mesh.abstract):
             parts.append([f"not addressable here (other processes): {abbreviate_ids(remote)}"])
     return text_lines([text for group in parts for text in flow(group, width)])
+
+
+def _axis_sizes(layout: Layout) -> dict[str, int]:
+    return dict(zip(layout.mesh.axis_names, layout.mesh.axis_sizes, strict=True)) if layout.mesh else {}
 
 
 def _plural(n: int, word: str) -> str:
@@ -229,6 +238,7 @@ def _cells(layout: Layout, fold: _Fold, dims: Dims) -> list[_Cell]:
     key_sorted = key[order]
     edges = np.searchsorted(key_sorted, np.arange(cell_count + 1))
     copies = np.bincount(tile, minlength=layout.blocks.tile_count)
+    word = held_word(layout.unreduced, _axis_sizes(layout), copies)
     kinds = layout.columns.kinds
     single_kind = len(kinds) == 1
 
@@ -250,9 +260,9 @@ def _cells(layout: Layout, fold: _Fold, dims: Dims) -> list[_Cell]:
         lo, hi = int(held_copies.min()), int(held_copies.max())
         count = f"{lo}" if lo == hi else f"{lo}-{hi}"
         if len(held) == 1:
-            note = f"{count} copies" if hi > 1 else ""
+            note = f"{count} {word}" if hi > 1 else ""
         else:
-            note = f"{len(held)} tiles" + (f" × {count} copies" if hi > 1 else "")
+            note = f"{len(held)} tiles" + (f" × {count} {word}" if hi > 1 else "")
         out.append(_Cell(label, note, int(held[0])))
     return out
 

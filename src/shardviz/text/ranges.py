@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -186,3 +187,20 @@ def picture_dims(block_counts: Sequence[int]) -> tuple[tuple[int, ...], int | No
 def device_label(platform: str) -> str:
     """How devices of a platform are named: ``CPU``, ``TPU``; virtual devices with no platform are ``device``."""
     return platform.upper() if platform else "device"
+
+
+def held_word(unreduced: Sequence[str], sizes: dict[str, int], counts: Any) -> str:
+    """What the devices holding one tile hold: copies, or partial sums where the only axes they
+    differ along are unreduced (``holders`` where some hold copies of partial sums)."""
+    if not unreduced:
+        return "copies"
+    addends = math.prod(sizes.get(a, 1) for a in unreduced)
+    return "partial sums" if all(int(c) == addends for c in counts) else "holders"
+
+
+def unreduced_note(unreduced: Sequence[str], sizes: dict[str, int]) -> list[str]:
+    """The picture's line on unreduced axes (none without them)."""
+    if not unreduced:
+        return []
+    over = " × ".join(f"{a}={sizes.get(a, '?')}" for a in unreduced)
+    return [f"unreduced over {over}: the devices along {'/'.join(unreduced)} hold partial sums, not copies"]
