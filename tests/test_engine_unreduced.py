@@ -76,3 +76,12 @@ def test_a_plainly_replicated_array_still_says_copies(mesh):
     layout = shardviz.describe(NamedSharding(mesh, P("x")), shape=(8, 8))
     assert layout.unreduced == ()
     assert "2 tiles × 4 copies" in shardviz.render_text(layout, width=100, color=False)
+
+
+def test_devices_that_also_hold_copies_of_partial_sums_are_holders():
+    """By hand: on x=2, y=2, z=2 a tile of P('x', unreduced={'y'}) has 4 holders, 2 addends (y) held twice (z)."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    layout = shardviz.describe(NamedSharding(mesh, P("x", unreduced={"y"})), shape=(8, 8))
+    text = shardviz.render_text(layout, width=100, color=False)
+    assert "2 tiles × 4 holders" in text and "4 partial sums" not in text
+    assert "unreduced over y=2: the devices along y hold partial sums" in text
