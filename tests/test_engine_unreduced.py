@@ -14,6 +14,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
+from shardviz.engine.checks import check_spec, spec_partitions
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +86,30 @@ def test_devices_that_also_hold_copies_of_partial_sums_are_holders():
     text = shardviz.render_text(layout, width=100, color=False)
     assert "2 tiles × 4 holders" in text and "4 partial sums" not in text
     assert "unreduced over y=2: the devices along y hold partial sums" in text
+
+
+def test_two_unreduced_axes_are_both_named():
+    """By hand: P('x', unreduced={'y', 'z'}) on x=2, y=2, z=2 leaves 4 addends per tile, one per device."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]).reshape(2, 2, 2), ("x", "y", "z"), axis_types=(AxisType.Explicit,) * 3)
+    sharding = NamedSharding(mesh, P("x", unreduced={"y", "z"}))
+    layout = shardviz.describe(jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=sharding))
+    assert layout.type_str == str(jax.typeof(jax.ShapeDtypeStruct((8, 8), jnp.float32, sharding=sharding)))
+    assert layout.type_str.endswith("{U:(y,z)}")  # as JAX prints it
+    assert layout.unreduced == ("y", "z")
+    text = shardviz.render_text(layout, width=120, color=False)
+    assert "2 tiles × 4 partial sums" in text
+    assert "unreduced over y=2 × z=2: the devices along y/z hold partial sums" in text
+
+
+def test_a_single_device_array_has_no_unreduced_axes():
+    layout = shardviz.describe(jax.device_put(np.zeros((4, 4), np.float32), jax.devices()[0]))
+    assert layout.unreduced == ()
+    assert "unreduced" not in shardviz.render_text(layout, width=100, color=False)
+
+
+def test_the_checks_read_a_specs_partitions_or_plain_entries(mesh):
+    assert spec_partitions(P("x", None, unreduced={"y"})) == ("x", None)
+    assert spec_partitions(("x", None)) == ("x", None)
+    check_spec(mesh, ("x", None), (8, 8))  # plain entries, as the editors pass them, fit
+    with pytest.raises(shardviz.ShardingError, match="dimension 0 has size 3"):
+        check_spec(mesh, P("x", unreduced={"y"}), (3, 8))

@@ -194,7 +194,7 @@ def held_word(unreduced: Sequence[str], sizes: dict[str, int], counts: Any) -> s
     differ along are unreduced (``holders`` where some hold copies of partial sums)."""
     if not unreduced:
         return "copies"
-    addends = math.prod(sizes.get(a, 1) for a in unreduced)
+    addends = math.prod(sizes[a] for a in unreduced)
     return "partial sums" if all(int(c) == addends for c in counts) else "holders"
 
 
@@ -202,5 +202,5 @@ def unreduced_note(unreduced: Sequence[str], sizes: dict[str, int]) -> list[str]
     """The picture's line on unreduced axes (none without them)."""
     if not unreduced:
         return []
-    over = " × ".join(f"{a}={sizes.get(a, '?')}" for a in unreduced)
+    over = " × ".join(f"{a}={sizes[a]}" for a in unreduced)
     return [f"unreduced over {over}: the devices along {'/'.join(unreduced)} hold partial sums, not copies"]
