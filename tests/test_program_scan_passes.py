@@ -118,20 +118,31 @@ def test_a_loop_traced_or_unrolled_numbers_one_collective_per_pass_in_schedule_o
 
 
 def test_a_top_level_scans_lines_count_its_trips_and_say_so():
-    """By hand: a line of a 4-trip scan's body runs 4 times; a Python loop's line in it keeps its 3 passes;
-    a line of a while body, of a scan nested in another and of a 1-trip scan counts nothing."""
-    scan4, scan1 = Body("scan", 4, None), Body("scan", 1, None)
-    body_line, python_line, while_line, nested_line, once_line = (((("f.py", k),), "", False, None) for k in range(5))
-    place_passes = {python_line: 3}
-    bodies = [(scan4,), (scan4,), (scan4,), (Body("while", None, None),), (scan4, scan4), (scan1,), (scan4,)]
-    places = [body_line, body_line, python_line, while_line, nested_line, once_line, None]
+    """By hand: a line of a 2-trip scan's body runs twice; a Python loop's line in it keeps its 2 passes;
+    a line of a while body, of a scan nested in another, of a 1-trip scan or of a scan of unknown
+    length counts nothing."""
+    scan2 = Body("scan", 2, None)
+    lines = [((("f.py", k),), "", False, None) for k in range(6)]
+    body_line, python_line, while_line, nested_line, once_line, unknown_line = lines
+    place_passes = {python_line: 2}
+    bodies = [
+        (scan2,),
+        (scan2,),
+        (scan2,),
+        (Body("while", None, None),),
+        (scan2, scan2),
+        (Body("scan", 1, None),),
+        (Body("scan", None, None),),
+        (scan2,),
+    ]
+    places = [body_line, body_line, python_line, while_line, nested_line, once_line, unknown_line, None]
     counted = count_scan_trips(bodies, places, place_passes)
     assert counted == {body_line}
-    assert place_passes == {python_line: 3, body_line: 4}
+    assert place_passes == {python_line: 2, body_line: 2}
 
 
 def test_only_a_scan_lines_collective_run_more_than_once_per_call_is_a_trip():
     here, other = ((("f.py", 1),), "", False, None), ((("f.py", 2),), "", False, None)
-    assert is_scan_trip(here, frozenset({here}), 4)
+    assert is_scan_trip(here, frozenset({here}), 2)
     assert not is_scan_trip(here, frozenset({here}), 1)  # XLA unrolled it: one collective per trip
-    assert not is_scan_trip(other, frozenset({here}), 4)  # a Python loop's line inside a kept loop
+    assert not is_scan_trip(other, frozenset({here}), 2)  # a Python loop's line inside a kept loop
