@@ -14,7 +14,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.engine.checks import check_spec, spec_partitions
+from shardviz.array.checks import check_spec, spec_partitions
 
 
 @pytest.fixture(scope="module")
