@@ -11,7 +11,7 @@ PORT    ?= 8888
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 JS_SRC  := $(wildcard js/*.ts js/*/*.ts js/*.css) package.json esbuild.mjs tsconfig.json
 
-.PHONY: install chromium lab test test-python test-js lint bench course clean
+.PHONY: install chromium lab test test-python test-js js-fixtures lint bench course mutate mutate-js clean
 
 install: $(STAMPS)/python
 
@@ -50,9 +50,11 @@ lint: install
 	npm run lint
 	npm run typecheck
 
-test-js: install
+js-fixtures: install
 	XLA_FLAGS=--xla_force_host_platform_device_count=12 $(PY) tests/make_js_fixtures.py js/fixtures
 	XLA_FLAGS=--xla_force_host_platform_device_count=12 $(PY) tests/make_engine_parity_fixtures.py js/fixtures/parity
+
+test-js: js-fixtures
 	npm test
 
 test-python: install chromium
@@ -62,6 +64,22 @@ test: lint test-js test-python
 
 bench: install chromium
 	$(PY) benchmarks/run.py
+
+# Mutation testing, never part of `make test` (docs/mutation.md). Python with
+# mutmut, one part at a time: `make mutate PART=testing` (`make mutate` lists
+# the parts; MUTATE_ARGS=--again reruns the survivors). The TypeScript engine
+# and hosts with Stryker: `make mutate-js`.
+PART ?=
+MUTATE_ARGS ?=
+mutate: $(STAMPS)/mutate
+	$(PY) tools/mutate.py $(PART) $(MUTATE_ARGS)
+
+$(STAMPS)/mutate: $(STAMPS)/python
+	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install -q -e ".[mutate]"
+	@touch $@
+
+mutate-js: js-fixtures
+	npx stryker run
 
 # The tour as HTML pages that show their pictures with no network at all.
 course: install

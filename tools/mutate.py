@@ -1,0 +1,296 @@
+"""`make mutate`: mutation testing of shardviz's Python with mutmut, one part at a time.
+
+    .venv/bin/python tools/mutate.py PART [PART ...] [--again] [--fresh] [--only GLOB] [--check N] [--list]
+
+A part is a handful of modules and the tests that check them (``PARTS`` below);
+a group name (``testing``, ``program``) runs its slices one after another. Each
+slice gets a working folder of its own, ``build/mutate/SLICE``, holding links to
+``src`` and ``tests``, a copy of ``pyproject.toml`` and a ``setup.cfg`` with the
+slice's mutmut settings; mutmut writes its ``mutants/`` there and keeps its
+results between runs, so a second run only tries what is new.
+
+How mutants run, and why. mutmut's default forks every mutant from a process
+that has already run the tests; once JAX has started its backend there (its
+thread pools), a forked child can deadlock, and mutmut counts the hung child's
+timeout as a kill. Here mutmut's fork server runs instead: the server imports
+numpy, JAX, pytest, Hypothesis and shardviz (importing JAX starts no backend)
+and forks one child per mutant, which starts its own backend, runs the tests
+that reach the mutated function, and exits. The server checks after its
+imports that no JAX backend is live, and stops the run if one is.
+
+Tests that start a Python process of their own see the mutant too:
+``PYTHONPATH`` points at the mutated sources and the child inherits
+``MUTANT_UNDER_TEST``.
+
+``--check N`` reruns, each in a fresh ``python -m pytest``, every timed-out or
+odd mutant and N killed ones drawn at random, and the same tests with no mutant,
+to show the verdicts do not come from the fork server: a kill must fail there
+and the clean tests must pass. ``--again`` reruns the survivors (after new
+tests); ``--fresh`` forgets earlier results. The summary lists each module's
+killed, survived, no tests and timeouts, and writes
+``build/mutate/SLICE/summary.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WORK = REPO / "build" / "mutate"
+
+
+@dataclass(frozen=True)
+class Slice:
+    modules: tuple[str, ...]  # globs under src/shardviz
+    tests: tuple[str, ...]  # pytest arguments: files, -k, --deselect
+
+
+def _tests(*names: str) -> tuple[str, ...]:
+    return tuple(f"tests/{name}" for name in names)
+
+
+TESTING_TESTS = _tests(
+    "test_testing_collectives.py",
+    "test_testing_layout.py",
+    "test_testing_memory.py",
+    "test_testing_plugin.py",
+    "test_testing_plugin_runs.py",
+    "test_testing_records.py",
+    "test_testing_snapshot.py",
+    "test_testing_snapshot_strict.py",
+    "test_testing_steptime.py",
+    "test_testing_wrong_passes.py",
+    "test_users_budgets.py",
+)
+
+PARTS: dict[str, Slice] = {
+    "testing-records": Slice(
+        ("testing/snapshot_diff.py", "testing/snapshot_file.py", "testing/sizes.py", "testing/messages.py"),
+        TESTING_TESTS,
+    ),
+    "testing-snapshot": Slice(("testing/snapshot.py", "testing/pages.py", "testing/plugin.py"), TESTING_TESTS),
+    "testing-collectives": Slice(("testing/collectives.py", "testing/errors.py", "testing/__init__.py"), TESTING_TESTS),
+    "testing-layout": Slice(("testing/layout.py", "testing/tree_layout.py", "testing/meshes.py"), TESTING_TESTS),
+    "testing-memory": Slice(("testing/memory.py", "testing/steptime.py"), TESTING_TESTS),
+}
+
+GROUPS: dict[str, tuple[str, ...]] = {
+    "testing": tuple(name for name in PARTS if name.startswith("testing-")),
+}
+
+
+def slices_of(names: list[str]) -> list[str]:
+    chosen: list[str] = []
+    for name in names:
+        expanded = GROUPS.get(name, (name,))
+        for part in expanded:
+            if part not in PARTS:
+                known = ", ".join([*PARTS, *GROUPS])
+                raise SystemExit(f"mutate: no part {part!r}; the parts are {known}")
+            if part not in chosen:
+                chosen.append(part)
+    return chosen
+
+
+# What the fork server imports before it forks: what a test needs that starts
+# no JAX backend, then every shardviz module (from the mutated copy, as
+# tests/conftest.py would import them in each child).
+PRELOAD = ("numpy", "jax", "jax.numpy", "jax.sharding", "pytest", "_pytest.pytester", "hypothesis")
+
+
+def preload_list() -> list[str]:
+    package = REPO / "src"
+    modules = []
+    for path in sorted((package / "shardviz").rglob("*.py")):
+        parts = path.relative_to(package).with_suffix("").parts
+        modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return [*PRELOAD, *modules]
+
+
+def setup_cfg(part: Slice) -> str:
+    def listed(values: tuple[str, ...] | list[str]) -> str:
+        return "".join(f"\n    {value}" for value in values)
+
+    only = [f"src/shardviz/{glob}" for glob in part.modules]
+    return (
+        "[mutmut]\n"
+        "source_paths = src/\n"
+        f"only_mutate ={listed(only)}\n"
+        f"pytest_add_cli_args ={listed(['-p', 'no:cacheprovider', '-q'])}\n"
+        f"pytest_add_cli_args_test_selection ={listed(part.tests)}\n"
+        "process_isolation = forkserver\n"
+        "forkserver_warmup = import\n"
+        "preload_modules_file = preload.txt\n"
+        # a mutant gets its tests' own time (as measured clean) times 5, plus 30 s
+        # for the start of pytest and of JAX's backend; the machine is shared.
+        "timeout_multiplier = 5.0\n"
+        "timeout_constant = 30.0\n"
+    )
+
+
+def prepare(name: str, fresh: bool) -> Path:
+    work = WORK / name
+    if fresh and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    for linked in ("src", "tests"):
+        link = work / linked
+        if not link.is_symlink():
+            link.symlink_to(os.path.relpath(REPO / linked, work))
+    shutil.copy2(REPO / "pyproject.toml", work / "pyproject.toml")
+    (work / "setup.cfg").write_text(setup_cfg(PARTS[name]))
+    (work / "preload.txt").write_text("\n".join(preload_list()) + "\n")
+    return work
+
+
+def mutant_env(work: Path, mutant: str | None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(work / "mutants" / "src")
+    env.pop("MUTANT_UNDER_TEST", None)
+    if mutant is not None:
+        env["MUTANT_UNDER_TEST"] = mutant
+    return env
+
+
+def run_mutmut(work: Path, names: list[str]) -> int:
+    """``mutmut run`` in a child process of its own, in the slice's folder."""
+    code = (
+        "import sys; sys.argv = ['mutmut', 'run', '--max-children', sys.argv[1], *sys.argv[2:]]\n"
+        f"sys.path.insert(0, {str(REPO / 'tools')!r})\n"
+        "import mutate_guard; mutate_guard.install()\n"
+        "from mutmut.__main__ import cli; cli()\n"
+    )
+    children = os.environ.get("MUTATE_CHILDREN", "2")
+    return subprocess.run([sys.executable, "-c", code, children, *names], cwd=work, env=mutant_env(work, None)).returncode
+
+
+def verdicts(work: Path) -> dict[str, int | None]:
+    found: dict[str, int | None] = {}
+    for meta in sorted((work / "mutants" / "src").rglob("*.py.meta")):
+        found.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return found
+
+
+def status(code: int | None) -> str:
+    if code is None:
+        return "not run"
+    return {0: "survived", 1: "killed", 3: "killed", 5: "no tests", 33: "no tests", 34: "skipped"}.get(
+        code, "timeout" if code in (24, -24, 36, 152, 255, -9) else f"odd exit {code}"
+    )
+
+
+def module_of(mutant: str) -> str:
+    head = mutant.split("__mutmut_")[0]
+    head = head.split("ǁ")[0] if "ǁ" in head else head.rsplit(".", 1)[0]
+    return head.removesuffix(".x").rstrip(".")
+
+
+def summarise(name: str, work: Path) -> dict[str, object]:
+    found = verdicts(work)
+    modules: dict[str, dict[str, int]] = {}
+    for mutant, code in found.items():
+        counts = modules.setdefault(module_of(mutant), {})
+        counts[status(code)] = counts.get(status(code), 0) + 1
+    killed = sum(1 for code in found.values() if status(code) == "killed")
+    survivors = sorted(m for m, code in found.items() if status(code) != "killed")
+    summary = {
+        "slice": name,
+        "mutants": len(found),
+        "killed": killed,
+        "score": round(killed / len(found), 4) if found else None,
+        "modules": modules,
+        "not_killed": {m: status(found[m]) for m in survivors},
+    }
+    (work / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False))
+    print(f"\n{name}: {killed} of {len(found)} mutants killed ({100 * killed / max(len(found), 1):.1f}%)")
+    for module, counts in sorted(modules.items()):
+        total = sum(counts.values())
+        rest = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if s != "killed")
+        print(f"  {module}: {counts.get('killed', 0)}/{total} killed{'; ' + rest if rest else ''}")
+    return summary
+
+
+def tests_of(work: Path, mutant: str) -> list[str]:
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    function = mutant.split("__mutmut_")[0]
+    return sorted(stats["tests_by_mangled_function_name"].get(function, []))
+
+
+def fresh_run(work: Path, mutant: str | None, tests: list[str], timeout: float) -> str:
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--rootdir=.", *tests]
+    try:
+        done = subprocess.run(
+            command, cwd=work / "mutants", env=mutant_env(work, mutant), capture_output=True, timeout=timeout
+        )
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    return {0: "survived", 1: "killed"}.get(done.returncode, f"odd exit {done.returncode}")
+
+
+def check(work: Path, sample: int) -> list[str]:
+    """Rerun verdicts in fresh processes; the lines that disagree with mutmut's."""
+    found = verdicts(work)
+    odd = [m for m, code in found.items() if status(code) not in ("killed", "survived", "no tests", "not run")]
+    killed = sorted(m for m, code in found.items() if status(code) == "killed")
+    drawn = random.Random(0).sample(killed, min(sample, len(killed)))
+    disagreements: list[str] = []
+    clean_checked: set[tuple[str, ...]] = set()
+    for mutant in odd + drawn:
+        tests = tests_of(work, mutant)
+        if tuple(tests) not in clean_checked:
+            clean = fresh_run(work, None, tests, timeout=900)
+            clean_checked.add(tuple(tests))
+            if clean != "survived":
+                disagreements.append(f"{mutant}: its tests do not pass without the mutant ({clean})")
+        again = fresh_run(work, mutant, tests, timeout=600)
+        print(f"  {mutant}: mutmut {status(found[mutant])}, fresh process {again}")
+        if status(found[mutant]) == "killed" and again != "killed":
+            disagreements.append(f"{mutant}: killed under mutmut, {again} in a fresh process")
+    return disagreements
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("parts", nargs="*", default=[])
+    parser.add_argument("--again", action="store_true", help="rerun every mutant not killed")
+    parser.add_argument("--fresh", action="store_true", help="forget earlier results")
+    parser.add_argument("--check", type=int, default=0, metavar="N", help="recheck odd and N killed mutants")
+    parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="mutant names, e.g. '*sizes*'")
+    parser.add_argument("--list", action="store_true", help="list the parts and stop")
+    args = parser.parse_args()
+    if args.list or not args.parts:
+        for name, part in PARTS.items():
+            print(f"{name}: {', '.join(part.modules)}")
+        for name, members in GROUPS.items():
+            print(f"{name} = {' + '.join(members)}")
+        return 0
+    failed = False
+    for name in slices_of(args.parts):
+        work = prepare(name, args.fresh)
+        names: list[str] = list(args.only)
+        if args.again and (work / "summary.json").exists():
+            names = list(json.loads((work / "summary.json").read_text())["not_killed"])
+        if args.again and not names and (work / "summary.json").exists():
+            print(f"{name}: nothing to rerun")
+        elif run_mutmut(work, names) != 0:
+            print(f"mutate: mutmut stopped on {name}", file=sys.stderr)
+            failed = True
+            continue
+        summarise(name, work)
+        if args.check:
+            wrong = check(work, args.check)
+            print("\n".join(wrong) if wrong else f"{name}: every rechecked verdict held in a fresh process")
+            failed = failed or bool(wrong)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
