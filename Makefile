@@ -78,8 +78,9 @@ $(STAMPS)/mutate: $(STAMPS)/python
 	SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install -q -e ".[mutate]"
 	@touch $@
 
+JS ?=
 mutate-js: js-fixtures
-	npx stryker run
+	npx stryker run $(if $(JS),--mutate "$(JS)")
 
 # The tour as HTML pages that show their pictures with no network at all.
 course: install

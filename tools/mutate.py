@@ -71,7 +71,18 @@ TESTING_TESTS = _tests(
     "test_users_budgets.py",
 )
 
+PLAN_TESTS = _tests(
+    "test_plan_estimate.py",
+    "test_plan_links.py",
+    "test_plan_roofline.py",
+    "test_plan_scaling_book.py",
+    "test_plan_topology.py",
+)
+
 PARTS: dict[str, Slice] = {
+    "plan": Slice(
+        ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"), PLAN_TESTS
+    ),
     "testing-records": Slice(
         ("testing/snapshot_diff.py", "testing/snapshot_file.py", "testing/sizes.py", "testing/messages.py"),
         TESTING_TESTS,
