@@ -79,10 +79,24 @@ PLAN_TESTS = _tests(
     "test_plan_topology.py",
 )
 
+PROGRAM_TESTS = _tests(
+    "test_program_wrong_lines_and_names.py",
+    "test_program_trace.py",
+    "test_program_axes.py",
+    "test_program_axis_names.py",
+    "test_program_report.py",
+    "test_program_layers_memory.py",
+)
+
 PARTS: dict[str, Slice] = {
     "plan": Slice(
         ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"), PLAN_TESTS
     ),
+    "program-lines": Slice(
+        ("program/sources.py", "program/frames.py", "program/scopes.py", "program/collective_places.py"),
+        PROGRAM_TESTS,
+    ),
+    "program-names": Slice(("program/values.py", "program/passes.py"), PROGRAM_TESTS),
     "testing-records": Slice(
         ("testing/snapshot_diff.py", "testing/snapshot_file.py", "testing/sizes.py", "testing/messages.py"),
         TESTING_TESTS,
@@ -95,6 +109,7 @@ PARTS: dict[str, Slice] = {
 
 GROUPS: dict[str, tuple[str, ...]] = {
     "testing": tuple(name for name in PARTS if name.startswith("testing-")),
+    "program": ("program-lines", "program-names"),
 }
 
 
