@@ -26,7 +26,9 @@ Tests that start a Python process of their own see the mutant too:
 odd mutant and N killed ones drawn at random, and the same tests with no mutant,
 to show the verdicts do not come from the fork server: a kill must fail there
 and the clean tests must pass. ``--again`` reruns the survivors (after new
-tests); ``--fresh`` forgets earlier results. The summary lists each module's
+tests); ``--fresh`` forgets earlier results; ``--trust-clean`` lets a run
+that resumes a slice (stopped by ``timeout``, say) skip mutmut's clean run of
+all its tests, which the slice's first run passed. The summary lists each module's
 killed, survived, no tests and timeouts, and writes
 ``build/mutate/SLICE/summary.json``.
 """
@@ -77,6 +79,9 @@ PLAN_TESTS = _tests(
     "test_plan_roofline.py",
     "test_plan_scaling_book.py",
     "test_plan_topology.py",
+    "test_mut_comms.py",
+    "test_mut_hardware.py",
+    "test_mut_topology.py",
 )
 
 PROGRAM_TESTS = _tests(
@@ -173,6 +178,9 @@ def prepare(name: str, fresh: bool) -> Path:
             link.symlink_to(os.path.relpath(REPO / linked, work))
     shutil.copy2(REPO / "pyproject.toml", work / "pyproject.toml")
     (work / "setup.cfg").write_text(setup_cfg(PARTS[name]))
+    # PYTHONPATH names the mutated sources; a folder missing when Python starts stays unseen by its
+    # import cache after mutmut creates it, and the stats run then finds no shardviz at all.
+    (work / "mutants" / "src").mkdir(parents=True, exist_ok=True)
     (work / "preload.txt").write_text("\n".join(preload_list()) + "\n")
     return work
 
@@ -186,12 +194,13 @@ def mutant_env(work: Path, mutant: str | None) -> dict[str, str]:
     return env
 
 
-def run_mutmut(work: Path, names: list[str]) -> int:
+def run_mutmut(work: Path, names: list[str], trust_clean: bool) -> int:
     """``mutmut run`` in a child process of its own, in the slice's folder."""
+    trust = trust_clean and (work / "mutants" / "mutmut-stats.json").exists()
     code = (
         "import sys; sys.argv = ['mutmut', 'run', '--max-children', sys.argv[1], *sys.argv[2:]]\n"
         f"sys.path.insert(0, {str(REPO / 'tools')!r})\n"
-        "import mutate_guard; mutate_guard.install()\n"
+        f"import mutate_guard; mutate_guard.install(trust_clean={trust})\n"
         "from mutmut.__main__ import cli; cli()\n"
     )
     children = os.environ.get("MUTATE_CHILDREN", "2")
@@ -291,6 +300,9 @@ def main() -> int:
     parser.add_argument("--check", type=int, default=0, metavar="N", help="recheck odd and N killed mutants")
     parser.add_argument("--only", action="append", default=[], metavar="GLOB", help="mutant names, e.g. '*sizes*'")
     parser.add_argument("--list", action="store_true", help="list the parts and stop")
+    parser.add_argument(
+        "--trust-clean", action="store_true", help="a resumed run skips the clean run its first run passed"
+    )
     args = parser.parse_args()
     if args.list or not args.parts:
         for name, part in PARTS.items():
@@ -306,7 +318,7 @@ def main() -> int:
             names = list(json.loads((work / "summary.json").read_text())["not_killed"])
         if args.again and not names and (work / "summary.json").exists():
             print(f"{name}: nothing to rerun")
-        elif run_mutmut(work, names) != 0:
+        elif run_mutmut(work, names, args.trust_clean) != 0:
             print(f"mutate: mutmut stopped on {name}", file=sys.stderr)
             failed = True
             continue

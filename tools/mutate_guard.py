@@ -32,7 +32,12 @@ def warm_up(_runner: object) -> None:
             os._exit(70)
 
 
-def install() -> None:
+def install(trust_clean: bool = False) -> None:
+    """The warm-up above; with ``trust_clean``, a resumed run skips its clean run of every test
+    (minutes on a busy machine), which the first run of the slice already passed."""
     from mutmut.runners.harness import PytestRunner
+    from mutmut.workers.isolation import ForkServerRunner
 
     PytestRunner.warm_up = warm_up  # type: ignore[method-assign]
+    if trust_clean:
+        ForkServerRunner.run_clean_tests = lambda self, tests: 0  # type: ignore[method-assign,assignment]
