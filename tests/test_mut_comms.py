@@ -85,7 +85,10 @@ def test_an_all_gather_over_two_open_rings_shares_the_group_between_them() -> No
     timed = torus_time("all-gather", 8 * MIB, rings, ICI, 1e-6)
     assert timed.bandwidth_s == pytest.approx(8 * MIB * 7 / 8 / (2 * ICI))
     assert timed.latency_s == pytest.approx(4e-6)
-    assert timed.formula == "max(4 hops x 1e-06 s, 1 x 8.0 MiB x 0.875 / (2 ring x 4.5e+10 B/s)) on ICI rings 4 open x 2 open"
+    assert (
+        timed.formula
+        == "max(4 hops x 1e-06 s, 1 x 8.0 MiB x 0.875 / (2 ring x 4.5e+10 B/s)) on ICI rings 4 open x 2 open"
+    )
 
 
 def test_a_strided_ring_carries_its_share_stride_times_over() -> None:
