@@ -97,6 +97,8 @@ PARTS: dict[str, Slice] = {
     "plan": Slice(
         ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"), PLAN_TESTS
     ),
+    # the link models alone against their hand counts: minutes rather than hours
+    "plan-comms": Slice(("plan/comms.py",), _tests("test_mut_comms.py", "test_plan_links.py")),
     "program": Slice(
         tuple(
             f"program/{name}.py" for name in ("sources", "values", "frames", "scopes", "passes", "collective_places")
