@@ -185,3 +185,31 @@ def test_a_single_part_is_itself_and_no_parts_are_nothing() -> None:
     assert combine([only, NOTHING], "sum") is only
     assert combine([NOTHING], "max") is NOTHING
     assert combine([], "sum") is NOTHING
+
+
+def test_an_odd_closed_ring_carries_its_whole_half_of_chips_share() -> None:
+    # A closed ring of 5: (5 // 2) / 5 = 2/5 of V on the busiest direction, in 2 hops.
+    timed = torus_time("all-gather", MIB, [Ring(5, closes=True)], ICI, 1e-6)
+    assert timed.bandwidth_s == pytest.approx(MIB * 2 / 5 / ICI) and timed.latency_s == pytest.approx(2e-6)
+
+
+def test_the_narrowest_cut_counts_wherever_its_ring_comes() -> None:
+    # Closed 2 first: a quarter over 2 x 8 / 2 = 8 links; open 4: a quarter over 8 / 4 = 2 links, the narrowest.
+    timed = torus_all_to_all(MIB, [Ring(2, closes=True), Ring(4, closes=False)], ICI, 1e-6)
+    assert timed.bandwidth_s == pytest.approx(MIB * 0.25 / (2 * ICI))
+    assert timed.bandwidth == ICI
+    assert timed.formula == (
+        "max(4 hops x 1e-06 s, 1.0 MiB x 0.25 crosses the bisection / (2 links x 4.5e+10 B/s)) on ICI rings 2 x 4 open"
+    )
+
+
+def test_a_single_byte_still_takes_time_and_a_time_says_no_part_unless_told() -> None:
+    ring = [Ring(4, closes=True)]
+    for timed in (
+        torus_time("all-gather", 1, ring, ICI, 1e-6),
+        torus_all_to_all(1, ring, ICI, 1e-6),
+        line_time("all-gather", 1, 4, DCN, 3, 1e-5, "DCN"),
+        send_time(1, DCN, 1, 1e-5, "DCN"),
+    ):
+        assert timed is not NOTHING and timed.seconds > 0 and timed.bound == "latency"
+        assert timed.what == ""
