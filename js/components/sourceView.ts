@@ -12,28 +12,17 @@
  */
 
 import type { Program } from "../payload/program";
-import { lineLabel, plural } from "../payload/program";
-import {
-  foldLabel,
-  type PassNotes,
-  rowsOfCollective,
-  type SourceBlock,
-  type SourcePlan,
-  type SourceRow,
-} from "../payload/programSource";
+import { rowsOfCollective, type SourcePlan, type SourceRow } from "../payload/programSource";
 import { h, replaceChildren } from "../util/dom";
-import { formatBytes } from "../util/ranges";
 import { revealWithin } from "../util/scroll";
 import { CallTree } from "./callTree";
-import { familyElement, familyMembers, moreFamilies, passElement } from "./sourceNotes";
+import { blockElement, elsewhereSection, rowElement, setBlockOpen } from "./sourceBlocks";
+import { familyElement, familyMembers, moreFamilies } from "./sourceNotes";
+import { markSelection, type SourceSelection } from "./sourceSelection";
 
 export { FAMILIES_SHOWN } from "./sourceNotes";
 
-export type SourceSelection =
-  | { kind: "value"; index: number }
-  | { kind: "collective"; index: number }
-  | { kind: "line"; index: number }
-  | null;
+export type { SourceSelection } from "./sourceSelection";
 
 export interface SourceViewOptions {
   onSelectValue: (i: number) => void;
@@ -115,7 +104,16 @@ export class SourceView {
     this.element.classList.toggle("sv-no-peak", !hasPeak);
     this.tree.setPlan(program, plan);
     this.treeBox.hidden = plan.blocks.length < 2;
-    this.blockElements = plan.blocks.map((block, b) => this.blockElement(block, b));
+    this.blockElements = plan.blocks.map((block, b) =>
+      blockElement(
+        program,
+        plan,
+        block,
+        b,
+        `${this.prefix}-b${b}`,
+        block.rows.map((row) => this.rowElement(row)),
+      ),
+    );
     const parts: HTMLElement[] = [...this.blockElements];
     if (plan.blocks.length === 0) {
       parts.push(
@@ -125,26 +123,10 @@ export class SourceView {
       );
     }
     if (plan.elsewhere.length > 0) {
-      const rows = h(
-        "div",
-        { class: "sv-block-body" },
-        plan.elsewhere.map((row) => this.rowElement(row)),
-      );
       parts.push(
-        h(
-          "section",
-          { class: "sv-block sv-listing-elsewhere", "data-role": "elsewhere", "aria-label": "Other lines" },
-          [
-            h("div", { class: "sv-block-head" }, [
-              h("span", { class: "sv-block-title" }, [
-                plan.blocks.length > 0 ? "Lines of no function above" : "By source line",
-              ]),
-              h("span", { class: "sv-muted sv-small" }, [
-                " JAX recorded these lines outside your functions' blocks, or none at all",
-              ]),
-            ]),
-            rows,
-          ],
+        elsewhereSection(
+          plan,
+          plan.elsewhere.map((row) => this.rowElement(row)),
         ),
       );
     }
@@ -184,144 +166,8 @@ export class SourceView {
     }
   }
 
-  private blockElement(block: SourceBlock, b: number): HTMLElement {
-    const program = this.program as Program;
-    const { payload } = program;
-    const plan = this.plan as SourcePlan;
-    const bodyId = `${this.prefix}-b${b}`;
-    const facts: string[] = [];
-    if (block.sentBytes > 0) facts.push(`sends ${formatBytes(block.sentBytes)} per call`);
-    if (block.peakBytes > 0) facts.push(`holds ${formatBytes(block.peakBytes)} at the peak`);
-    if (block.valueCount > 0) facts.push(plural(block.valueCount, "value"));
-    for (const body of block.bodies) facts.push(`in a ${foldLabel(program, body)} body`);
-    const callers: (HTMLElement | string)[] = [];
-    block.callers.forEach(([caller, line], k) => {
-      if (k > 0) callers.push(", ");
-      callers.push(
-        h(
-          "button",
-          { type: "button", class: "sv-link", "data-role": "caller-link", "data-block": caller, "data-line": line },
-          [`${plan.blocks[caller].name}:${line}`],
-        ),
-      );
-    });
-    const body = h(
-      "div",
-      { class: "sv-block-body", id: bodyId },
-      block.rows.map((row) => this.rowElement(row)),
-    );
-    const lastLine = block.lastLine > block.firstLine ? `\u2013${block.lastLine}` : "";
-    return h(
-      "section",
-      {
-        class: "sv-block",
-        "data-role": "source-block",
-        "data-block": b,
-        "data-function": block.name,
-        "aria-label": `${block.name}, ${lineLabel(payload, block.file, block.firstLine)}`,
-      },
-      [
-        h("div", { class: "sv-block-head" }, [
-          h(
-            "button",
-            {
-              type: "button",
-              class: "sv-block-toggle",
-              "data-role": "block-toggle",
-              "aria-expanded": "true",
-              "aria-controls": bodyId,
-            },
-            [
-              h("span", { class: "sv-fold-mark", "aria-hidden": "true" }, ["\u25be"]),
-              h("code", { class: "sv-block-name" }, [block.name]),
-            ],
-          ),
-          h("span", { class: "sv-muted", title: payload.files[block.file] ?? "" }, [
-            `${lineLabel(payload, block.file, block.firstLine)}${lastLine}`,
-          ]),
-          facts.length > 0 ? h("span", { class: "sv-block-facts sv-muted" }, [facts.join(" \u00b7 ")]) : null,
-          callers.length > 0 ? h("span", { class: "sv-block-callers sv-muted" }, ["called from ", ...callers]) : null,
-        ]),
-        h("div", { class: "sv-src-columns sv-muted", "aria-hidden": "true" }, [
-          h("span", {}, ["line"]),
-          h("span", { class: "sv-src-sent" }, ["sends"]),
-          h("span", { class: "sv-src-peak" }, ["at peak"]),
-          h("span", {}, [""]),
-        ]),
-        body,
-      ],
-    );
-  }
-
   private rowElement(row: SourceRow): HTMLElement {
-    const program = this.program as Program;
-    const plan = this.plan as SourcePlan;
-    const { payload } = program;
-    const annotated = row.entries.length > 0 && hasNotes(row);
-    const lineText = row.block < 0 ? lineLabel(payload, row.file, row.lineNo) || "no line" : String(row.lineNo);
-    const number = annotated
-      ? h(
-          "button",
-          {
-            type: "button",
-            class: "sv-src-no",
-            "data-role": "line-number",
-            "aria-label": `line ${lineLabel(payload, row.file, row.lineNo) || "(none)"}: show what it holds and sends`,
-          },
-          [lineText],
-        )
-      : h("span", { class: "sv-src-no" }, [lineText]);
-    const bytesCell = (bytes: number, role: string, what: string): HTMLElement => {
-      const cell = h("span", { class: `sv-src-${role}`, "data-role": `line-${role}`, "data-bytes": bytes }, [
-        bytes > 0 ? formatBytes(bytes) : "",
-      ]);
-      if (bytes > 0) cell.setAttribute("aria-label", `${what} ${formatBytes(bytes)}`);
-      return cell;
-    };
-    const code = h("pre", { class: "sv-src-code" }, [row.text || " "]);
-    code.style.setProperty("--sv-indent", String(row.indent));
-    const links: HTMLElement[] = [];
-    for (const callee of row.calls) {
-      links.push(
-        h("button", { type: "button", class: "sv-link", "data-role": "call-link", "data-block": callee }, [
-          `\u2192 ${plan.blocks[callee].name}`,
-        ]),
-      );
-    }
-    if (row.nested >= 0) {
-      const nested = plan.blocks[row.nested];
-      links.push(
-        h("button", { type: "button", class: "sv-link", "data-role": "nested-link", "data-block": row.nested }, [
-          `\u2192 ${nested.name}, lines ${nested.firstLine}\u2013${nested.lastLine}: its own block`,
-        ]),
-      );
-    }
-    const notes = annotated
-      ? h("div", { class: "sv-src-notes" }, [
-          passElement(program, row.forward, "forward", row.backward.valueCount + row.backward.collectives.length > 0),
-          passElement(program, row.backward, "backward", true),
-        ])
-      : null;
-    const element = h(
-      "div",
-      {
-        class: annotated ? "sv-src-row sv-src-annotated" : "sv-src-row",
-        "data-role": "source-line",
-        "data-line": row.lineNo,
-        "data-block": row.block,
-        "data-entries": row.entries.length > 0 ? row.entries.join(",") : null,
-      },
-      [
-        number,
-        bytesCell(row.sentBytes, "sent", "sends per call"),
-        bytesCell(row.peakBytes, "peak", "holds at the peak"),
-        h("div", { class: "sv-src-main" }, [
-          code,
-          links.length > 0 ? h("div", { class: "sv-src-calls" }, links) : null,
-          notes,
-        ]),
-      ],
-    );
+    const element = rowElement(this.program as Program, this.plan as SourcePlan, row);
     this.rowElements.set(row, element);
     return element;
   }
@@ -355,23 +201,15 @@ export class SourceView {
   private toggleBlock(toggle: HTMLElement): void {
     const open = toggle.getAttribute("aria-expanded") !== "true";
     const block = toggle.closest<HTMLElement>("[data-role='source-block']");
-    if (block) this.setBlockOpen(block, open);
+    if (block) setBlockOpen(block, open);
   }
 
   private openBlock(block: HTMLElement | undefined): void {
-    if (block) this.setBlockOpen(block, true);
+    if (block) setBlockOpen(block, true);
   }
 
-  private setBlockOpen(block: HTMLElement, open: boolean): void {
-    const toggle = block.querySelector<HTMLElement>("[data-role='block-toggle']");
-    toggle?.setAttribute("aria-expanded", String(open));
-    const mark = toggle?.querySelector(".sv-fold-mark");
-    if (mark) mark.textContent = open ? "\u25be" : "\u25b8";
-    for (const part of Array.from(
-      block.querySelectorAll<HTMLElement>(":scope > .sv-block-body, :scope > .sv-src-columns"),
-    )) {
-      part.hidden = !open;
-    }
+  private paintSelection(): void {
+    markSelection(this.scroller, this.selection, this.plan, this.rowElements);
   }
 
   /** Opens what hides a selection (its block, its row's "more", its family); returns what to scroll to. */
@@ -425,37 +263,4 @@ export class SourceView {
     }
     return find();
   }
-
-  private paintSelection(): void {
-    for (const chip of Array.from(this.scroller.querySelectorAll(".sv-chip-selected"))) {
-      chip.classList.remove("sv-chip-selected");
-      chip.setAttribute("aria-pressed", "false");
-    }
-    for (const row of Array.from(this.scroller.querySelectorAll(".sv-line-selected"))) {
-      row.classList.remove("sv-line-selected");
-      row.removeAttribute("aria-current");
-    }
-    const selection = this.selection;
-    if (!selection || !this.plan) return;
-    if (selection.kind === "line") {
-      const row = this.plan.rowOfEntry[selection.index];
-      const element = row ? this.rowElements.get(row) : undefined;
-      element?.classList.add("sv-line-selected");
-      element?.setAttribute("aria-current", "true");
-      return;
-    }
-    const own = selection.kind === "value" ? "value" : "line-collective";
-    const attribute = selection.kind === "value" ? "data-value" : "data-collective";
-    for (const chip of Array.from(
-      this.scroller.querySelectorAll(`[data-role="${own}"][${attribute}="${selection.index}"]`),
-    )) {
-      chip.classList.add("sv-chip-selected");
-      chip.setAttribute("aria-pressed", "true");
-    }
-  }
-}
-
-function hasNotes(row: SourceRow): boolean {
-  const count = (n: PassNotes) => n.valueCount + n.collectives.length;
-  return count(row.forward) + count(row.backward) > 0 || row.peakBytes > 0 || row.calls.length > 0;
 }
