@@ -10,11 +10,19 @@
  */
 
 import type { Program, WhatIfInfo } from "../payload/program";
-import { specText } from "../payload/program";
 import { h, replaceChildren } from "../util/dom";
-import { renderAxisText, renderSpec } from "./axisText";
 import { shownSpecText } from "./compose";
-import { typeHidesAxes } from "./programChips";
+import {
+  foldRows,
+  type IoSelection,
+  inputRow,
+  ioTable,
+  markSelectedRow,
+  outputRow,
+  specInput,
+  statusContent,
+  typeCell as typeCellOf,
+} from "./ioTable";
 
 export interface InputSpecsOptions {
   readOnly: boolean;
@@ -55,10 +63,7 @@ export function whatifEditText(whatif: WhatIfInfo): string {
   return `A what-if mesh of ${whatif.devices} devices: an edit traces the program again in a child Python with ${whatif.devices} simulated CPU devices (the last trace took ${whatif.child_seconds.toFixed(1)} s).`;
 }
 
-export type IoSelection = { kind: "input" | "output"; index: number } | null;
-
-/** Rows of inputs, and of outputs, shown before a "show all" button (a training step has hundreds). */
-export const IO_ROWS_SHOWN = 12;
+export { IO_ROWS_SHOWN, type IoSelection } from "./ioTable";
 
 export class InputSpecs {
   readonly element: HTMLElement;
@@ -89,24 +94,7 @@ export class InputSpecs {
       options.readOnly ? h("p", { class: "sv-note", "data-role": "read-only-note" }, [options.note ?? ""]) : null,
       this.whatifNote,
       this.retraceNote,
-      h("table", { class: "sv-io-table" }, [
-        h("thead", {}, [
-          h("tr", {}, [
-            h("th", { scope: "col" }, ["input"]),
-            h("th", { scope: "col" }, ["type"]),
-            h("th", { scope: "col" }, ["spec"]),
-          ]),
-        ]),
-        this.inputsBody,
-        h("thead", {}, [
-          h("tr", {}, [
-            h("th", { scope: "col" }, ["output"]),
-            h("th", { scope: "col" }, ["type"]),
-            h("th", { scope: "col" }, [""]),
-          ]),
-        ]),
-        this.outputsBody,
-      ]),
+      ioTable(this.inputsBody, this.outputsBody),
     ]);
     this.element.addEventListener(
       "click",
@@ -139,20 +127,14 @@ export class InputSpecs {
 
   setProgram(program: Program): void {
     this.program = program;
-    const { inputs, outputs, types, mesh, whatif } = program.payload;
-    const names = mesh?.names ?? [];
+    const { inputs, outputs, whatif } = program.payload;
     const cannotRetrace = !this.options.readOnly && program.payload.retrace === false;
     this.retraceNote.textContent = cannotRetrace ? (program.payload.retrace_reason ?? "") : "";
     this.retraceNote.hidden = this.retraceNote.textContent === "";
     this.whatifNote.textContent = whatif && !this.locked() ? whatifEditText(whatif) : "";
     this.whatifNote.hidden = this.whatifNote.textContent === "";
     const key = JSON.stringify([inputs.map((i) => i.path), outputs.map((o) => o.path)]);
-    const typeCell = (t: number): HTMLElement => {
-      const row = types[t];
-      const cell = h("td", { class: "sv-io-type" }, [renderAxisText(row.type_str, names)]);
-      if (row.spec !== null && typeHidesAxes(program)) cell.append(" ", renderSpec(row.spec, names));
-      return cell;
-    };
+    const typeCell = (t: number): HTMLElement => typeCellOf(program, t);
     if (key !== this.rowsKey) {
       this.rowsKey = key;
       this.pending = -1;
@@ -160,36 +142,16 @@ export class InputSpecs {
       this.editors = inputs.map((entry, k) => this.editor(entry.path, k));
       replaceChildren(
         this.inputsBody,
-        inputs.map((entry, k) =>
-          h("tr", { "data-input-row": k }, [
-            h("td", {}, [ioButton("input", k, entry.path)]),
-            typeCell(entry.type),
-            h("td", { class: "sv-io-spec" }, [this.editors[k].input, this.editors[k].status]),
-          ]),
-        ),
+        inputs.map((entry, k) => inputRow(k, entry.path, typeCell(entry.type), this.editors[k])),
       );
     } else {
       Array.from(this.inputsBody.querySelectorAll(":scope > [data-input-row]")).forEach((row, k) => {
         row.children[1].replaceWith(typeCell(inputs[k].type));
       });
     }
-    const changes = program.payload.layout_changes ?? [];
     replaceChildren(
       this.outputsBody,
-      outputs.map((entry, k) => {
-        // An output laid out unlike the input it stands for is marked on its own row, saying how.
-        const change = changes.find((c) => c.output === entry.path);
-        return h("tr", { "data-output-row": k, "data-layout-changed": change ? "true" : null }, [
-          h("td", {}, [ioButton("output", k, entry.path)]),
-          typeCell(entry.type),
-          change
-            ? h("td", { class: "sv-io-changed", "data-role": "layout-changed" }, [
-                h("span", { class: "sv-warn-mark", "aria-hidden": "true" }, ["\u26a0 "]),
-                `laid out unlike ${change.input}: it went in ${changeSpec(change.before, change.before_memory_kind, change.after_memory_kind)}, comes back ${changeSpec(change.after, change.after_memory_kind, change.before_memory_kind)}; the next call moves it back`,
-              ])
-            : null,
-        ]);
-      }),
+      outputs.map((entry, k) => outputRow(program, k, entry.path, typeCell(entry.type))),
     );
     if (inputs.length === 0) {
       this.inputsBody.append(h("tr", {}, [h("td", { colspan: 3, class: "sv-muted" }, ["No array inputs."])]));
@@ -237,14 +199,7 @@ export class InputSpecs {
       const row = this.bodyOf(selection.kind).children[selection.index] as HTMLElement | undefined;
       if (row?.hidden) this.unfold(selection.kind);
     }
-    for (const button of Array.from(this.element.querySelectorAll<HTMLElement>("[data-io]"))) {
-      const on =
-        selection !== null &&
-        button.getAttribute("data-io") === selection.kind &&
-        Number(button.getAttribute("data-index")) === selection.index;
-      button.classList.toggle("sv-chip-selected", on);
-      button.setAttribute("aria-pressed", String(on));
-    }
+    markSelectedRow(this.element, selection);
   }
 
   private bodyOf(kind: "input" | "output"): HTMLElement {
@@ -253,23 +208,7 @@ export class InputSpecs {
 
   /** Hides rows past the first few behind a "show all" row, unless they were asked for. */
   private fold(kind: "input" | "output"): void {
-    const body = this.bodyOf(kind);
-    body.querySelector("[data-role='more-rows']")?.closest("tr")?.remove();
-    const rows = Array.from(body.children) as HTMLElement[];
-    const fold = !this.unfolded[kind] && rows.length > IO_ROWS_SHOWN + 2;
-    rows.forEach((row, k) => {
-      row.hidden = fold && k >= IO_ROWS_SHOWN;
-    });
-    if (!fold) return;
-    body.append(
-      h("tr", {}, [
-        h("td", { colspan: 3 }, [
-          h("button", { type: "button", class: "sv-button sv-more", "data-role": "more-rows", "data-rows": kind }, [
-            `Show all ${rows.length} ${kind}s`,
-          ]),
-        ]),
-      ]),
-    );
+    foldRows(this.bodyOf(kind), kind, !this.unfolded[kind]);
   }
 
   private unfold(kind: "input" | "output"): void {
@@ -283,17 +222,7 @@ export class InputSpecs {
 
   private editor(path: string, k: number): Editor {
     const { signal, readOnly } = this.options;
-    const input = h("input", {
-      type: "text",
-      class: "sv-input",
-      "data-role": "input-spec",
-      "data-input": k,
-      "aria-label": `spec of ${path}`,
-      placeholder: "spec, e.g. x, None",
-      spellcheck: "false",
-      autocomplete: "off",
-      disabled: readOnly,
-    });
+    const input = specInput(path, k, readOnly);
     input.value = shownSpecText(this.python(k));
     const status = h("div", { class: "sv-status-line", "data-status-for": `input:${k}` });
     const editor: Editor = { input, status, sent: null, typed: false, refused: false, dismissed: false };
@@ -377,39 +306,6 @@ export class InputSpecs {
     else editor.input.removeAttribute("aria-invalid");
     const value = editor.input.value;
     const dirty = editor.typed && value !== this.python(k) && value !== shownSpecText(this.python(k));
-    let content: HTMLElement | null = null;
-    if (this.pending === k) {
-      content = h("div", { class: "sv-hint-line", "data-role": "retracing" }, [
-        "Tracing and compiling again with this spec\u2026",
-      ]);
-    } else if (error) {
-      content = h("div", { class: "sv-error", role: "alert", "data-source": `input:${k}` }, [error]);
-    } else if (dirty) {
-      content = h("div", { class: "sv-hint-line", "data-role": "draft-hint" }, [
-        "Enter traces and compiles again; Esc reverts",
-      ]);
-    }
-    replaceChildren(editor.status, [content]);
+    replaceChildren(editor.status, [statusContent(k, this.pending === k, error, dirty)]);
   }
-}
-
-function ioButton(kind: "input" | "output", k: number, path: string): HTMLElement {
-  return h(
-    "button",
-    {
-      type: "button",
-      class: "sv-chip sv-io-name",
-      "data-io": kind,
-      "data-index": k,
-      "data-role": kind === "input" ? "input-name" : "output-name",
-      "aria-pressed": "false",
-      title: `show the layout of ${path}`,
-    },
-    [path],
-  );
-}
-
-/** `P(x)`, with its memory kind where the two sides' kinds differ. */
-function changeSpec(spec: string[][], kind: string | null, other: string | null): string {
-  return kind !== other && kind ? `${specText(spec)} in ${kind}` : specText(spec);
 }
