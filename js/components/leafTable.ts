@@ -7,13 +7,10 @@
  */
 
 import type { Tree } from "../payload/tree";
-import { leafAxisNames, leafType } from "../payload/tree";
-import { formatBytesExact, formatCount } from "../util/bytes";
+import { formatCount } from "../util/bytes";
 import { h, replaceChildren } from "../util/dom";
 import { globToRegExp, isGlob } from "../util/glob";
-import { axisColor } from "../util/palette";
-import { formatBytes } from "../util/ranges";
-import { splitTypeString } from "./typeLine";
+import { leafRow, leafRowKey } from "./leafRow";
 
 /** Row height in CSS pixels (fixed, so a row's place follows from its number). */
 export const ROW_HEIGHT = 26;
@@ -260,8 +257,10 @@ export class LeafTable {
     const rows: HTMLElement[] = [];
     for (let at = first; at < last; at++) {
       const leaf = this.order[at];
-      const key = this.rowKey(tree, leaf, at);
-      rows.push(kept.get(key) ?? this.row(tree, leaf, at, key));
+      const selected = leaf === this.selected;
+      const active = at === this.active;
+      const key = leafRowKey(tree, leaf, at, selected, active);
+      rows.push(kept.get(key) ?? leafRow(tree, leaf, at, key, selected, active));
     }
     const current = this.rows.children;
     const same = rows.length === current.length && rows.every((row, k) => current[k] === row);
@@ -270,74 +269,6 @@ export class LeafTable {
       const row = this.rowAt(this.active);
       (row ?? this.body).focus({ preventScroll: true });
     }
-  }
-
-  /** Everything a row shows: equal keys draw equal rows. */
-  private rowKey(tree: Tree, leaf: number, at: number): string {
-    const g = tree.group[leaf];
-    const group = g < 0 ? null : tree.payload.groups[g];
-    const state = `${leaf === this.selected ? 1 : 0}${at === this.active ? 1 : 0}`;
-    return `${leaf}|${at}|${state}|${tree.paths[leaf]}|${tree.bytes[leaf]}|${group?.replication}|${group?.replicated.join(",")}|${tree.groupPositions[g]?.length}|${leafType(tree, leaf)}|${leafAxisNames(tree, leaf).join(",")}`;
-  }
-
-  private row(tree: Tree, i: number, at: number, key: string): HTMLElement {
-    const g = tree.group[i];
-    const path = tree.paths[i] || "(root)";
-    const selected = i === this.selected;
-    const row = h("div", {
-      "data-key": key,
-      role: "row",
-      class: selected ? "sv-row sv-leaf-row sv-selected" : "sv-row sv-leaf-row",
-      "data-role": "leaf",
-      "data-leaf": i,
-      "aria-rowindex": at + 2,
-      "aria-selected": selected ? "true" : "false",
-      tabindex: at === this.active ? 0 : -1,
-    });
-    row.append(h("div", { role: "gridcell", class: "sv-cell-path", title: path }, [path]));
-    const type = h("div", { role: "gridcell", class: g < 0 ? "sv-cell-type sv-muted" : "sv-cell-type" });
-    const text = leafType(tree, i);
-    type.title = text;
-    if (g < 0) {
-      type.append(text);
-    } else {
-      const names = leafAxisNames(tree, i);
-      for (const segment of splitTypeString(text, names)) {
-        if (segment.kind === "text") {
-          type.append(segment.text);
-        } else {
-          const mark = h("span", { class: "sv-axis-ref" }, [segment.name]);
-          if (segment.axisIndex >= 0) mark.style.setProperty("--sv-axis", axisColor(segment.axisIndex));
-          type.append(mark);
-        }
-      }
-    }
-    row.append(type);
-    if (g < 0) {
-      row.append(h("div", { role: "gridcell", class: "sv-cell-bytes sv-muted" }, ["\u2013"]));
-      row.append(h("div", { role: "gridcell", class: "sv-cell-copies sv-muted" }, ["\u2013"]));
-      return row;
-    }
-    const group = tree.payload.groups[g];
-    const bytes = tree.bytes[i];
-    row.append(
-      h("div", { role: "gridcell", class: "sv-cell-bytes", title: formatBytesExact(bytes) }, [formatBytes(bytes)]),
-    );
-    const holders = tree.groupPositions[g].length;
-    const copies = group.replication;
-    const over = group.replicated.length > 0 ? `, replicated over ${group.replicated.join(", ")}` : "";
-    row.append(
-      h(
-        "div",
-        {
-          role: "gridcell",
-          class: "sv-cell-copies",
-          title: `${copies} ${copies === 1 ? "copy" : "copies"} of each element on ${holders} ${holders === 1 ? "device" : "devices"}${over}`,
-        },
-        [copies === 1 ? "1" : `\u00d7${copies}`],
-      ),
-    );
-    return row;
   }
 
   private rowAt(at: number): HTMLElement | null {
