@@ -335,7 +335,10 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     and no line of source cut at the panel's edge."""
     prompt = session.nb.cell(LAYER_DEFS).locator(".jp-InputPrompt")
     expect(prompt).to_have_text(re.compile(r"\[\d+\]"))  # "[6]:" once the kernel has run it
-    number = int(re.search(r"\[(\d+)\]", prompt.inner_text()).group(1))
+    shown = prompt.text_content() or ""  # as to_have_text read it
+    found = re.search(r"\[(\d+)\]", shown)
+    assert found, shown
+    number = int(found.group(1))
     widget = session.widget(LAYER_STEP)
     blocks = widget.locator('[data-role="source-block"]')
     expect(blocks).to_have_count(4)
