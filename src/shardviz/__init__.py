@@ -32,6 +32,10 @@ _LAZY = {
     "DeviceInfo": "shardviz.array.model",
     "MeshInfo": "shardviz.array.model",
     "Tile": "shardviz.array.model",
+    "Candidate": "shardviz.compare.candidates",
+    "Comparison": "shardviz.compare.comparison",
+    "compare": "shardviz.compare.run",
+    "diff": "shardviz.compare.run",
     "Estimate": "shardviz.plan.estimate",
     "estimate": "shardviz.plan.estimate",
     "HARDWARE": "shardviz.plan.hardware",
@@ -55,6 +59,8 @@ _LAZY = {
 __all__ = [
     "HARDWARE",
     "AdaptedSpec",
+    "Candidate",
+    "Comparison",
     "DeviceInfo",
     "Estimate",
     "Hardware",
@@ -71,8 +77,10 @@ __all__ = [
     "WhatIf",
     "adapt_spec",
     "apply_rules",
+    "compare",
     "describe",
     "describe_tree",
+    "diff",
     "estimate",
     "parse_mesh",
     "parse_spec",
@@ -89,6 +97,9 @@ if TYPE_CHECKING:
     from .array.grammar import parse_mesh, parse_spec
     from .array.layout import Layout
     from .array.model import DeviceInfo, MeshInfo, Tile
+    from .compare.candidates import Candidate
+    from .compare.comparison import Comparison
+    from .compare.run import compare, diff
     from .export.page import save_html
     from .kinds import KINDS as KINDS
     from .plan.estimate import Estimate, estimate
