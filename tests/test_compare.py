@@ -264,3 +264,27 @@ def test_the_package_and_the_function_are_one_name():
 
     assert callable(package)
     assert shardviz.compare.Candidate is Candidate
+
+
+def test_retrace_traces_one_candidate_again_and_keeps_the_others():
+    from shardviz.compare.run import retrace
+
+    rules = "0 = data, model\n1 = model, data\n2 = data, None"
+    result = shardviz.compare(mlp, [("a", mesh(4, 2), rules), ("b", mesh(2, 4), rules)], args=SMALL, hardware="h100")
+    # a's weights replicated now: nothing to gather for it
+    again = retrace(result, "a", "2 = data, None")
+    assert again.programs["b"] is result.programs["b"]
+    assert again.programs["a"] is not result.programs["a"]
+    inputs = [tuple(i.spec) for i in again.programs["a"].inputs]
+    assert inputs == [((), ()), ((), ()), (("data",), ())]
+    assert not [c for c in again.row("a").lines if c.kind == "all-gather"]
+    assert [c.kind for c in result.row("a").lines if c.kind == "all-gather"] == ["all-gather", "all-gather"]
+    assert again.candidates == result.candidates and again.hardware == result.hardware
+    # the edited rules stay with the candidate: a second edit starts from them
+    assert next(c for c in again.origin.candidates if c.name == "a").shardings == "2 = data, None"
+    with pytest.raises(shardviz.ShardingError, match="no candidate named 'c'"):
+        retrace(result, "c", rules)
+    with pytest.raises(shardviz.ShardingError, match="line 1"):
+        retrace(result, "a", "0 = data, nope")
+    with pytest.raises(shardviz.ShardingError, match=r"only a comparison made by shardviz\.compare"):
+        retrace(shardviz.diff(result.programs["a"], result.programs["b"]), "a", rules)

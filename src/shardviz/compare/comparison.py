@@ -11,7 +11,7 @@ vanished, moves more or fewer bytes, or takes longer on its links.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import ShardingError
@@ -48,6 +48,9 @@ class Comparison:
     baseline: str = "best"
     workers: int = 1
     seconds: float = 0.0  # wall time of the traces, all together
+    # what compare() traced, to trace one candidate again (shardviz.compare.run.retrace); None for diff()
+    origin: Any = field(default=None, repr=False)
+    hardware_used: tuple[Hardware, ...] = ()  # the Hardware behind each name of ``hardware``
 
     def best(self, fits: bool = True, hardware: str | None = None) -> Row | None:
         """The fastest row (on ``hardware`` if given); with ``fits`` only rows whose memory is not
@@ -76,7 +79,7 @@ class Comparison:
         """The same traces estimated and ranked on other ``hardware`` (one or a list), not traced again."""
         traced_not = [f for f in self.failures if not f.hardware]
         return build_comparison(self.step, self.programs, traced_not, hardware_list(hardware), self.candidates,
-                                self.baseline, self.workers, self.seconds)  # fmt: skip
+                                self.baseline, self.workers, self.seconds, self.origin)  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """The comparison payload (docs/compare-payload.md)."""
@@ -162,6 +165,7 @@ def build_comparison(
     baseline: str,
     workers: int,
     seconds: float,
+    origin: Any = None,
 ) -> Comparison:
     rows: list[Row] = []
     for name, program in programs.items():
@@ -171,5 +175,5 @@ def build_comparison(
     first = names[0] if names else None
     return Comparison(
         step, ranked(rows, baseline, first), tuple(failures), tuple(h.name for h in hardware), dict(programs),
-        tuple(names), baseline, workers, seconds,
+        tuple(names), baseline, workers, seconds, origin, tuple(hardware),
     )  # fmt: skip

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ShardingError
@@ -25,6 +26,16 @@ from .candidates import Candidate, as_candidate, resolve_arguments
 from .comparison import Comparison, Failure, build_comparison, hardware_list
 
 DEFAULT_HARDWARE = "tpu-v5p"
+
+
+@dataclass(frozen=True)
+class CompareOrigin:
+    """What ``compare`` traced: enough to trace one candidate again with other shardings."""
+
+    step: Callable[..., Any]
+    args: tuple[Any, ...] | None
+    candidates: tuple[Candidate, ...]
+    timeout: float
 
 
 def usable_cores() -> int:
@@ -112,7 +123,9 @@ def compare(
     programs = {c.name: p for c, p in zip(chosen, outcomes) if isinstance(p, Program)}
     failures = [Failure(c.name, "", _mesh_of(c), _error_text(p)) for c, p in zip(chosen, outcomes)
                 if not isinstance(p, Program)]  # fmt: skip
-    return build_comparison(_step_name(step), programs, failures, hws, [c.name for c in chosen], "best", count, seconds)
+    origin = CompareOrigin(step, args, tuple(chosen), timeout)
+    names = [c.name for c in chosen]
+    return build_comparison(_step_name(step), programs, failures, hws, names, "best", count, seconds, origin)
 
 
 def diff(
@@ -129,3 +142,26 @@ def diff(
     hws = hardware_list(hardware)
     programs = {names[0]: before, names[1]: after}
     return build_comparison(before.name, programs, [], hws, list(names), "first", 1, 0.0)
+
+
+def retrace(comparison: Comparison, candidate: str, shardings: Any) -> Comparison:
+    """``comparison`` with one candidate traced again with new ``shardings`` (rules text, specs or a
+    function of the mesh); the other candidates' programs are kept as they are. A ShardingError
+    (the comparison unchanged) when the candidate is unknown or cannot be laid out, traced or compiled."""
+    origin = comparison.origin
+    if not isinstance(origin, CompareOrigin):
+        raise ShardingError("only a comparison made by shardviz.compare can trace a candidate again")
+    found = next((c for c in origin.candidates if c.name == candidate), None)
+    if found is None:
+        raise ShardingError(f"no candidate named {candidate!r}; candidates: {', '.join(comparison.candidates)}")
+    edited = replace(found, shardings=shardings)
+    started = time.perf_counter()
+    program = _trace_one(origin.step, edited, origin.args, origin.timeout)
+    seconds = time.perf_counter() - started
+    programs = {name: program if name == candidate else p for name, p in comparison.programs.items()}
+    programs.setdefault(candidate, program)
+    failures = [f for f in comparison.failures if f.candidate != candidate and not f.hardware]
+    candidates = tuple(edited if c.name == candidate else c for c in origin.candidates)
+    hws = comparison.hardware_used
+    return build_comparison(comparison.step, programs, failures, hws, comparison.candidates, comparison.baseline,
+                            1, seconds, replace(origin, candidates=candidates))  # fmt: skip
