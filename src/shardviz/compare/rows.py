@@ -167,8 +167,14 @@ def make_row(candidate: str, program: Program, est: Estimate, trace_seconds: flo
 
 def line_changes(before: Row, after: Row) -> tuple[LineChange, ...]:
     """What ``after``'s collectives do differently from ``before``'s, line by line, largest change first."""
-    old = {c.key: c for c in before.lines}
-    new = {c.key: c for c in after.lines}
+    return lines_changed(before.lines, after.lines)
+
+
+def lines_changed(before: Sequence[LineCollectives], after: Sequence[LineCollectives]) -> tuple[LineChange, ...]:
+    """The changes from one set of per-line collectives to another, largest change of time (then of
+    bytes) first."""
+    old = {c.key: c for c in before}
+    new = {c.key: c for c in after}
     changes = []
     for key in sorted({*old, *new}):
         a, b = old.get(key), new.get(key)
@@ -184,4 +190,9 @@ def line_changes(before: Row, after: Row) -> tuple[LineChange, ...]:
             continue
         changes.append(LineChange(*key, change, a.bytes if a else 0, b.bytes if b else 0,
                                   a.seconds if a else 0.0, b.seconds if b else 0.0))  # fmt: skip
-    return tuple(sorted(changes, key=lambda c: (-abs(c.seconds_after - c.seconds_before), c.line, c.kind)))
+    return tuple(
+        sorted(
+            changes,
+            key=lambda c: (-abs(c.seconds_after - c.seconds_before), -abs(c.bytes_after - c.bytes_before), c.line),
+        )
+    )
