@@ -52,6 +52,7 @@ _LAZY = {
     "ShardingWidget": "shardviz.widgets.array",
     "ProgramWidget": "shardviz.widgets.program",
     "TreeWidget": "shardviz.widgets.tree",
+    "ComparisonWidget": "shardviz.widgets.compare",
     "show": "shardviz.widgets.show",
     "save_html": "shardviz.export.page",
 }
@@ -61,6 +62,7 @@ __all__ = [
     "AdaptedSpec",
     "Candidate",
     "Comparison",
+    "ComparisonWidget",
     "DeviceInfo",
     "Estimate",
     "Hardware",
@@ -111,6 +113,7 @@ if TYPE_CHECKING:
     from .tree.rules import RulesApplied, apply_rules
     from .tree.tree import TreeLayout
     from .widgets.array import ShardingWidget
+    from .widgets.compare import ComparisonWidget
     from .widgets.program import ProgramWidget
     from .widgets.show import show
     from .widgets.tree import TreeWidget
