@@ -68,3 +68,21 @@ def test_growth_is_said_with_both_counts(mesh):
     assert edit_notice(after, before).endswith("shrank (2.0 KiB -> 1.0 KiB).")
     assert edit_notice(before, before) == "Traced again: the same collectives on the same lines."
     assert [c.change for c in program_changes(before, after)] == ["grown"]
+
+
+def test_a_scanned_layers_collectives_count_every_run_by_hand():
+    import inspect
+
+    from plan_functions import scanned_model
+    from shardviz.compare.edits import collective_lines
+
+    mesh = jax.sharding.Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("data", "model"))
+    params = jax.ShapeDtypeStruct((6, 64, 64), np.float32, sharding=NamedSharding(mesh, P(None, "data", "model")))
+    x = jax.ShapeDtypeStruct((16, 64), np.float32, sharding=NamedSharding(mesh, P("data", None)))
+    lines, first = inspect.getsourcelines(scanned_model)
+    layer = first + next(i for i, text in enumerate(lines) if "h @ w" in text)
+    found = {c.key: (c.count, c.bytes) for c in collective_lines(shardviz.trace(scanned_model, params, x))}
+    # by hand, per layer and device: each weight block [32, 16] f32 gathered over data into [64, 16] (4 KiB),
+    # and the activations' columns [8, 16] gathered over model into [8, 64] (2 KiB); six layers
+    assert found[(f"plan_functions.py:{layer}", "all-gather", "data")] == (1, 6 * 64 * 16 * 4)
+    assert found[(f"plan_functions.py:{layer}", "all-gather", "model")] == (1, 6 * 8 * 64 * 4)
