@@ -136,3 +136,46 @@ def test_diff_refuses_what_is_not_a_program(mesh):
         shardviz.diff(program, "program")
     with pytest.raises(shardviz.ShardingError, match="two different strings"):
         shardviz.diff(program, program, names=("a", "a"))
+
+
+def test_lines_changed_names_each_kind_of_change_largest_first():
+    from shardviz.compare.rows import LineCollectives, lines_changed
+
+    def at(line, kind, axes, sent, seconds):
+        return LineCollectives(line, kind, axes, 1, sent, seconds, "ICI")
+
+    before = [
+        at("a.py:1", "all-gather", "x", 100, 1e-6),  # grows
+        at("a.py:2", "all-reduce", "y", 400, 4e-6),  # vanishes
+        at("a.py:3", "all-gather", "y", 50, 10e-6),  # same bytes, slower past 1%
+        at("a.py:4", "all-gather", "y", 50, 10e-6),  # same bytes, faster past 1%
+        at("a.py:5", "all-gather", "y", 50, 10e-6),  # same bytes, within 1%: unchanged
+        at("a.py:6", "all-to-all", "x", 80, 2e-6),  # shrinks
+    ]
+    after = [
+        at("a.py:1", "all-gather", "x", 300, 3e-6),
+        at("a.py:3", "all-gather", "y", 50, 10.3e-6),
+        at("a.py:4", "all-gather", "y", 50, 9.8e-6),
+        at("a.py:5", "all-gather", "y", 50, 10.05e-6),
+        at("a.py:6", "all-to-all", "x", 40, 1e-6),
+        at("a.py:7", "all-reduce", "x", 200, 5e-6),  # appears
+    ]
+    changes = lines_changed(before, after)
+    # largest change of time first: +5 us, -4 us, +2 us, -1 us, +0.3 us, -0.2 us
+    assert [(c.line, c.change) for c in changes] == [
+        ("a.py:7", "appeared"),
+        ("a.py:2", "vanished"),
+        ("a.py:1", "grown"),
+        ("a.py:6", "shrunk"),
+        ("a.py:3", "slower"),
+        ("a.py:4", "faster"),
+    ]
+    appeared, vanished = changes[0], changes[1]
+    assert (appeared.bytes_before, appeared.bytes_after, appeared.seconds_before, appeared.seconds_after) == (
+        0, 200, 0.0, 5e-6,
+    )  # fmt: skip
+    assert (vanished.bytes_before, vanished.bytes_after, vanished.seconds_before, vanished.seconds_after) == (
+        400, 0, 4e-6, 0.0,
+    )  # fmt: skip
+    assert (changes[2].bytes_before, changes[2].bytes_after) == (100, 300)
+    assert lines_changed(before, before) == ()
