@@ -4,7 +4,7 @@
  * the difference in bytes and time; lines that differ are marked.
  */
 
-import { deviceFacts, deviceGrid } from "../engine/place";
+import { deviceFacts, deviceGrid } from "../engine/array/place";
 import { decodePayload } from "../payload/array";
 import { type CompareRow, pairLines } from "../payload/compare";
 import { h } from "../util/dom";

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..plan.comms import array_bytes
 from ..program.program import Program
-from ..program.sources import file_label
+from ..text.files import file_label
 from ..text.ranges import format_bytes
 from .rows import LineChange, LineCollectives, lines_changed
 
