@@ -11,6 +11,7 @@
 import { renderSides, seconds } from "../components/compareSides";
 import { type CompareRow, headroom, isComparePayload, rowKey } from "../payload/compare";
 import { h, replaceChildren } from "../util/dom";
+import { ROOT_CLASS } from "../util/measure";
 import { formatBytes } from "../util/ranges";
 import type { MountedView } from "./index";
 
@@ -85,7 +86,8 @@ export class CompareView implements MountedView {
 
   constructor(el: HTMLElement, host: CompareHost) {
     this.host = host;
-    this.root = h("div", { class: "sv-root sv-compare", "data-view": "compare" });
+    // The stylesheet's rules (the mesh grid's too) apply under the root class every view carries.
+    this.root = h("div", { class: `${ROOT_CLASS} sv-compare`, "data-shardviz": "", "data-view": "compare" });
     el.appendChild(this.root);
     this.render();
   }
