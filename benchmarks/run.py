@@ -29,6 +29,9 @@ Each prints a markdown table and one ``BENCH-JSON {...}`` line. The parts:
 - ``local``: benchmarks/local_engine.py, the layout engine in the browser: edits
   on saved pages at 512 and 4096 devices, JupyterLab's local-first redraw at
   512, and the bundles' sizes (it also writes results-local-engine.md/.json).
+- ``compare``: benchmarks/compare.py, shardviz.compare of sixteen candidates at 256
+  devices against (16 / the children at once) x one candidate's what-if trace, and the
+  comparison payload's size.
 - ``testing``: benchmarks/testing_side.py, how long a failing ``shardviz.testing``
   assertion takes to build its message after the trace (assert_collectives on a
   24-layer MLP, scanned and unrolled; assert_layout, assert_fits, a snapshot).
@@ -96,6 +99,8 @@ TARGETS = {
     "local_lab_spec_painted_ms": FRAME_MS,
     "local_lab_rules_painted_ms": FRAME_MS,
     "local_lab_mesh_painted_ms": 2 * FRAME_MS,
+    "compare_over_ideal": 1.25,  # 16 candidates over (16 / children at once) x one candidate's what-if trace
+    "compare_payload_bytes": 300_000,  # 16 candidates' comparison payload, under 300 KB
 }
 
 # Each part: its script, the heading of its tables, and a timeout (a guard against a hang, not a budget).
@@ -108,6 +113,7 @@ PARTS: dict[str, tuple[str, str, int]] = {
     "tree-browser": ("tree_browser.py", "Model view in Chromium (`tree_browser.py`, `tree_harness.html`)", 600),
     "local": ("local_engine.py", "Layout engine in the browser (`local_engine.py`)", 900),
     "plan": ("plan_side.py", "Planning a pod: what-if trace against a bare compile in a child (`plan_side.py`)", 600),
+    "compare": ("compare.py", "Comparing plans: 16 candidates against one what-if trace (`compare.py`)", 900),
     "testing": (
         "testing_side.py",
         "Budgets in tests: a failing assertion's message after the trace (`testing_side.py`)",
@@ -298,6 +304,7 @@ def evaluate(results: dict[str, Any]) -> list[dict[str, Any]]:
         ("tree_browser", tree_browser_targets),
         ("local", local_targets),
         ("plan", plan_targets),
+        ("compare", compare_targets),
         ("testing", testing_targets),
     ):
         if key in results:
@@ -338,6 +345,24 @@ def plan_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             big.get("error", f"{big['seconds']:.1f} s, peak RSS {big.get('peak_rss_bytes', 0) / 2**20:.0f} MiB")[:200],
             "finishes",
             "error" not in big,
+        ),
+    ]
+
+
+def compare_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
+    ratio, payload = r["compare_over_ideal"], r["payload_bytes"]
+    return [
+        target_row(
+            f"shardviz.compare, 16 candidates at 256 devices, over (16 / {r['workers']}) x one what-if trace",
+            f"{ratio:.2f}x ({r['compare_s']:.1f} s; one trace {r['one_trace_s']:.2f} s)",
+            f"<= {TARGETS['compare_over_ideal']}x",
+            ratio <= TARGETS["compare_over_ideal"],
+        ),
+        target_row(
+            f"comparison payload of 16 candidates ({r['rows']} rows)",
+            f"{size(payload)}",
+            f"< {TARGETS['compare_payload_bytes'] // 1000} KB",
+            payload < TARGETS["compare_payload_bytes"],
         ),
     ]
 

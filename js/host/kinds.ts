@@ -9,6 +9,7 @@
 
 import type { AnyModel } from "@anywidget/types";
 import { isPayload as isArrayPayload, PAYLOAD_VERSION, type Payload } from "../payload/array";
+import { isComparePayload } from "../payload/compare";
 import { isProgramPayload, type ProgramPayload } from "../payload/program";
 import { isTreePayload, type TreePayload } from "../payload/tree";
 import { payloadTraits, TRAIT_NAMES, type ViewHost } from "../traits/array";
@@ -17,9 +18,11 @@ import { PROGRAM_TRAIT_NAMES, type ProgramHost } from "../traits/program";
 import { readOnlyHost } from "../traits/readOnly";
 import { TREE_TRAIT_NAMES, type TreeHost } from "../traits/tree";
 import { ShardvizView } from "../views/array";
+import { type CompareHost, CompareView } from "../views/compare";
 import type { ViewKind as KindName, MountedView } from "../views/index";
 import { ProgramView } from "../views/program";
 import { TreeView } from "../views/tree";
+import { COMPARE_TRAIT_NAMES, type CompareTraits, modelCompareHost, staticCompareHost } from "./compareHost";
 import { LiveHost, type LiveModel } from "./liveHost";
 import { PageHost } from "./pageHost";
 import { modelProgramHost, type ProgramModel, staticProgramHost } from "./programHost";
@@ -79,8 +82,21 @@ const TREE: ViewKind<TreeHost> = {
   staticHost: (payload) => staticTreeHost(payload as TreePayload),
 };
 
+const COMPARE: ViewKind<CompareHost> = {
+  isPayload: isComparePayload,
+  View: CompareView,
+  traitNames: COMPARE_TRAIT_NAMES,
+  liveHost: (model) => modelCompareHost(model as unknown as AnyModel<CompareTraits>),
+  staticHost: staticCompareHost,
+};
+
 // biome-ignore lint/suspicious/noExplicitAny: each entry pairs its own host type with its view
-export const KINDS: Readonly<Record<KindName, ViewKind<any>>> = { array: ARRAY, program: PROGRAM, tree: TREE };
+export const KINDS: Readonly<Record<KindName, ViewKind<any>>> = {
+  array: ARRAY,
+  program: PROGRAM,
+  tree: TREE,
+  compare: COMPARE,
+};
 
 /** Every trait name any view reads, and the edit answer: the widget listens for a change of each. */
 export const ALL_TRAIT_NAMES: readonly string[] = Array.from(

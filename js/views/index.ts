@@ -7,7 +7,7 @@
  * and one more entry there.
  */
 
-export type ViewKind = "array" | "tree" | "program";
+export type ViewKind = "array" | "tree" | "program" | "compare";
 
 /** What an entry needs of a mounted view. */
 export interface MountedView {
@@ -23,7 +23,7 @@ export type ViewFactories = Record<ViewKind, (el: HTMLElement) => MountedView>;
 /** The view a payload asks for; anything else (nothing yet, an unknown kind) goes to the array view, which says so. */
 export function viewKind(payload: unknown): ViewKind {
   const kind = (payload as { kind?: unknown } | null)?.kind;
-  return kind === "tree" || kind === "program" ? kind : "array";
+  return kind === "tree" || kind === "program" || kind === "compare" ? kind : "array";
 }
 
 export class ViewSwitch implements MountedView {

@@ -32,6 +32,10 @@ _LAZY = {
     "DeviceInfo": "shardviz.array.model",
     "MeshInfo": "shardviz.array.model",
     "Tile": "shardviz.array.model",
+    "Candidate": "shardviz.compare.candidates",
+    "Comparison": "shardviz.compare.comparison",
+    "compare": "shardviz.compare.run",
+    "diff": "shardviz.compare.run",
     "Estimate": "shardviz.plan.estimate",
     "estimate": "shardviz.plan.estimate",
     "HARDWARE": "shardviz.plan.hardware",
@@ -48,6 +52,7 @@ _LAZY = {
     "ShardingWidget": "shardviz.widgets.array",
     "ProgramWidget": "shardviz.widgets.program",
     "TreeWidget": "shardviz.widgets.tree",
+    "ComparisonWidget": "shardviz.widgets.compare",
     "show": "shardviz.widgets.show",
     "save_html": "shardviz.export.page",
 }
@@ -55,6 +60,9 @@ _LAZY = {
 __all__ = [
     "HARDWARE",
     "AdaptedSpec",
+    "Candidate",
+    "Comparison",
+    "ComparisonWidget",
     "DeviceInfo",
     "Estimate",
     "Hardware",
@@ -71,8 +79,10 @@ __all__ = [
     "WhatIf",
     "adapt_spec",
     "apply_rules",
+    "compare",
     "describe",
     "describe_tree",
+    "diff",
     "estimate",
     "parse_mesh",
     "parse_spec",
@@ -89,6 +99,9 @@ if TYPE_CHECKING:
     from .array.grammar import parse_mesh, parse_spec
     from .array.layout import Layout
     from .array.model import DeviceInfo, MeshInfo, Tile
+    from .compare.candidates import Candidate
+    from .compare.comparison import Comparison
+    from .compare.run import compare, diff
     from .export.page import save_html
     from .kinds import KINDS as KINDS
     from .plan.estimate import Estimate, estimate
@@ -100,6 +113,7 @@ if TYPE_CHECKING:
     from .tree.rules import RulesApplied, apply_rules
     from .tree.tree import TreeLayout
     from .widgets.array import ShardingWidget
+    from .widgets.compare import ComparisonWidget
     from .widgets.program import ProgramWidget
     from .widgets.show import show
     from .widgets.tree import TreeWidget

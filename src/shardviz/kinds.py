@@ -23,11 +23,12 @@ import numpy as np
 
 from .array.describe import describe
 from .array.layout import Layout
+from .compare.comparison import Comparison
 from .program.program import Program
 from .tree.describe import describe_tree
 from .tree.tree import TreeLayout
 
-Result = Layout | TreeLayout | Program
+Result = Layout | TreeLayout | Program | Comparison
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,17 @@ TREE = Kind(
     title=lambda payload: f"{payload['leaves']['count']} leaves",
 )
 
-KINDS: dict[str, Kind] = {kind.name: kind for kind in (ARRAY, PROGRAM, TREE)}
+COMPARE = Kind(
+    name="compare",
+    result=Comparison,
+    accepts=(),  # made by shardviz.compare or shardviz.diff
+    build=_as_is,
+    text=Comparison.render,
+    widget="shardviz.widgets.compare:ComparisonWidget",
+    title=lambda payload: f"compare {payload['step']}",
+)
+
+KINDS: dict[str, Kind] = {kind.name: kind for kind in (ARRAY, PROGRAM, TREE, COMPARE)}
 
 
 def kind_named(name: Any) -> Kind:

@@ -17,6 +17,7 @@ from typing import Any
 import traitlets
 
 from ..array.edits import EditError
+from ..compare.edits import edit_notice
 from ..errors import ShardingError
 from ..program.program import Program
 from ..program.state import GENERAL, PROGRAM, ProgramState
@@ -59,7 +60,10 @@ class ProgramWidget(ViewWidget[ProgramState]):
         return PROGRAM
 
     def _edit(self, state: ProgramState, edits: dict[str, Any]) -> tuple[ProgramState, str]:
-        return state.with_specs(edits["input_specs"])
+        after, notice = state.with_specs(edits["input_specs"])
+        if after is state:
+            return after, notice
+        return after, edit_notice(state.program, after.program)  # which collectives the edit changed, by line
 
 
 __all__ = ["ProgramState", "ProgramWidget"]
