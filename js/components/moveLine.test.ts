@@ -6,10 +6,10 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
-import type { MoveSummary } from "../host/traits";
 import type { Payload } from "../payload/array";
 import { query, type Rendered, renderWidget } from "../test/render";
 import { loadJson } from "../test/treeFixtures";
+import type { MoveSummary } from "../traits/array";
 import { formatBytes } from "../util/ranges";
 
 interface Move {

@@ -1,10 +1,10 @@
 /**
  * The traits Python and the front end share (names are binding), and the
- * narrow interface the view uses to reach them. Only js/widget.ts and
- * js/standalone.ts implement it: the drawing code never sees a model.
+ * host the view reaches them through (./host.ts): the drawing code never sees a model.
  */
 
 import type { Payload } from "../payload/array";
+import type { Host } from "./host";
 
 /**
  * The control an error belongs beside. Python also sends `general` (an edit
@@ -93,18 +93,8 @@ export interface PreviewRequest {
   dims: number[];
 }
 
-export interface ViewHost {
-  readonly readOnly: boolean;
-  /** A line the editors show about where edits are worked out (a saved page computes them itself). */
-  readonly note?: string;
-  get<K extends keyof SyncedTraits>(key: K): SyncedTraits[K];
-  /** Records a user edit (set + save_changes). Called only from user events, never from a change handler. */
-  edit(key: EditableTrait, value: string): void;
-  /** Sends a custom message; absent where there is no kernel. */
-  send?: (message: PreviewRequest) => void;
-  /** True while an edit sent to the kernel awaits its answer; absent where edits are answered at once. */
-  editsInFlight?: () => boolean;
-}
+/** The array view's host: its three controls, value previews asked of the kernel. */
+export type ViewHost = Host<SyncedTraits, EditableTrait, PreviewRequest>;
 
 /** The traits a model would hold with `payload` shown and nothing wrong: the editors' texts are the payload's. */
 export function payloadTraits(payload: Payload): SyncedTraits {
@@ -118,14 +108,3 @@ export function payloadTraits(payload: Payload): SyncedTraits {
     notice: "",
   };
 }
-
-export const TRAIT_NAMES: readonly (keyof SyncedTraits)[] = [
-  "payload",
-  "error",
-  "error_source",
-  "spec_text",
-  "mesh_text",
-  "memory_kind",
-  "notice",
-  "move",
-];

@@ -33,7 +33,8 @@ import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
 import { reconcileSlice, type SliceChoice, visibleTiles } from "../components/slicing";
 import { renderTypeLine } from "../components/typeLine";
 import { decodePayload, isPayload, type Layout, type PreviewReply, ravel, tileIntervals } from "../payload/array";
-import type { SyncedTraits, ViewHost } from "../traits/array";
+import type { ViewHost } from "../traits/array";
+import { ANSWERED } from "../traits/host";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS } from "../util/measure";
 
@@ -135,8 +136,10 @@ export class ShardvizView {
   }
 
   /** Applies trait changes: the pictures redraw only when the payload really changed; the editors always follow. */
-  update(changed: Iterable<keyof SyncedTraits>): void {
+  update(changed: Iterable<string>): void {
     const keys = new Set(changed);
+    keys.delete(ANSWERED); // an answer that changed nothing leaves everything drawn as it is
+    if (keys.size === 0) return;
     if (keys.has("payload")) this.setPayload(this.host.get("payload"));
     if (!this.embedded) {
       this.editors.sync({

@@ -42,7 +42,7 @@ import {
   valueLabel,
 } from "../payload/program";
 import { foldLabel, type SourcePlan, sourcePlan } from "../payload/programSource";
-import { EDIT_ANSWERED } from "../traits/edits";
+import { ANSWERED } from "../traits/host";
 import type { ProgramHost } from "../traits/program";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS } from "../util/measure";
@@ -190,9 +190,8 @@ export class ProgramView {
       const notice = this.host.get("notice");
       replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
     }
-    // `input_specs` changes are the front end's own edits echoed by the model: Python answers with the rest.
-    // `edit_answered` is set last, once Python's traits (changed or not) hold its answer to an edit.
-    if (keys.has(EDIT_ANSWERED)) this.syncInputs(true);
+    // ANSWERED comes with the kernel's whole answer to an edit, even one that changed nothing else.
+    if (keys.has(ANSWERED)) this.syncInputs(true);
     else if (["payload", "error", "error_source"].some((k) => keys.has(k))) this.syncInputs();
   }
 

@@ -20,7 +20,7 @@ import { renderTreeSummary } from "../components/treeSummary";
 import { deviceGridPayload, leafLayout } from "../engine/tree/leaf";
 import { decodePayload, type Layout, type Payload } from "../payload/array";
 import { decodeTreePayload, isTreePayload, leafType, type Tree } from "../payload/tree";
-import { EDIT_ANSWERED } from "../traits/edits";
+import { ANSWERED } from "../traits/host";
 import { isLeafLayoutReply, type TreeHost } from "../traits/tree";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS } from "../util/measure";
@@ -147,7 +147,7 @@ export class TreeView {
     if (errorChanged) this.rules.showError(this.host.get("error"), this.host.get("error_source"));
     if (keys.has("notice")) this.rules.showNotice(this.host.get("notice"));
     // An edit that changed nothing (the rules in force again) is answered by its number alone.
-    const answered = errorChanged || keys.has("payload") || keys.has("notice") || keys.has(EDIT_ANSWERED);
+    const answered = errorChanged || keys.has("payload") || keys.has("notice") || keys.has(ANSWERED);
     if (answered || keys.has("rules_text"))
       this.rules.sync(this.host.get("rules_text"), this.host.get("error"), answered);
   }
