@@ -4,8 +4,8 @@ import { loadFixture } from "../test/fixtures";
 import { findCase } from "../test/parity";
 import { query, renderWidget, sendWaitingEdits, sent } from "../test/render";
 import { payloadTraits, type SyncedTraits } from "../traits/array";
+import { RENDER_MEASURE } from "../util/measure";
 import { arrayEngine } from "./engines";
-import { RENDER_MEASURE } from "../views/array";
 
 const renders = (): number => performance.getEntriesByName(RENDER_MEASURE).length;
 

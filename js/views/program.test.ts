@@ -26,8 +26,8 @@ import { query } from "../test/render";
 import { loadJson } from "../test/treeFixtures";
 import type { SyncedTraits } from "../traits/array";
 import type { ProgramTraits } from "../traits/program";
+import { RENDER_MEASURE } from "../util/measure";
 import { formatBytes } from "../util/ranges";
-import { RENDER_MEASURE } from "./array";
 
 const all = <T extends Element = HTMLElement>(el: ParentNode, selector: string): T[] =>
   Array.from(el.querySelectorAll<T>(selector));
