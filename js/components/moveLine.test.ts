@@ -7,9 +7,9 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import type { Payload } from "../payload/array";
+import type { MoveSummary } from "../payload/move";
 import { query, type Rendered, renderWidget } from "../test/render";
 import { loadJson } from "../test/treeFixtures";
-import type { MoveSummary } from "../traits/array";
 import { formatBytes } from "../util/ranges";
 
 interface Move {

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { loadFixture } from "../test/fixtures";
-import { makePayload } from "../test/payloads";
-import { expectCleansUp, query, renderWidget, sent } from "../test/render";
-import { RENDER_MEASURE } from "../util/measure";
+import { loadFixture } from "./test/fixtures";
+import { makePayload } from "./test/payloads";
+import { expectCleansUp, query, renderWidget, sent } from "./test/render";
+import { RENDER_MEASURE } from "./util/measure";
 
 const renders = () => performance.getEntriesByName(RENDER_MEASURE).length;
 /** float32[4,8] on x=2, y=4 with P('y', 'x'), as Python would send it. */
