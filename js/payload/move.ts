@@ -4,7 +4,7 @@
  * src/shardviz/array/moves.py `resharding` writes it.
  */
 
-/** One collective of a move, as src/shardviz/widgets/array.py `resharding` sends it. */
+/** One collective of a move, as src/shardviz/array/moves.py `resharding` writes it. */
 export interface MoveCollective {
   kind: string;
   /** Mesh axes its groups span; null when they are no set of whole axes. */

@@ -153,7 +153,7 @@ def _model_html(model_id: str, models: dict[str, dict[str, Any]], depth: int = 0
     if state is None or depth > 20:
         return None
     payload = (state.get("answer") or {}).get("payload")  # a shardviz widget's one trait (docs/payload.md)
-    if _is_payload(payload):
+    if isinstance(payload, dict) and _is_payload(payload):
         return payload_script(payload), 1
     direction = BOX_MODELS.get(str(state.get("_model_name", "")))
     if direction is None:
