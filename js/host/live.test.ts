@@ -183,6 +183,23 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(query(el, '[data-role="code"]').textContent).toBe("(the kernel's code)");
   });
 
+  it("keeps a rename drawn while the kernel answers the edits before it (the Lab's flaky rename)", () => {
+    const start = loadFixture("mesh2x4_xy");
+    const { el, model } = renderWidget(start);
+    commitText(el, "spec-input", "y, x");
+    commitText(el, "spec-input", "x, y");
+    commitText(el, "mesh-input", "x=2, model=4");
+    expect(typeLine(el)).toBe("float32[4@x,8@model]");
+    const first = agreeing(start, "y, x");
+    model.answer(1, first);
+    model.answer(2, agreeing(first.payload as Payload, "x, y"));
+    expect(typeLine(el)).toBe("float32[4@x,8@model]"); // the rename is still the kernel's to answer
+    const renamed = arrayEngine(true).answer(payloadTraits(start), "mesh_text", "x=2, model=4") as SyncedTraits;
+    model.answer(3, renamed);
+    expect(typeLine(el)).toBe("float32[4@x,8@model]");
+    expect(warn).not.toHaveBeenCalled();
+  });
+
   it("keeps a prediction in front of a cell's change until the kernel answers the edit", () => {
     const start = loadFixture("mesh2x4_xy");
     const { el, model } = renderWidget(start);
