@@ -179,3 +179,29 @@ def test_the_front_end_cannot_write_the_answer(x):
     w = ShardingWidget(x)
     w.set_state({"answer": {"seq": 99, "payload": {}, "error": "forged"}})
     assert w.answer["seq"] == 0 and w.error == "" and w.payload["type_str"] == "float32[8@x,8@y]"
+
+
+def test_a_refusal_ends_the_notice_of_the_edit_before(x):
+    w = ShardingWidget(x)
+    edit(w, 1, "mesh_text", "x=2, model=4")  # the spec follows the rename, and says so
+    assert "axis 'y' is now 'model'" in w.notice
+    edit(w, 2, "spec_text", "q")
+    assert w.error and w.answer["notice"] == ""
+    w.spec = P("x")  # a cell's change carries no notice of an edit
+    assert w.answer["notice"] == "" and w.error == ""
+
+
+def test_a_sharding_error_of_an_edit_is_shown_beside_its_control():
+    from shardviz.errors import ShardingError
+    from shardviz.widgets.controller import EditController
+
+    def step(_state: str) -> tuple[str, str]:
+        raise ShardingError("the mesh needs 64 devices")
+
+    controller = EditController("before")
+    assert controller.attempt("mesh", step) is False
+    assert (controller.state, controller.error, controller.error_source) == (
+        "before",
+        "the mesh needs 64 devices",
+        "mesh",
+    )
