@@ -205,3 +205,23 @@ def test_a_sharding_error_of_an_edit_is_shown_beside_its_control():
         "the mesh needs 64 devices",
         "mesh",
     )
+
+
+def test_a_text_that_is_not_a_string_is_read_as_text_and_refused_by_its_control(x):
+    w = ShardingWidget(x)
+    edit(w, 1, "spec_text", 42)
+    assert w.error_source == "spec" and "42" in w.error and w.layout.type_str == "float32[8@x,8@y]"
+
+
+def test_an_edit_numbered_as_the_last_answered_is_not_applied_twice(x):
+    w = ShardingWidget(x)
+    edit(w, 1, "spec_text", "y, x")
+    edit(w, 1, "spec_text", "None, (x, y)")
+    assert w.layout.type_str == "float32[8@y,8@x]" == str(jax.typeof(w.array))
+
+
+def test_a_message_that_sets_a_widget_trait_wrongly_is_refused_by_name(x):
+    w = ShardingWidget(x)
+    w.set_state({"tabbable": "not a bool"})
+    assert w.error_source == "general" and w.error.startswith("the widget received a message it cannot read: ")
+    assert w.layout.type_str == "float32[8@x,8@y]"
