@@ -225,3 +225,22 @@ def test_a_message_that_sets_a_widget_trait_wrongly_is_refused_by_name(x):
     w.set_state({"tabbable": "not a bool"})
     assert w.error_source == "general" and w.error.startswith("the widget received a message it cannot read: ")
     assert w.layout.type_str == "float32[8@x,8@y]"
+
+
+def test_a_cell_reading_the_widget_while_an_edit_runs_waits_for_its_answer(x):
+    w = ShardingWidget(x)
+    inside, read = threading.Event(), {}
+    original = w._accepted
+
+    def slow_accept(before: Any, after: Any) -> None:  # the edit is half done: state new, answer old
+        inside.set()
+        threading.Event().wait(0.5)
+        original(before, after)
+
+    w._accepted = slow_accept  # type: ignore[method-assign]
+    comm = threading.Thread(target=edit, args=(w, 1, "spec_text", "y, x"))
+    comm.start()
+    assert inside.wait(10)
+    read["type"], read["spec_text"], read["seq"] = w.layout.type_str, w.spec_text, w.answered_seq
+    comm.join()
+    assert read == {"type": "float32[8@y,8@x]", "spec_text": "y, x", "seq": 1}

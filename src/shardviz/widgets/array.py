@@ -96,7 +96,7 @@ class ShardingWidget(ViewWidget[ArrayState]):
     @property
     def move(self) -> dict[str, Any]:
         """What the last edit cost to move the array there, as the front end shows it."""
-        return dict(self.answer.get("move", {}))
+        return dict(self._read("move") or {})
 
     @property
     def spec_text(self) -> str:

@@ -97,33 +97,42 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     # ------------------------------------------------------------------
     # state, and read views over the answer
 
+    # Reads take the lock too: a cell reading the widget while an edit runs on the comm thread
+    # waits for its answer, so it never sees the new state beside the old answer.
+
     @property
     def state(self) -> S:
-        return self._controller.state
+        with self._lock:
+            return self._controller.state
 
     @property
     def payload(self) -> dict[str, Any]:
-        return dict(self.answer.get("payload", {}))
+        return dict(self._read("payload") or {})
 
     @property
     def error(self) -> str:
-        return str(self.answer.get("error", ""))
+        return str(self._read("error") or "")
 
     @property
     def error_source(self) -> str:
-        return str(self.answer.get("error_source", ""))
+        return str(self._read("error_source") or "")
 
     @property
     def notice(self) -> str:
-        return str(self.answer.get("notice", ""))
+        return str(self._read("notice") or "")
 
     @property
     def answered_seq(self) -> int:
         """The highest front-end edit number answered (0 before any)."""
-        return self._answered
+        with self._lock:
+            return self._answered
+
+    def _read(self, key: str) -> Any:
+        with self._lock:
+            return self.answer.get(key)
 
     def _text(self, control: str) -> Any:
-        return self.answer.get("texts", {}).get(control)
+        return (self._read("texts") or {}).get(control)
 
     # ------------------------------------------------------------------
     # changes
