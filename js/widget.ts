@@ -1,35 +1,53 @@
 /**
- * The anywidget entry: the only module that touches the model. It mounts
- * the view the payload's kind asks for (js/views/index.ts) over that kind's
- * live host (js/host/kinds.ts): LiveHost for the array view (edits are drawn
- * from the local engine at once, then from the kernel's answer), plain model
- * hosts for the tree view (rules are applied by the kernel) and the program
- * view (an input spec edit is traced and compiled again by the kernel). It
- * forwards trait changes and custom messages to the view, and returns a
- * cleanup that removes every listener it added.
+ * The anywidget entry, and the only module that touches the model: it reads
+ * the `answer` trait, sends messages, and numbers edits (per model, so two
+ * views of one widget never share a number). It mounts the view of the
+ * payload's kind over a live host (js/host/kinds.ts, js/host/live.ts), passes
+ * it each new answer and each custom message, and returns a cleanup that
+ * removes every listener it added.
  */
 
 import type { AnyModel, RenderProps } from "@anywidget/types";
-import { ALL_TRAIT_NAMES, KINDS, mountLive } from "./host/kinds";
-import type { SyncedTraits } from "./traits/array";
-import { type ViewFactories, ViewSwitch } from "./views/index";
+import { KINDS, kindOf, mountLive } from "./host/kinds";
+import type { KernelLink } from "./host/live";
+import type { Answer } from "./traits/host";
+import { ViewSwitch } from "./views/index";
 
-function render({ model, el }: Pick<RenderProps<SyncedTraits>, "model" | "el">): () => void {
-  const live = model as unknown as AnyModel;
-  const factories = Object.fromEntries(
-    Object.entries(KINDS).map(([name, kind]) => [name, (target: HTMLElement) => mountLive(kind, target, live)]),
-  ) as ViewFactories;
-  const view = new ViewSwitch(el, () => model.get("payload"), factories);
-  const handlers: [string, () => void][] = ALL_TRAIT_NAMES.map((name) => [
-    `change:${name}`,
-    // Redraw only; no save_changes here: saving from a change handler would echo back to Python.
-    () => view.update([name]),
-  ]);
-  for (const [event, handler] of handlers) model.on(event, handler);
+interface WidgetTraits {
+  answer: Partial<Answer>;
+}
+
+/** The last edit number each model's views sent (a module-level map: every view of a model shares it). */
+const lastSent = new WeakMap<object, number>();
+
+function kernelLink(model: AnyModel<WidgetTraits>): KernelLink {
+  const answer = (): Partial<Answer> => model.get("answer") ?? {};
+  return {
+    answer,
+    send: (message) => model.send(message),
+    nextSeq: () => {
+      // Above the kernel's count too: a reloaded page starts again from it.
+      const next = Math.max(lastSent.get(model) ?? 0, Number(answer().seq ?? 0)) + 1;
+      lastSent.set(model, next);
+      return next;
+    },
+  };
+}
+
+function render({ model, el }: Pick<RenderProps<WidgetTraits>, "model" | "el">): () => void {
+  const link = kernelLink(model);
+  const view = new ViewSwitch(
+    el,
+    () => kindOf(link.answer().payload).name,
+    (name, target) => mountLive(KINDS.find((kind) => kind.name === name) ?? kindOf(null), target, link),
+  );
+  // Redraw only; nothing is sent from a change handler.
+  const onAnswer = (): void => view.update(["answer"]);
   const onMessage = (message: unknown): void => view.receive(message);
+  model.on("change:answer", onAnswer);
   model.on("msg:custom", onMessage);
   return () => {
-    for (const [event, handler] of handlers) model.off(event, handler);
+    model.off("change:answer", onAnswer);
     model.off("msg:custom", onMessage);
     view.destroy();
   };

@@ -25,6 +25,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz.array.devices import device_columns
+from shardviz.kinds import KINDS
 from shardviz.text.ranges import format_bytes, picture_dims
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -160,6 +161,9 @@ def main(target: pathlib.Path) -> None:
         "format_bytes": format_bytes_cases(),
     }
     (target / "python_answers.json").write_text(json.dumps(answers, indent=1))
+    # The registry of kinds, for js/host/kinds.test.ts to hold js/host/kinds.ts equal to it.
+    kinds = [{"name": kind.name, "version": kind.version} for kind in KINDS.values()]
+    (target / "kinds.json").write_text(json.dumps(kinds, indent=1))
     print(f"wrote {len(payloads)} payloads and Python's answers to {target}")
     print(f"wrote {write_tree_fixtures(target)} tree fixtures to {target}")
     print(f"wrote {write_program_fixtures(target)} program fixtures to {target}")

@@ -446,7 +446,8 @@ def array_moves() -> dict[str, Any]:
     w.set_state({"spec_text": "x, y"})  # the way back: each device keeps a slice of what it holds
     back = {"payload": w.payload, "move": w.move}
     w.set_state({"spec_text": "y, x"})  # blocks trade places: a collective-permute
-    permuted = {"payload": w.payload, "move": w.move}
+    swap = jax.jit(lambda a: a, out_shardings=NamedSharding(mesh, P("y", "x")))
+    permuted = {"payload": w.payload, "move": w.move, "jax": hlo_collectives(swap.lower(x).compile())}
     w.set_state({"spec_text": "x, y"})
     w.set_state({"memory_kind": "pinned_host"})  # a host transfer, no collective
     to_host = {"payload": w.payload, "move": w.move, "block_bytes": w.array.addressable_shards[0].data.nbytes}

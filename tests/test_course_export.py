@@ -86,7 +86,7 @@ def widget_outputs(nb) -> list[dict]:
 def test_page_draws_every_widget_from_an_inline_payload(executed):
     views = widget_outputs(executed)
     models = course.widget_models(executed)
-    expected = [models[view.data[WIDGET_VIEW]["model_id"]]["payload"] for view in views]
+    expected = [models[view.data[WIDGET_VIEW]["model_id"]]["answer"]["payload"] for view in views]
     assert len(expected) >= 3
 
     page = course.to_html(executed)
@@ -182,8 +182,8 @@ def _payload(type_str: str) -> dict:
 def test_inline_widgets_draws_boxes_and_leaves_other_widgets_as_text():
     nb = _notebook_with_state(
         {
-            "a": {"payload": _payload("f32[2]")},
-            "b": {"payload": _payload("f32[4]")},
+            "a": {"answer": {"payload": _payload("f32[2]")}},
+            "b": {"answer": {"payload": _payload("f32[4]")}},
             "box": {"_model_name": "HBoxModel", "children": ["IPY_MODEL_a", "IPY_MODEL_b"]},
             "slider": {"_model_name": "IntSliderModel", "value": 3},
         },

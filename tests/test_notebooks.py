@@ -152,12 +152,8 @@ def test_notebook_runs_and_its_exercise_checks(path):
 def _shows_shardviz(model_id: str, models: dict) -> bool:
     """A shardviz widget (any view), or a box holding one."""
     state = models.get(model_id, {}).get("state", {})
-    if isinstance(state.get("payload"), dict) and state["payload"].get("kind") in (
-        "array",
-        "program",
-        "tree",
-        "compare",
-    ):
+    payload = (state.get("answer") or {}).get("payload")
+    if isinstance(payload, dict) and payload.get("kind") in ("array", "program", "tree", "compare"):
         return True
     return any(
         isinstance(child, str) and _shows_shardviz(child.removeprefix("IPY_MODEL_"), models)

@@ -5,9 +5,9 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
-import type { SyncedTraits } from "../host/traits";
 import { loadProgram, programAnswers, type RenderedProgram, renderProgram } from "../test/programFixtures";
 import { query } from "../test/render";
+import type { SyncedTraits } from "../traits/array";
 
 let shown: RenderedProgram | null = null;
 afterEach(() => {

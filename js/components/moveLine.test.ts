@@ -6,8 +6,8 @@
  */
 
 import { afterEach, describe, expect, it } from "vitest";
-import type { MoveSummary } from "../host/traits";
 import type { Payload } from "../payload/array";
+import type { MoveSummary } from "../payload/move";
 import { query, type Rendered, renderWidget } from "../test/render";
 import { loadJson } from "../test/treeFixtures";
 import { formatBytes } from "../util/ranges";
@@ -15,7 +15,7 @@ import { formatBytes } from "../util/ranges";
 interface Move {
   payload: Payload;
   move: MoveSummary;
-  jax?: { kind: string; groups: number[][] | null }[];
+  jax?: { kind: string; groups: number[][] | null; pairs?: number[][] | null }[];
   block_bytes?: number;
   /** The memory kind of JAX's array after the move. */
   kind?: string;
@@ -75,7 +75,13 @@ describe("the array view's move line", () => {
     expect(item.textContent).toContain(
       `each device sends ${formatBytes(permute?.wire_bytes ?? -1)} to one other device`,
     );
-    expect(item.textContent).toContain(`(${permute?.pairs} sender\u2192receiver pairs)`);
+    // JAX's own compile of the swap: its permute's source-target pairs, of which a device sending to
+    // itself moves nothing (XLA lists 8 pairs here; 4 of them are devices keeping their block).
+    const jaxPairs = moves.permuted.jax?.find((c) => c.kind === "collective-permute")?.pairs ?? [];
+    expect(jaxPairs).toHaveLength(8);
+    const sending = jaxPairs.filter(([source, target]) => source !== target).length;
+    expect(sending).toBe(4);
+    expect(item.textContent).toContain(`(${sending} sender\u2192receiver pairs)`);
     expect(item.textContent).not.toContain("groups of");
     const line = query(shown.el, '[data-role="move"]').textContent ?? "";
     expect(line).not.toContain("no set of whole mesh axes");

@@ -10,7 +10,7 @@
  * separate process. Nothing is shown before the first edit.
  */
 
-import type { MemoryMove, MoveChild, MoveCollective, MoveNeeds, MoveSummary } from "../traits/array";
+import type { MemoryMove, MoveChild, MoveCollective, MoveNeeds, MoveSummary } from "../payload/move";
 import { h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { axisMark } from "./axisText";

@@ -50,7 +50,7 @@ describe("the step time panel", () => {
     const select = query<HTMLSelectElement>(el, 'select[data-role="hardware"]');
     select.value = "h100";
     select.dispatchEvent(new Event("change"));
-    shown?.model.set("payload", { ...payload, name: "again" } as never); // the program payload rides the shared trait
+    shown?.model.fromPython({ payload: { ...payload, name: "again" } as never }); // the program payload rides the shared trait
     expect(query<HTMLSelectElement>(el, 'select[data-role="hardware"]').value).toBe("h100");
     shown?.cleanup();
     const bare = show({ ...payload, estimates: undefined });

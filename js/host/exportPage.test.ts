@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadFixture } from "../test/fixtures";
 import { renderAllExports } from "./exportPage";
-import { LOCAL_NOTE } from "./pageHost";
+import { LOCAL_NOTE } from "./kinds";
 
 function exportedPage(...payloads: unknown[]): void {
   for (const payload of payloads) {

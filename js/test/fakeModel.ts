@@ -1,21 +1,43 @@
-/** A stand-in for an anywidget model that records what the front end does with it. */
+/**
+ * A stand-in for an anywidget model that speaks the widget's protocol
+ * (docs/payload.md): it holds the `answer` trait and records the edit
+ * messages the front end sends. Tests write and read the view's traits flat
+ * (`spec_text`, `payload`, ...); the model keeps them as Python's answer does.
+ */
 
-import type { SyncedTraits } from "../host/traits";
 import type { Payload } from "../payload/array";
+import type { SyncedTraits } from "../traits/array";
+import type { Answer } from "../traits/host";
 
 type Handler = (...args: unknown[]) => void;
 
+/** The controls of every view: their texts travel in the answer's `texts`. */
+const CONTROLS = new Set(["spec_text", "mesh_text", "memory_kind", "rules_text", "input_specs"]);
+
+export interface EditMessage {
+  type: "edit";
+  seq: number;
+  control: string;
+  text: unknown;
+}
+
 export class FakeModel {
+  /** The view's traits as Python's last answer holds them. */
   readonly traits: SyncedTraits;
   readonly listeners = new Map<string, Set<Handler>>();
+  /** Each edit the front end sent, as `{control: text}`. */
   readonly saved: Partial<SyncedTraits>[] = [];
+  /** Every other message the front end sent. */
   readonly sent: unknown[] = [];
-  /** The number sent with each saved edit. */
+  /** The edit messages, whole. */
+  readonly edits: EditMessage[] = [];
+  /** The number sent with each edit. */
   readonly editSeqs: number[] = [];
-  /** Set while a change handler runs, to catch save_changes calls from inside one. */
+  /** The highest edit number Python answered. */
+  seq = 0;
+  /** Set while a change handler runs, to catch messages sent from inside one. */
   private inChangeHandler = false;
   savesInsideChangeHandlers = 0;
-  private pending: Partial<SyncedTraits> = {};
 
   constructor(payload: Payload | Record<string, never>, overrides: Partial<SyncedTraits> = {}) {
     const p = payload as Partial<Payload>;
@@ -31,48 +53,33 @@ export class FakeModel {
     };
   }
 
-  get<K extends keyof SyncedTraits>(key: K): SyncedTraits[K] {
-    return this.traits[key];
-  }
-
-  /** As a widget model does: a value equal to the one held is no change, and is not sent. */
-  set<K extends keyof SyncedTraits>(key: K, value: SyncedTraits[K]): void {
-    if (JSON.stringify(this.traits[key]) === JSON.stringify(value)) return;
-    this.traits[key] = value;
-    this.pending[key] = value;
-  }
-
-  /** Python answers edit `seq`: the traits its answer changed, then `edit_answered`. */
-  answer(seq: number, changes: Partial<SyncedTraits> = {}): void {
-    this.fromPython(changes);
-    (this.traits as SyncedTraits & { edit_answered?: number }).edit_answered = seq;
-    this.inChangeHandler = true;
-    try {
-      for (const handler of this.listeners.get("change:edit_answered") ?? []) handler();
-    } finally {
-      this.inChangeHandler = false;
+  /** The traits a test reads flat; `answer` as Python writes it. */
+  get(key: string): unknown {
+    if (key !== "answer") return (this.traits as unknown as Record<string, unknown>)[key];
+    const answer: Answer = { seq: this.seq, payload: {}, error: "", error_source: "", notice: "", texts: {} };
+    for (const [name, value] of Object.entries(this.traits)) {
+      if (CONTROLS.has(name)) answer.texts[name] = value;
+      else answer[name] = value;
     }
+    return answer;
   }
 
-  save_changes(): void {
-    if (this.inChangeHandler) this.savesInsideChangeHandlers++;
-    // The edit's number and statement travel with it (js/traits/edits.ts); `saved` reads as the
-    // edits Python takes: the changed traits, the stated edit's over its trait.
-    const {
-      edit_seq: seq,
-      edit: stated,
-      ...edit
-    } = this.pending as Partial<SyncedTraits> & {
-      edit_seq?: number;
-      edit?: { name: string; value: unknown };
-    };
-    this.saved.push(stated ? { ...edit, [stated.name]: stated.value } : edit);
-    if (seq !== undefined) this.editSeqs.push(seq);
-    this.pending = {};
+  /** Python answers edit `seq` with one write of `answer`: the traits its answer changed, and the number. */
+  answer(seq: number, changes: Partial<SyncedTraits> = {}): void {
+    this.seq = Math.max(this.seq, seq);
+    this.fromPython(changes);
   }
 
   send(content: unknown): void {
-    this.sent.push(content);
+    if (this.inChangeHandler) this.savesInsideChangeHandlers++;
+    const edit = content as Partial<EditMessage> | null;
+    if (edit?.type === "edit" && typeof edit.seq === "number" && typeof edit.control === "string") {
+      this.edits.push(edit as EditMessage);
+      this.editSeqs.push(edit.seq);
+      this.saved.push({ [edit.control]: edit.text } as Partial<SyncedTraits>);
+    } else {
+      this.sent.push(content);
+    }
   }
 
   on(event: string, handler: Handler): void {
@@ -95,14 +102,12 @@ export class FakeModel {
     return n;
   }
 
-  /** Python changes traits: set them, then fire change events as the widget manager does. */
+  /** Python changes the widget (a cell, or an answer): one write of `answer`, one change event. */
   fromPython(changes: Partial<SyncedTraits>): void {
     Object.assign(this.traits, changes);
     this.inChangeHandler = true;
     try {
-      for (const key of Object.keys(changes)) {
-        for (const handler of this.listeners.get(`change:${key}`) ?? []) handler();
-      }
+      for (const handler of this.listeners.get("change:answer") ?? []) handler();
     } finally {
       this.inChangeHandler = false;
     }

@@ -6,9 +6,9 @@
  */
 
 import type { AnyModel } from "@anywidget/types";
-import type { ProgramTraits } from "../host/programTraits";
-import type { SyncedTraits } from "../host/traits";
 import type { ProgramPayload } from "../payload/program";
+import type { SyncedTraits } from "../traits/array";
+import type { ProgramTraits } from "../traits/program";
 import widget from "../widget";
 import { FakeModel } from "./fakeModel";
 import { loadJson } from "./treeFixtures";
@@ -88,7 +88,7 @@ export function renderProgram(payload: ProgramPayload, traits: Partial<ProgramTr
     payload as unknown as SyncedTraits["payload"],
     { input_specs: (payload.inputs ?? []).map((i) => i.spec_text), ...traits } as unknown as Partial<SyncedTraits>,
   );
-  const cleanup = widget.render({ model: model as unknown as AnyModel<SyncedTraits>, el });
+  const cleanup = widget.render({ model: model as unknown as AnyModel<never>, el });
   return {
     el,
     model,

@@ -2,9 +2,9 @@
 
 import type { AnyModel } from "@anywidget/types";
 import { expect, vi } from "vitest";
-import { SEND_WAIT_MS } from "../host/localFirst";
-import type { SyncedTraits } from "../host/traits";
+import { SEND_WAIT_MS } from "../host/live";
 import type { Payload } from "../payload/array";
+import type { SyncedTraits } from "../traits/array";
 import widget from "../widget";
 import { FakeModel } from "./fakeModel";
 
@@ -21,14 +21,14 @@ export function renderWidget(
   const el = document.createElement("div");
   document.body.append(el);
   const model = new FakeModel(payload, overrides);
-  const cleanup = widget.render({ model: model as unknown as AnyModel<SyncedTraits>, el });
+  const cleanup = widget.render({ model: model as unknown as AnyModel<never>, el });
   return { el, model, cleanup };
 }
 
 /**
  * What a model has sent to the kernel, once the edits waiting for their
  * answer's frame have gone (the host sends an edit it answered after that
- * frame: js/host/localFirst.ts). Needs fake timers.
+ * frame: js/host/live.ts). Needs fake timers.
  */
 export function sent<T extends { saved: unknown[] }>(model: T): T["saved"] {
   sendWaitingEdits();

@@ -1,9 +1,9 @@
 /** Renders the widget entry with a fake model holding the tree view's traits. */
 
 import type { AnyModel } from "@anywidget/types";
-import type { SyncedTraits } from "../host/traits";
-import type { TreeTraits } from "../host/treeTraits";
 import type { TreePayload } from "../payload/tree";
+import type { SyncedTraits } from "../traits/array";
+import type { TreeTraits } from "../traits/tree";
 import widget from "../widget";
 import { FakeModel } from "./fakeModel";
 import { sent } from "./render";
@@ -16,16 +16,8 @@ export interface RenderedTree {
   fromPython: (changes: Partial<TreeTraits>) => void;
   /** The rules edits the front end saved. */
   saved: () => Partial<TreeTraits>[];
-  /** Python answers edit `seq`: the traits its answer changed, then `edit_answered`. */
+  /** Python answers edit `seq`: one write of its answer. */
   answer: (seq: number, changes: Partial<TreeTraits>) => void;
-}
-
-/** Like anywidget's Backbone model, `set` fires `change:<key>` at once (inside the caller's event). */
-class EchoingModel extends FakeModel {
-  override set<K extends keyof SyncedTraits>(key: K, value: SyncedTraits[K]): void {
-    super.set(key, value);
-    for (const handler of this.listeners.get(`change:${String(key)}`) ?? []) handler();
-  }
 }
 
 export function renderTree(
@@ -35,14 +27,14 @@ export function renderTree(
   const el = document.createElement("div");
   document.body.append(el);
   const rules = (payload as Partial<TreePayload>).rules_text ?? "";
-  const model = new EchoingModel(
+  const model = new FakeModel(
     payload as unknown as SyncedTraits["payload"],
     {
       rules_text: rules,
       ...traits,
     } as unknown as Partial<SyncedTraits>,
   );
-  const cleanup = widget.render({ model: model as unknown as AnyModel<SyncedTraits>, el });
+  const cleanup = widget.render({ model: model as unknown as AnyModel<never>, el });
   return {
     el,
     model,

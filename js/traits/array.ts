@@ -1,10 +1,11 @@
 /**
  * The traits Python and the front end share (names are binding), and the
- * narrow interface the view uses to reach them. Only js/widget.ts and
- * js/standalone.ts implement it: the drawing code never sees a model.
+ * host the view reaches them through (./host.ts): the drawing code never sees a model.
  */
 
 import type { Payload } from "../payload/array";
+import type { MoveSummary } from "../payload/move";
+import type { Host } from "./host";
 
 /**
  * The control an error belongs beside. Python also sends `general` (an edit
@@ -29,61 +30,6 @@ export interface SyncedTraits {
   move?: MoveSummary;
 }
 
-/** One collective of a move, as src/shardviz/widgets/array.py `resharding` sends it. */
-export interface MoveCollective {
-  kind: string;
-  /** Mesh axes its groups span; null when they are no set of whole axes. */
-  axes: string[] | null;
-  group_size: number;
-  count: number;
-  /** Bytes one device sends for it, runs counted. */
-  wire_bytes: number;
-  /** A collective-permute's sender-to-receiver pairs. */
-  pairs?: number;
-}
-
-/** A change of memory kind: each device copies its block (`bytes`) between device and host memory. */
-export interface MemoryMove {
-  from: string;
-  to: string;
-  bytes: number;
-}
-
-/**
- * What a move had to bring each device, read from the two layouts
- * (src/shardviz/array/move_needs.py): no program can move less.
- */
-export interface MoveNeeds {
-  /** The most one device lacked of its new block. */
-  most_bytes: number;
-  /** Devices that lacked any of it. */
-  receiving: number;
-  /** Devices of the new layout. */
-  devices: number;
-}
-
-/** A move XLA compiled in a child process (past XLA:CPU's 2,048 devices of one process). */
-export interface MoveChild {
-  devices: number;
-  seconds: number;
-}
-
-/**
- * `{}` (nothing moved, or no array), the move's collectives and bytes, or why
- * no single program moves it; with what each device lacked (`needs`, absent
- * from older kernels' answers).
- */
-export type MoveSummary =
-  | Record<string, never>
-  | {
-      collectives: MoveCollective[];
-      wire_bytes: number;
-      memory?: MemoryMove;
-      needs?: MoveNeeds;
-      child?: MoveChild;
-    }
-  | { error: string; needs?: MoveNeeds };
-
 /** The traits a user edit sets; Python answers by updating the others. */
 export type EditableTrait = "spec_text" | "mesh_text" | "memory_kind";
 
@@ -93,18 +39,8 @@ export interface PreviewRequest {
   dims: number[];
 }
 
-export interface ViewHost {
-  readonly readOnly: boolean;
-  /** A line the editors show about where edits are worked out (a saved page computes them itself). */
-  readonly note?: string;
-  get<K extends keyof SyncedTraits>(key: K): SyncedTraits[K];
-  /** Records a user edit (set + save_changes). Called only from user events, never from a change handler. */
-  edit(key: EditableTrait, value: string): void;
-  /** Sends a custom message; absent where there is no kernel. */
-  send?: (message: PreviewRequest) => void;
-  /** True while an edit sent to the kernel awaits its answer; absent where edits are answered at once. */
-  editsInFlight?: () => boolean;
-}
+/** The array view's host: its three controls, value previews asked of the kernel. */
+export type ViewHost = Host<SyncedTraits, EditableTrait, PreviewRequest>;
 
 /** The traits a model would hold with `payload` shown and nothing wrong: the editors' texts are the payload's. */
 export function payloadTraits(payload: Payload): SyncedTraits {
@@ -118,14 +54,3 @@ export function payloadTraits(payload: Payload): SyncedTraits {
     notice: "",
   };
 }
-
-export const TRAIT_NAMES: readonly (keyof SyncedTraits)[] = [
-  "payload",
-  "error",
-  "error_source",
-  "spec_text",
-  "mesh_text",
-  "memory_kind",
-  "notice",
-  "move",
-];

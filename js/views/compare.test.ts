@@ -7,6 +7,7 @@
 
 import { describe, expect, it, vi } from "vitest";
 import type { ComparePayload, CompareRow, LineEntry } from "../payload/compare";
+import { readOnlyHost } from "../traits/host";
 import { type CompareHost, CompareView } from "./compare";
 
 function row(candidate: string, rank: number, step: number, mesh: [string, number][], lines: LineEntry[]): CompareRow {
@@ -90,7 +91,8 @@ const names = (el: HTMLElement) =>
   Array.from(el.querySelectorAll<HTMLElement>('[data-role="compare-row"]')).map((r) => r.dataset.candidate);
 const header = (el: HTMLElement, column: string) =>
   el.querySelector<HTMLButtonElement>(`button[data-column="${column}"]`) as HTMLButtonElement;
-const saved: CompareHost = { get: (key) => (key === "payload" ? PAYLOAD : "") };
+const traits = { payload: PAYLOAD, error: "", error_source: "", notice: "", rules_edit: "" };
+const saved: CompareHost = readOnlyHost(traits, "Saved page, no kernel.");
 
 describe("the comparison view", () => {
   it("lists rows in rank order and sorts by any column, both ways", () => {
@@ -145,11 +147,11 @@ describe("the comparison view", () => {
     expect((el.querySelector('[data-role="retrace"]') as HTMLButtonElement).disabled).toBe(true);
     view.destroy();
     const edit = vi.fn();
-    const live = mount({ get: saved.get, edit });
+    const live = mount({ ...readOnlyHost(traits), readOnly: false, edit });
     const area = live.el.querySelector("textarea") as HTMLTextAreaElement;
     area.value = "0 = data";
     (live.el.querySelector('[data-role="retrace"]') as HTMLButtonElement).click();
-    expect(edit).toHaveBeenCalledWith("tp", "0 = data");
+    expect(edit).toHaveBeenCalledWith("rules_edit", JSON.stringify({ candidate: "tp", rules: "0 = data" }));
     live.view.destroy();
   });
 });

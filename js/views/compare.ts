@@ -10,17 +10,23 @@
 
 import { renderSides, seconds } from "../components/compareSides";
 import { type CompareRow, headroom, isComparePayload, rowKey } from "../payload/compare";
+import type { Host } from "../traits/host";
 import { h, replaceChildren } from "../util/dom";
 import { ROOT_CLASS } from "../util/measure";
 import { formatBytes } from "../util/ranges";
 import type { MountedView } from "./index";
 
-/** What the view reads and writes (src/shardviz/widgets/compare.py names the traits). */
-export interface CompareHost {
-  get(key: "payload" | "error" | "notice"): unknown;
-  /** Trace one candidate again with new rules; absent where nothing can be edited (a saved page). */
-  edit?(candidate: string, rules: string): void;
+/** What the view reads, and its one control (src/shardviz/widgets/compare.py): a candidate's new rules, as JSON. */
+export interface CompareTraits {
+  payload: unknown;
+  error: string;
+  error_source: string;
+  notice: string;
+  /** `{"candidate", "rules"}` as JSON: trace that candidate again with these rules. */
+  rules_edit: string;
 }
+
+export type CompareHost = Host<CompareTraits, "rules_edit">;
 
 type Column = { name: string; value: (row: CompareRow) => number | string };
 
@@ -222,21 +228,25 @@ export class CompareView implements MountedView {
   private editors(rules: Record<string, string>, editable: boolean): HTMLElement[] {
     const names = Object.keys(rules);
     if (names.length === 0) return [];
-    const edit = this.host.edit;
+    const host = this.host;
+    const live = editable && !host.readOnly;
     const out: (HTMLElement | null)[] = [
       h("h4", {}, ["Rules"]),
       ...names.map((name) => {
         const text = h("textarea", { class: "sv-compare-rules", "data-candidate": name, rows: 4, spellcheck: false });
         text.value = rules[name];
-        const live = editable && edit !== undefined;
         if (!live) text.readOnly = true;
         const apply = h("button", { type: "button", "data-role": "retrace", disabled: !live }, [`Trace ${name} again`]);
-        apply.addEventListener("click", () => edit?.call(this.host, name, text.value), {
-          signal: this.lifetime.signal,
-        });
+        apply.addEventListener(
+          "click",
+          () => host.edit("rules_edit", JSON.stringify({ candidate: name, rules: text.value })),
+          {
+            signal: this.lifetime.signal,
+          },
+        );
         return h("div", { class: "sv-compare-editor" }, [h("label", {}, [name]), text, apply]);
       }),
-      editable && edit !== undefined ? null : h("p", { class: "sv-muted" }, ["Tracing again needs a live kernel."]),
+      live ? null : h("p", { class: "sv-muted" }, [host.note ?? "Tracing again needs a live kernel."]),
     ];
     return out.filter((e): e is HTMLElement => e !== null);
   }

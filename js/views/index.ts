@@ -1,13 +1,9 @@
 /**
- * Which view draws a payload: one entry per payload `kind`. How each view is
- * built with its host is js/host/kinds.ts's to say (the widget entry makes
- * its factories from it); `ViewSwitch` mounts the one the payload asks for
- * and swaps it when the kind changes (the trait starts as `{}`, and a widget
- * may be handed a payload of another kind). A new view is one more kind here
- * and one more entry there.
+ * What an entry needs of a mounted view, and `ViewSwitch`, which keeps the
+ * view of the payload's kind mounted: the entry says which kind a payload is
+ * and how to mount it (js/host/kinds.ts), and a widget handed a payload of
+ * another kind gets that kind's view.
  */
-
-export type ViewKind = "array" | "tree" | "program" | "compare";
 
 /** What an entry needs of a mounted view. */
 export interface MountedView {
@@ -18,47 +14,37 @@ export interface MountedView {
   destroy(): void;
 }
 
-export type ViewFactories = Record<ViewKind, (el: HTMLElement) => MountedView>;
-
-/** The view a payload asks for; anything else (nothing yet, an unknown kind) goes to the array view, which says so. */
-export function viewKind(payload: unknown): ViewKind {
-  const kind = (payload as { kind?: unknown } | null)?.kind;
-  return kind === "tree" || kind === "program" || kind === "compare" ? kind : "array";
-}
-
 export class ViewSwitch implements MountedView {
   private readonly el: HTMLElement;
-  private readonly payload: () => unknown;
-  private readonly factories: ViewFactories;
-  private kind: ViewKind;
+  private readonly kindNow: () => string;
+  private readonly mount: (kind: string, el: HTMLElement) => MountedView;
+  private kind: string;
   private view: MountedView;
 
-  constructor(el: HTMLElement, payload: () => unknown, factories: ViewFactories) {
+  /** `kindNow`: the kind of the payload shown now; `mount`: a view of a kind. */
+  constructor(el: HTMLElement, kindNow: () => string, mount: (kind: string, el: HTMLElement) => MountedView) {
     this.el = el;
-    this.payload = payload;
-    this.factories = factories;
-    this.kind = viewKind(payload());
-    this.view = factories[this.kind](el);
+    this.kindNow = kindNow;
+    this.mount = mount;
+    this.kind = kindNow();
+    this.view = mount(this.kind, el);
   }
 
   /** The kind of view mounted now. */
-  get current(): ViewKind {
+  get current(): string {
     return this.kind;
   }
 
   update(changed: Iterable<string>): void {
-    const keys = Array.from(changed);
-    if (keys.includes("payload")) {
-      const kind = viewKind(this.payload());
-      if (kind !== this.kind) {
-        // A new view reads every trait itself when it is built.
-        this.view.destroy();
-        this.kind = kind;
-        this.view = this.factories[kind](this.el);
-        return;
-      }
+    const kind = this.kindNow();
+    if (kind === this.kind) {
+      this.view.update(changed);
+      return;
     }
-    this.view.update(keys);
+    // A new view reads everything itself when it is built.
+    this.view.destroy();
+    this.kind = kind;
+    this.view = this.mount(kind, this.el);
   }
 
   receive(message: unknown): void {

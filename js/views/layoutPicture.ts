@@ -8,7 +8,7 @@
 
 import type { Payload } from "../payload/array";
 import { payloadTraits, type SyncedTraits, type ViewHost } from "../traits/array";
-import { readOnlyHost } from "../traits/readOnly";
+import { readOnlyHost } from "../traits/host";
 import { ShardvizView } from "./array";
 
 export class LayoutPicture {

@@ -10,9 +10,7 @@ import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { groupColour } from "../components/groupGrid";
 import { renderAllExports } from "../host/exportPage";
-import { SAVED_PROGRAM_NOTE } from "../host/programHost";
-import type { ProgramTraits } from "../host/programTraits";
-import type { SyncedTraits } from "../host/traits";
+import { SAVED_PROGRAM_NOTE } from "../host/kinds";
 import type { Payload } from "../payload/array";
 import { lineText, type ProgramPayload } from "../payload/program";
 import {
@@ -26,8 +24,10 @@ import {
 } from "../test/programFixtures";
 import { query } from "../test/render";
 import { loadJson } from "../test/treeFixtures";
+import type { SyncedTraits } from "../traits/array";
+import type { ProgramTraits } from "../traits/program";
+import { RENDER_MEASURE } from "../util/measure";
 import { formatBytes } from "../util/ranges";
-import { RENDER_MEASURE } from "./array";
 
 const all = <T extends Element = HTMLElement>(el: ParentNode, selector: string): T[] =>
   Array.from(el.querySelectorAll<T>(selector));

@@ -12,50 +12,24 @@
  * survives a re-trace where the same value or collective is still there.
  */
 
-import { axisMark, renderAxisText } from "../components/axisText";
-import { CollectiveTable, otherCountText } from "../components/collectiveTable";
-import { GroupGrid } from "../components/groupGrid";
+import { axisMark } from "../components/axisText";
+import { CollectiveTable } from "../components/collectiveTable";
 import { InputSpecs } from "../components/inputSpecs";
-import { lineFacts } from "../components/lineFacts";
 import { MemoryStrip } from "../components/memoryStrip";
 import { decodedOrSaid, sayNothingYet } from "../components/payloadStatus";
-import { collectiveWhere, valueWhere } from "../components/programChips";
-import { axesText, bytesText, collectiveLine, modeText, originText, runsText } from "../components/programText";
+import { modeText } from "../components/programText";
 import { renderAxisTotals, renderMemory } from "../components/programTotals";
 import { SourceView } from "../components/sourceView";
 import { StepEstimate } from "../components/stepEstimate";
 import { formatSpec, parseSpec } from "../engine/array/grammar";
-import type { MeshContext } from "../engine/array/place";
-import { deviceGrid } from "../engine/array/place";
-import { programContext, typeLayout, type ValueLayout } from "../engine/program/value";
-import { decodePayload, type Layout, type Payload } from "../payload/array";
-import {
-  decodeProgram,
-  isProgramPayload,
-  type LayoutChange,
-  lineLabel,
-  lineText,
-  type Program,
-  plural,
-  specText,
-  stackFrames,
-  valueLabel,
-} from "../payload/program";
-import { foldLabel, type SourcePlan, sourcePlan } from "../payload/programSource";
-import { EDIT_ANSWERED } from "../traits/edits";
+import { decodeProgram, isProgramPayload, type Program, plural } from "../payload/program";
+import { type SourcePlan, sourcePlan } from "../payload/programSource";
+import { ANSWERED } from "../traits/host";
 import type { ProgramHost } from "../traits/program";
 import { h, replaceChildren } from "../util/dom";
 import { measured, ROOT_CLASS } from "../util/measure";
 import { formatBytes } from "../util/ranges";
-import { LayoutPicture } from "./layoutPicture";
-
-/** What is selected: a value (by index), a collective, a line (an index into `lines`), or an input's or output's layout. */
-export type ProgramSelection =
-  | { kind: "value"; index: number }
-  | { kind: "collective"; index: number }
-  | { kind: "line"; index: number }
-  | { kind: "input"; index: number }
-  | { kind: "output"; index: number };
+import { layoutChangeText, type ProgramSelection, SelectionPanel } from "./programSelection";
 
 export class ProgramView {
   readonly root: HTMLElement;
@@ -67,26 +41,18 @@ export class ProgramView {
   private readonly noticeSlot = h("div", { class: "sv-notice-slot", role: "status" });
   private readonly totalsSlot = h("div", { class: "sv-totals-slot" });
   private readonly memorySlot = h("div", { class: "sv-memory-slot" });
-  private readonly selectionTitle = h("h3", { class: "sv-panel-title" }, ["Selected"]);
-  private readonly selectionMessage = h("div", { class: "sv-selection-message" });
-  private readonly layoutSlot = h("div", { class: "sv-selection-layout" });
-  private readonly groupSlot = h("div", { class: "sv-selection-groups" });
   private readonly listing: SourceView;
   private readonly strip: MemoryStrip;
   private readonly stripPanel: HTMLElement;
   private readonly table: CollectiveTable;
   private readonly estimate: StepEstimate;
   private readonly inputs: InputSpecs;
-  private readonly groups: GroupGrid;
+  private readonly selectionPanel: SelectionPanel;
 
   private program: Program | null = null;
   private plan: SourcePlan | null = null;
   private payloadRef: unknown = null;
-  private context: MeshContext | null = null;
-  private grid: Layout | null = null;
-  private layouts = new Map<number, ValueLayout>();
   private selection: ProgramSelection | null = null;
-  private readonly layoutPicture = new LayoutPicture(this.layoutSlot);
 
   constructor(el: HTMLElement, host: ProgramHost) {
     this.host = host;
@@ -116,7 +82,7 @@ export class ProgramView {
       onSelectOutput: (k) => this.select({ kind: "output", index: k }),
       signal,
     });
-    this.groups = new GroupGrid(signal);
+    this.selectionPanel = new SelectionPanel((c) => this.select({ kind: "collective", index: c }), signal);
     this.estimate = new StepEstimate(signal);
     this.root = h("div", { class: `${ROOT_CLASS} sv-program`, "data-shardviz": "", "data-view": "program" }, [
       this.summarySlot,
@@ -132,12 +98,7 @@ export class ProgramView {
           h("h3", { class: "sv-panel-title" }, ["Source"]),
           this.listing.element,
         ]),
-        h("section", { class: "sv-panel sv-selection", "data-role": "selection", "aria-label": "Selected" }, [
-          this.selectionTitle,
-          this.selectionMessage,
-          this.layoutSlot,
-          this.groupSlot,
-        ]),
+        this.selectionPanel.element,
       ]),
       h("div", { class: "sv-program-lower" }, [
         h("section", { class: "sv-panel sv-coll-panel", "aria-label": "Collectives" }, [
@@ -160,16 +121,6 @@ export class ProgramView {
         ]),
       ]),
     ]);
-    this.groupSlot.append(this.groups.element);
-    // A line's collectives, listed in the selection, select themselves.
-    this.selectionMessage.addEventListener(
-      "click",
-      (event) => {
-        const chip = (event.target as Element | null)?.closest?.("[data-role='line-collective']");
-        if (chip) this.select({ kind: "collective", index: Number(chip.getAttribute("data-collective")) });
-      },
-      { signal },
-    );
     this.root.addEventListener(
       "keydown",
       (event) => {
@@ -190,9 +141,8 @@ export class ProgramView {
       const notice = this.host.get("notice");
       replaceChildren(this.noticeSlot, notice ? [h("p", { class: "sv-note", "data-role": "notice" }, [notice])] : []);
     }
-    // `input_specs` changes are the front end's own edits echoed by the model: Python answers with the rest.
-    // `edit_answered` is set last, once Python's traits (changed or not) hold its answer to an edit.
-    if (keys.has(EDIT_ANSWERED)) this.syncInputs(true);
+    // ANSWERED comes with the kernel's whole answer to an edit, even one that changed nothing else.
+    if (keys.has(ANSWERED)) this.syncInputs(true);
     else if (["payload", "error", "error_source"].some((k) => keys.has(k))) this.syncInputs();
   }
 
@@ -204,7 +154,7 @@ export class ProgramView {
   }
 
   destroy(): void {
-    this.layoutPicture.destroy();
+    this.selectionPanel.destroy();
     this.lifetime.abort();
     this.root.remove();
   }
@@ -295,9 +245,7 @@ export class ProgramView {
   private draw(program: Program): void {
     const previous = this.program;
     this.program = program;
-    this.context = programContext(program);
-    this.grid = this.context ? decodePayload(deviceGrid(this.context)) : null;
-    this.layouts = new Map();
+    this.selectionPanel.setProgram(program);
     replaceChildren(this.summarySlot, [renderSummary(program)]);
     this.inputs.setProgram(program);
     this.plan = sourcePlan(program);
@@ -311,16 +259,6 @@ export class ProgramView {
     this.showSelection({ listing: false, table: false });
   }
 
-  private layoutOf(t: number, reason: string): ValueLayout {
-    let layout = this.layouts.get(t);
-    if (!layout) {
-      layout = typeLayout(this.program as Program, t, this.context, reason);
-      // Unknown layouts carry the value's own reason; only known ones are shared between values.
-      if (layout.status !== "unknown") this.layouts.set(t, layout);
-    }
-    return layout;
-  }
-
   private showSelection(reveal: { listing: boolean; table: boolean }): void {
     const program = this.program;
     if (!program) return;
@@ -332,163 +270,8 @@ export class ProgramView {
     this.strip.setLine(this.linesOf(selection));
     this.table.setSelected(selection?.kind === "collective" ? selection.index : null, reveal.table);
     this.inputs.setSelected(selection?.kind === "input" || selection?.kind === "output" ? selection : null);
-    if (!selection) {
-      this.selectionTitle.textContent = "Selected";
-      replaceChildren(this.selectionMessage, [
-        h("p", { class: "sv-muted sv-hint" }, [
-          "Select a value (in the source or the inputs) to see its layout, or a collective to see its device groups.",
-        ]),
-      ]);
-      this.showLayout(null);
-      this.showGroups(null);
-      return;
-    }
-    if (selection.kind === "collective") {
-      this.showCollective(program, selection.index);
-      return;
-    }
-    if (selection.kind === "line") {
-      this.showLine(program, selection.index);
-      return;
-    }
-    const about = selection.kind === "value" ? valueFacts(program, selection.index) : endFacts(program, selection);
-    this.selectionTitle.textContent = about.title;
-    const layout = this.layoutOf(about.type, about.reason);
-    const { payload } = program;
-    // A drawn layout shows the type in its own type line.
-    const message: (HTMLElement | null)[] = [];
-    if (layout.status !== "local") {
-      const typeText = payload.types[about.type].type_str;
-      message.push(h("p", { class: "sv-selection-type" }, [renderAxisText(typeText, payload.mesh?.names ?? [])]));
-    }
-    message.push(h("p", { class: "sv-muted sv-selection-facts" }, [about.facts.join("; ")]));
-    if (about.chain.length > 0) message.push(renderChain(program, about.chain));
-    message.push(layoutNote(layout));
-    replaceChildren(this.selectionMessage, message);
-    this.showGroups(null);
-    // A real input is no what-if: its picture says so (a copy: layouts are shared between values).
-    const real = about.real;
-    const shown = layout.status === "local" ? (real ? { ...layout.payload, has_array: true } : layout.payload) : null;
-    this.showLayout(shown);
+    this.selectionPanel.show(program, this.plan, selection);
   }
-
-  private showCollective(program: Program, c: number): void {
-    const collective = program.payload.collectives[c];
-    this.selectionTitle.textContent = `Collective ${collective.kind} ${axesText(collective)}`;
-    const { payload } = program;
-    const facts = h("dl", { class: "sv-coll-facts" });
-    const add = (label: string, value: string): void => {
-      facts.append(h("dt", {}, [label]), h("dd", {}, [value]));
-    };
-    add("bytes per device", bytesText(collective));
-    add(
-      "runs per call",
-      `${runsText(collective)}${collective.count_exact ? "" : " (a loop of unknown trip count or a branch is on the way)"}`,
-    );
-    add("group size", String(collective.group_size));
-    add(
-      "result per device",
-      `${formatBytes(collective.result_bytes)}${collective.operand_count > 1 ? ` (${collective.operand_count} operands)` : ""}`,
-    );
-    if (collective.dtype) {
-      const other = otherCountText(program, collective);
-      add("element type", other ? `${collective.dtype} (${other} per call)` : collective.dtype);
-    }
-    add("estimate", payload.wire_formulas[collective.kind] ?? "");
-    add("line", collectiveLine(payload, collective) || "no line of yours");
-    const where = collectiveWhere(collective, null);
-    if (where) add("where", where);
-    add("pass", collective.backward ? "backward (gradients)" : "forward");
-    if (collective.note) add("why this line", collective.note);
-    if (collective.op_name) add("op", collective.op_name);
-    const operands = collective.parts ?? [];
-    const parts =
-      operands.length > 0
-        ? h("div", { class: "sv-coll-parts", "data-role": "collective-parts" }, [
-            h("p", { class: "sv-muted" }, [
-              `XLA combined ${plural(operands.length, "operand")} into this one collective; they travel together. Each operand's bytes belong to the line that made it:`,
-            ]),
-            h(
-              "ol",
-              {},
-              operands.map((part) =>
-                h("li", { "data-role": "collective-part" }, [
-                  `${formatBytes(part.total_wire_bytes)} ← ${lineLabel(payload, part.file, part.line) || "no line of yours"}`,
-                  lineText(payload, part.file, part.line)
-                    ? h("code", { class: "sv-src-text" }, [lineText(payload, part.file, part.line)])
-                    : null,
-                ]),
-              ),
-            ),
-          ])
-        : null;
-    const chain = stackFrames(payload, collective.stack);
-    replaceChildren(this.selectionMessage, [
-      facts,
-      parts,
-      chain.length > 0 ? renderChain(program, chain) : null,
-      h("details", { class: "sv-hlo" }, [
-        h("summary", {}, ["HLO instruction"]),
-        h("pre", { "data-role": "hlo" }, [collective.hlo + (collective.hlo_truncated ? " \u2026" : "")]),
-      ]),
-    ]);
-    this.showLayout(null);
-    this.showGroups(c);
-  }
-
-  /** A line: where it is, its text, what it sends and what it holds at the memory peak. */
-  private showLine(program: Program, entry: number): void {
-    const about = lineFacts(program, this.plan, entry);
-    this.selectionTitle.textContent = about.title;
-    replaceChildren(this.selectionMessage, about.content);
-    this.showLayout(null);
-    this.showGroups(null);
-  }
-
-  private showGroups(c: number | null): void {
-    const program = this.program;
-    if (c === null || !program || !this.grid) {
-      this.groupSlot.hidden = true;
-      if (c !== null && !this.grid) {
-        this.selectionMessage.append(
-          h("p", { class: "sv-note" }, ["This program has no mesh, so there are no device groups to draw."]),
-        );
-      }
-      return;
-    }
-    this.groupSlot.hidden = false;
-    this.groups.show(program, this.grid, c);
-  }
-
-  private showLayout(payload: Payload | null): void {
-    this.layoutPicture.show(payload);
-  }
-}
-
-/** An output laid out unlike its input: the next call moves it back. */
-function layoutChangeText(c: LayoutChange): string {
-  const memory = c.before_memory_kind !== c.after_memory_kind;
-  const after = specText(c.after) + (memory ? ` in ${c.after_memory_kind}` : "");
-  const before = specText(c.before) + (memory ? ` in ${c.before_memory_kind}` : "");
-  return `${c.output} comes back ${after} but ${c.input} went in ${before}: the next call moves it back`;
-}
-
-/** The call chain of a value or collective, innermost first, each line with its text. */
-function renderChain(program: Program, chain: [number, number, string][]): HTMLElement {
-  const { payload } = program;
-  return h("div", { class: "sv-chain", "data-role": "call-chain" }, [
-    h("p", { class: "sv-muted" }, ["Call chain, innermost first:"]),
-    h(
-      "ol",
-      {},
-      chain.map(([file, line, fn]) =>
-        h("li", {}, [
-          `${lineLabel(payload, file, line)}${fn ? ` (${fn})` : ""}`,
-          lineText(payload, file, line) ? h("code", { class: "sv-src-text" }, [lineText(payload, file, line)]) : null,
-        ]),
-      ),
-    ),
-  ]);
 }
 
 /** A spec text as Python writes it back, or null when the grammar refuses it (Python then says why). */
@@ -572,76 +355,4 @@ function renderSummary(program: Program): HTMLElement {
     ]),
     h("div", { class: "sv-chip-row" }, chips),
   ]);
-}
-
-/** What the selection panel says about a value, an input or an output. */
-interface SelectionFacts {
-  title: string;
-  type: number;
-  /** Python's note on why its sharding is unknown, if it is. */
-  reason: string;
-  facts: string[];
-  chain: [number, number, string][];
-  /** A real input array (not a ShapeDtypeStruct): its picture is no what-if. */
-  real: boolean;
-}
-
-function valueFacts(program: Program, i: number): SelectionFacts {
-  const { payload } = program;
-  const { values } = payload;
-  const made = values.primitive[i] >= 0 ? payload.primitives[values.primitive[i]] : payload.roles[values.role[i]];
-  const label = valueLabel(payload, i);
-  const entry = payload.lines[values.line[i]];
-  const where = lineLabel(payload, entry.file, entry.line);
-  const facts = [where ? `made on ${where}` : "no line of yours"];
-  const scoped = valueWhere(program, i);
-  if (scoped) facts.push(scoped);
-  if (values.backward?.[i]) facts.push("backward pass (a gradient)");
-  if (values.body[i] >= 0) facts.push(`inside a ${foldLabel(program, values.body[i])} body, listed once`);
-  facts.push(`sharding from ${originText(program, i)}`);
-  return {
-    title: `Value ${label} (${made}${label === values.name[i] ? "" : `, ${values.name[i]} in the jaxpr`})`,
-    type: values.type[i],
-    reason: payload.notes[values.note[i]] ?? "",
-    facts,
-    chain: stackFrames(payload, values.stack?.[i]),
-    real: false,
-  };
-}
-
-function endFacts(program: Program, selection: { kind: "input" | "output"; index: number }): SelectionFacts {
-  const { payload } = program;
-  const input = selection.kind === "input";
-  const entry = input ? payload.inputs[selection.index] : payload.outputs[selection.index];
-  const real = input && (payload.inputs[selection.index].real ?? false);
-  const facts = [
-    input
-      ? real
-        ? "a real array, laid out as it was passed"
-        : "a ShapeDtypeStruct: its sharding as passed, no data"
-      : "sharding of the compiled program's output",
-  ];
-  const change = (payload.layout_changes ?? []).find((c) => (input ? c.input === entry.path : c.output === entry.path));
-  if (change) facts.push(layoutChangeText(change));
-  return { title: `${input ? "Input" : "Output"} ${entry.path}`, type: entry.type, reason: "", facts, chain: [], real };
-}
-
-/** Why a selected value has no picture, when it has none. */
-function layoutNote(layout: ValueLayout): HTMLElement | null {
-  if (layout.status === "unknown") {
-    return h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
-      `shardviz could not tell how this value is laid out over the devices: ${layout.reason}. It shows no layout rather than guess one.`,
-    ]);
-  }
-  if (layout.status === "no-mesh") {
-    return h("p", { class: "sv-note", "data-role": "no-mesh" }, [
-      `No mesh: the whole array is on device ${layout.deviceIds.join(", ") || "(not recorded)"}.`,
-    ]);
-  }
-  if (layout.status === "old-payload") {
-    return h("p", { class: "sv-note", "data-role": "sharding-unknown" }, [
-      "This payload is too old to lay values out in the browser (its types carry no itemsize).",
-    ]);
-  }
-  return null;
 }

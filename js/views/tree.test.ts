@@ -13,7 +13,7 @@ import { loadFixture } from "../test/fixtures";
 import { expectCleansUp, query } from "../test/render";
 import { renderTree } from "../test/renderTree";
 import { loadJson, loadTreeFixture, type RulesErrorFixture } from "../test/treeFixtures";
-import { RENDER_MEASURE } from "./array";
+import { RENDER_MEASURE } from "../util/measure";
 
 interface Truth {
   paths: string[];

@@ -1,10 +1,11 @@
-"""The kinds of result shardviz shows, in one place: array, program, tree.
+"""The kinds of result shardviz shows, in one place: array, program, tree, compare.
 
 Each kind says what it accepts, the result it makes (``describe``,
 ``describe_tree``, or a ``trace`` already made), the text of that result, the
 widget that shows it and the title of its saved page. ``api.kind_of``,
-``render_text``, ``show`` and ``save_html`` all read this table; a new view is
-one more entry here (and one more in js/host/kinds.ts).
+``render_text``, ``show``, ``save_html`` and ``shardviz.testing`` all read this
+table; a new view is one more entry here and one in js/host/kinds.ts
+(docs/payload.md, "Adding a kind"), which a test holds equal to this one.
 
 The widgets are named, not imported: they need anywidget, and code that only
 describes layouts should not load it. ``Kind.widget_class`` imports one on
@@ -23,9 +24,14 @@ import numpy as np
 
 from .array.describe import describe
 from .array.layout import Layout
+from .array.payload import PAYLOAD_VERSION
+from .compare.comparison import FORMAT_VERSION as COMPARE_PAYLOAD_VERSION
 from .compare.comparison import Comparison
+from .program.model import ProgramData
+from .program.payload import PROGRAM_PAYLOAD_VERSION
 from .program.program import Program
 from .tree.describe import describe_tree
+from .tree.payload import TREE_PAYLOAD_VERSION
 from .tree.tree import TreeLayout
 
 Result = Layout | TreeLayout | Program | Comparison
@@ -36,6 +42,7 @@ class Kind:
     """One kind of result and everything the rest of shardviz needs to know of it."""
 
     name: str  # the payload's "kind", and what kind_of answers
+    version: int  # the payload's "version" (js/host/kinds.ts draws the same)
     result: type  # the result class
     accepts: tuple[type, ...]  # what else is taken as this kind (besides its result)
     build: Callable[..., Any]  # x -> result; only the array kind takes describe's keywords
@@ -63,6 +70,7 @@ def _array_title(payload: dict[str, Any]) -> str:
 
 ARRAY = Kind(
     name="array",
+    version=PAYLOAD_VERSION,
     result=Layout,
     accepts=(jax.Array, jax.ShapeDtypeStruct, jax.sharding.Sharding, np.ndarray, np.generic),
     build=describe,
@@ -72,8 +80,9 @@ ARRAY = Kind(
 )
 PROGRAM = Kind(
     name="program",
+    version=PROGRAM_PAYLOAD_VERSION,
     result=Program,
-    accepts=(),  # a program is traced with shardviz.trace, never guessed from a value
+    accepts=(ProgramData,),  # what shardviz.trace made (or a record read back); never guessed from a value
     build=_as_is,
     text=Program.render,
     widget="shardviz.widgets.program:ProgramWidget",
@@ -81,6 +90,7 @@ PROGRAM = Kind(
 )
 TREE = Kind(
     name="tree",
+    version=TREE_PAYLOAD_VERSION,
     result=TreeLayout,
     accepts=(),  # any pytree of more than one leaf (see kind_of)
     build=_tree_result,
@@ -91,6 +101,7 @@ TREE = Kind(
 
 COMPARE = Kind(
     name="compare",
+    version=COMPARE_PAYLOAD_VERSION,
     result=Comparison,
     accepts=(),  # made by shardviz.compare or shardviz.diff
     build=_as_is,

@@ -284,7 +284,9 @@ def test_a_mesh_edit_that_drops_spec_axes_says_so_as_a_notice(session: Session) 
     state = session.kernel_state()
     assert state["error"] == "" and "dropped axis 'y'" in state["notice"], state
     session.commit("mesh-input", "x=2, y=4")
-    expect(notice).to_have_count(0)
+    # The spec the user set comes back whole on a mesh it fits again, and says so (docs/payload.md, user_spec).
+    expect(notice).to_contain_text("The spec is P('x', 'y') again, as you set it")
+    expect(session.role("spec-input")).to_have_value("x, y")
     session.nb.assert_healthy()
 
 

@@ -36,27 +36,23 @@ mesh = jax.make_mesh((2, 4), ('x', 'y'))
 x = jax.device_put(jnp.arange(32.0).reshape(4, 8), NamedSharding(mesh, P('x', 'y')))
 w = shardviz.show(x)
 
-# Count the spec edits that reach the kernel (the front end may merge a burst).
+# Count the spec edits that reach the kernel: each is one numbered edit message (widgets/base.py).
 _received = []
 _numbers = []  # each message's edit number, to tell when the last is answered
-_set_state = w.set_state
-def _recording_set_state(state):
-    # The spec text the kernel takes: the edit the message states, over the trait (widgets/base.py).
-    stated = state.get('edit') if isinstance(state.get('edit'), dict) else dict()
-    if stated.get('name') == 'spec_text':
-        _received.append(stated['value'])
-    elif 'spec_text' in state:
-        _received.append(state['spec_text'])
-    _numbers.append(state.get('edit_seq'))
-    return _set_state(state)
-w.set_state = _recording_set_state""",
+_take_edit = w._take_edit
+def _recording_take_edit(message):
+    if message.get('control') == 'spec_text':
+        _received.append(message.get('text'))
+    _numbers.append(message.get('seq'))
+    return _take_edit(message)
+w._take_edit = _recording_take_edit""",
     # PROBE: the kernel's view of the widget, one JSON line per run
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({
     'type': w.layout.type_str, 'memory_kind': w.memory_kind, 'spec_text': w.spec_text,
     'error': w.error, 'error_source': w.error_source, 'array_type': str(jax.typeof(w.array)),
     'x_type': str(jax.typeof(x)), 'x_deleted': x.is_deleted(), 'problems': _problems.records,
-    'received': _received, 'answered_last': bool(_numbers) and w.edit_answered == _numbers[-1],
+    'received': _received, 'answered_last': bool(_numbers) and w.answered_seq == max(_numbers),
 }))""",
     # THREE_AXES
     """mesh3 = jax.make_mesh((2, 2, 2), ('a', 'b', 'c'))

@@ -60,7 +60,7 @@ w = shardviz.show(x)
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({
     'type': w.layout.type_str, 'error': w.error, 'error_source': w.error_source, 'spec_text': w.spec_text,
-    'devices': w.layout.device_count, 'answered': w.edit_answered, 'payload': w.payload,
+    'devices': w.layout.device_count, 'answered': w.answered_seq, 'payload': w.payload,
 }))""",
 ]
 
@@ -107,7 +107,7 @@ class LiveSession:
         self.nb = nb
         self.page = nb.page
         self.probes = 1
-        self.committed = 0  # edits sent, each answered in turn by edit_answered = its number
+        self.committed = 0  # edits sent, each answered in turn by an answer carrying its number
         self.warnings: list[str] = []
         self.page.on("console", lambda msg: self.warnings.append(msg.text) if msg.type == "warning" else None)
         self.widget = nb.output(self.setup_cell)
@@ -270,7 +270,7 @@ t = shardviz.show(params)
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({
     'rules_text': t.rules_text, 'error': t.error, 'error_source': t.error_source, 'notice': t.notice,
-    'answered': t.edit_answered,
+    'answered': t.answered_seq,
 }))""",
 ]
 

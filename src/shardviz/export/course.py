@@ -152,8 +152,9 @@ def _model_html(model_id: str, models: dict[str, dict[str, Any]], depth: int = 0
     state = models.get(model_id)
     if state is None or depth > 20:
         return None
-    if _is_payload(state.get("payload")):
-        return payload_script(state["payload"]), 1
+    payload = (state.get("answer") or {}).get("payload")  # a shardviz widget's one trait (docs/payload.md)
+    if isinstance(payload, dict) and _is_payload(payload):
+        return payload_script(payload), 1
     direction = BOX_MODELS.get(str(state.get("_model_name", "")))
     if direction is None:
         return None

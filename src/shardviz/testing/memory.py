@@ -5,14 +5,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-import jax
 import numpy as np
 
+from ..api import as_result, kind_of
 from ..array.describe import describe
-from ..array.layout import Layout
 from ..errors import ShardingError
+from ..kinds import ARRAY, PROGRAM
 from ..program.model import ProgramData
 from ..program.report import memory_lines
 from ..tree.audit import replication_findings
@@ -65,17 +65,18 @@ def assert_fits(x: Any, bytes_per_device: int | str) -> int:
     """
     __tracebackhide__ = True
     budget = parse_bytes(bytes_per_device, "bytes_per_device")
-    if isinstance(x, ProgramData):
+    kind = kind_of(x)  # the registry says what x is (src/shardviz/kinds.py)
+    if kind == PROGRAM.name:
         used = program_bytes_per_device(x)
         if used > budget:
             raise MemoryBudgetExceeded(
                 _program_message(x, used, budget) + _accept(used), subject=x, page=_page(used, budget)
             )
         return used
-    if isinstance(x, (Layout, jax.Array, jax.ShapeDtypeStruct)):
+    if kind == ARRAY.name:
         layout = describe(x)
     else:
-        tree = x if isinstance(x, TreeLayout) else describe_tree(x)
+        tree = cast(TreeLayout, as_result(x))
         used = _tree_device_bytes(tree)
         if used > budget:
             raise MemoryBudgetExceeded(

@@ -1,7 +1,7 @@
 """The Jupyter widgets: one anywidget per view over one front-end bundle.
 
-``base.py`` (``ViewWidget``: synced traits, numbered edits answered with
-``edit_answered``) and ``controller.py`` (``EditController``: plain Python,
+``base.py`` (``ViewWidget``: numbered edit messages answered by one write of
+the ``answer`` trait, docs/payload.md) and ``controller.py`` (``EditController``: plain Python,
 refusals as ``error``/``error_source``) are what every view shares.
 ``array.py`` (``ShardingWidget``, with the cost of each move), ``tree.py``
 (``TreeWidget``, re-sharded by rules) and ``program.py`` (``ProgramWidget``,

@@ -1,9 +1,10 @@
 """The array view's widget: a live picture of one layout, with editors.
 
-It declares the traits the front end edits (``spec_text``, ``mesh_text``,
+It names the controls the front end edits (``spec_text``, ``mesh_text``,
 ``memory_kind``) and turns each edit into a step of
-:class:`~shardviz.array.placement.ArrayState`; the shared base does the
-rest (error policy, echo guards, display).
+:class:`~shardviz.array.placement.ArrayState`; its answer also carries
+``move``, what the last edit cost. The shared base does the rest (the edit
+protocol, error policy, display).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import jax
-import traitlets
 from jax.sharding import PartitionSpec
 
 from ..array.checks import check_memory_kind
@@ -40,15 +40,10 @@ class ShardingWidget(ViewWidget[ArrayState]):
     name for "copy code" (found in the caller's namespace when not given).
     """
 
-    spec_text = traitlets.Unicode("").tag(sync=True)
-    mesh_text = traitlets.Unicode("").tag(sync=True)
-    memory_kind = traitlets.Unicode("device").tag(sync=True)
-    # What the last edit cost to move the array there (see ``last_move``).
-    move = traitlets.Dict().tag(sync=True)
-
-    EDITABLE = ("spec_text", "mesh_text", "memory_kind")
-    PYTHON_OWNED = (*ViewWidget.PYTHON_OWNED, "move")
+    CONTROLS = ("spec_text", "mesh_text", "memory_kind")
     _last_move: Program | None = None
+    # What the last edit cost to move the array there (see ``last_move``), as the answer's ``move``.
+    _move: dict[str, Any] = {}  # noqa: RUF012 (replaced, never mutated)
 
     def __init__(
         self,
@@ -99,6 +94,39 @@ class ShardingWidget(ViewWidget[ArrayState]):
         return self._last_move
 
     @property
+    def move(self) -> dict[str, Any]:
+        """What the last edit cost to move the array there, as the front end shows it."""
+        return dict(self._read("move") or {})
+
+    @property
+    def spec_text(self) -> str:
+        return str(self._text("spec_text"))
+
+    @spec_text.setter
+    def spec_text(self, text: str) -> None:
+        self.apply_edit(spec_text=text)  # as the front end's edit: a refusal shows, nothing raises
+
+    @property
+    def mesh_text(self) -> str:
+        return str(self._text("mesh_text"))
+
+    @mesh_text.setter
+    def mesh_text(self, text: str) -> None:
+        self.apply_edit(mesh_text=text)
+
+    @property
+    def memory_kind(self) -> str:
+        return str(self._text("memory_kind"))
+
+    @memory_kind.setter
+    def memory_kind(self, kind: str) -> None:
+        # A Python assignment: a bad kind raises before anything changes.
+        if not isinstance(kind, str):
+            raise ShardingError(f"memory_kind must be a string such as 'pinned_host', not {kind!r}")
+        check_memory_kind(kind, self.layout.memory_kinds)
+        self._assign(lambda s: s.edited(memory_kind=kind, source="python"))
+
+    @property
     def sharding(self) -> Any:
         return self.state.sharding
 
@@ -140,33 +168,11 @@ class ShardingWidget(ViewWidget[ArrayState]):
             source=self._edit_source(edits),
         )
 
-    @traitlets.validate("memory_kind")
-    def _check_memory_kind(self, proposal: Any) -> str:
-        value = proposal["value"]
-        if self._quiet or not hasattr(self, "_controller"):
-            return value
-        # A Python assignment: refuse a bad kind before anything changes.
-        if not isinstance(value, str):
-            raise ShardingError(f"memory_kind must be a string such as 'pinned_host', not {value!r}")
-        check_memory_kind(value, self.layout.memory_kinds)
-        return value
-
-    def _on_editor_trait(self, change: dict[str, Any]) -> None:
-        if self._quiet:
-            return
-        if change["name"] == "memory_kind":  # a Python assignment: it raises on refusal
-            try:
-                self._assign(lambda s: s.edited(memory_kind=change["new"], source="python"))
-            except ShardingError:
-                self._publish()  # put the old kind back
-                raise
-        else:
-            super()._on_editor_trait(change)
-
     def _accepted(self, before: ArrayState, after: ArrayState) -> None:
-        self._last_move, summary = resharding(before, after, trace=trace, elsewhere=_trace_in_child)
-        with self._quietly():
-            self.move = summary
+        self._last_move, self._move = resharding(before, after, trace=trace, elsewhere=_trace_in_child)
+
+    def _extras(self) -> dict[str, Any]:
+        return {"move": self._move}
 
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
         if content.get("kind") != "preview":

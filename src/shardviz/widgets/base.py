@@ -1,42 +1,44 @@
-"""What every shardviz widget shares: one AnyWidget with flat traits over
-one bundle, wired to a plain-Python :class:`EditController`.
+"""What every shardviz widget shares: one AnyWidget whose whole picture is one
+synced trait, ``answer``, wired to a plain-Python :class:`EditController`.
 
-Python is the single source of truth. The front end writes only the view's
-editable traits; Python answers with ``payload``, ``error``,
-``error_source`` and ``notice``, and after every answer the editable traits
-hold the state Python shows (a refused edit puts the last good text back).
-An edit numbered by the front end (``edit_seq``; it draws its own engine's
-answer meanwhile) is answered with ``edit_answered`` set to that number,
-after every other trait the answer changed.
+Python is the single source of truth, and the protocol is one message each
+way (docs/payload.md):
+
+- the front end sends each user edit as one custom message,
+  ``{"type": "edit", "seq": n, "control": name, "text": value}``;
+- Python applies it and writes ``answer`` once, whole:
+  ``{"seq", "payload", "error", "error_source", "notice", "texts", ...}``
+  (``seq``: the highest edit number answered; ``texts``: each control's text
+  in force). A change made from a cell writes it the same way.
+
 JupyterLab with ipykernel 7 handles widget messages on a kernel subshell, a
-thread of its own, so an edit from the front end may run while a cell
-changes the same widget; one lock per widget makes each change whole.
-A subclass declares its editable traits, how an edit becomes a step of its
-state, and the editor texts of a state; it never handles errors itself.
+thread of its own, so an edit may run while a cell changes the same widget:
+every change and its ``answer`` write happen under one lock per widget, so
+the front end never holds half of one answer and half of another.
+A subclass names its controls, how an edit becomes a step of its state, and
+the texts of a state; it never handles errors itself.
 """
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator
 from typing import Any, ClassVar, Generic, TypeVar
 
 import anywidget
 import traitlets
 
 from ..assets import bundle_path, bundle_text
-from .controller import EditController, Step
+from .controller import GENERAL, EditController, Step
 
 S = TypeVar("S")
 
-# Sent by the front end with each edit (not a trait); the ``edit_answered`` trait echoes it.
-EDIT_SEQ = "edit_seq"
-# Sent with each edit too: ``{"seq", "name", "value"}``, the trait it edits and the text. A model
-# sends only the traits that changed, and this kernel's answer to an earlier edit may have put the
-# very text in the front end's model meanwhile; a burst merged into one message may carry an older
-# value of the trait beside the newest edit. So the stated edit is taken over the trait.
+# The custom message's type the front end sends an edit as.
 EDIT = "edit"
+
+
+def _edit_number(value: Any) -> int | None:
+    """An edit's number: a positive int, else None (no front end of this version sent it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
 class ViewWidget(anywidget.AnyWidget, Generic[S]):
@@ -46,36 +48,27 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
     _esm = bundle_text("widget.js")
     _css = bundle_text("widget.css")
 
-    # Python writes these; a front end that sends them anyway is ignored.
-    payload = traitlets.Dict().tag(sync=True)
-    error = traitlets.Unicode("").tag(sync=True)
-    error_source = traitlets.Unicode("").tag(sync=True)
-    notice = traitlets.Unicode("").tag(sync=True)
-    # The number of the last front-end edit answered; set last, so the front end
-    # holds the whole answer when it changes (a trait, not a custom message: the
-    # widget manager applies trait updates in order, but may run a custom message first).
-    edit_answered = traitlets.Int(0).tag(sync=True)
+    # Everything the front end draws, written only by Python and only whole.
+    answer = traitlets.Dict().tag(sync=True)
 
-    PYTHON_OWNED: ClassVar[tuple[str, ...]] = ("payload", "error", "error_source", "notice", "edit_answered")
-    EDITABLE: ClassVar[tuple[str, ...]] = ()
+    # The controls the front end edits (the keys of ``answer["texts"]``).
+    CONTROLS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, state: S) -> None:
         bundle_path("widget.js")  # a clear message when the front end was never built
         # Edits from the front end (a comm subshell's thread) and from Python (a cell) take turns.
         self._lock = threading.RLock()
-        # Per thread: Python's own writes are quiet only in the thread making them.
-        self._quiet_depth = threading.local()
+        self._answered = 0
         super().__init__()
         self._controller: EditController[S] = EditController(state)
         self._publish()
-        self.observe(self._on_editor_trait, names=list(self.EDITABLE))
         self.on_msg(self._on_custom_message)
 
     # ------------------------------------------------------------------
     # what a view defines
 
     def _editor_texts(self, state: S) -> dict[str, Any]:
-        """The editable traits' values for a state, in canonical form."""
+        """Each control's text for a state, in canonical form."""
         raise NotImplementedError
 
     def _edit_source(self, edits: dict[str, Any]) -> str:
@@ -87,48 +80,89 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
         raise NotImplementedError
 
     def _read_edit(self, name: str, value: Any) -> Any:
-        """An edited trait's value as the view takes it; texts by default."""
+        """An edited control's value as the view takes it; texts by default."""
         return value if isinstance(value, str) else str(value)
 
     def _accepted(self, before: S, after: S) -> None:
         """Called after a change is applied (from the front end or Python)."""
 
+    def _extras(self) -> dict[str, Any]:
+        """What else a view's answer carries (the array view's last move)."""
+        return {}
+
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
-        """The reply to a custom message from the front end, or None to ignore it."""
+        """The reply to a request message from the front end, or None to ignore it."""
         return None
 
     # ------------------------------------------------------------------
-    # state
+    # state, and read views over the answer
+
+    # Reads take the lock too: a cell reading the widget while an edit runs on the comm thread
+    # waits for its answer, so it never sees the new state beside the old answer.
 
     @property
     def state(self) -> S:
-        return self._controller.state
+        with self._lock:
+            return self._controller.state
 
-    def apply_edit(self, **edits: str) -> bool:
+    @property
+    def payload(self) -> dict[str, Any]:
+        return dict(self._read("payload") or {})
+
+    @property
+    def error(self) -> str:
+        return str(self._read("error") or "")
+
+    @property
+    def error_source(self) -> str:
+        return str(self._read("error_source") or "")
+
+    @property
+    def notice(self) -> str:
+        return str(self._read("notice") or "")
+
+    @property
+    def answered_seq(self) -> int:
+        """The highest front-end edit number answered (0 before any)."""
+        with self._lock:
+            return self._answered
+
+    def _read(self, key: str) -> Any:
+        with self._lock:
+            return self.answer.get(key)
+
+    def _text(self, control: str) -> Any:
+        return (self._read("texts") or {}).get(control)
+
+    # ------------------------------------------------------------------
+    # changes
+
+    def apply_edit(self, **edits: Any) -> bool:
         """Apply an edit as the front end sends it; never raises.
 
         Returns True when it was applied; otherwise ``error`` says why, and
-        the picture, the user's data and the editors' texts stay as they were.
+        the picture, the user's data and the controls' texts stay as they were.
         """
-
-        def step(state: S) -> tuple[S, str]:
-            values = {name: self._read_edit(name, value) for name, value in edits.items()}
-            return self._edit(state, values)
-
         with self._lock:
-            before = self.state
-            applied = self._controller.attempt(self._edit_source(edits), step)
-            if applied:
-                self._accepted(before, self.state)
+            applied = self._apply(edits)
             self._publish()
         return applied
 
-    def _withdraw(self) -> None:
-        """The front end went back to Python's own texts: clear a refusal, keep the state."""
-        with self._lock:
-            if self._controller.error:
-                self._controller.withdraw()
-                self._publish()
+    def _apply(self, edits: dict[str, Any], *, redo: bool = True) -> bool:
+        """Apply an edit; with ``redo=False`` the texts in force are no edit (they only end a refusal)."""
+
+        def step(state: S) -> tuple[S, str] | None:
+            values = {name: self._read_edit(name, value) for name, value in edits.items()}
+            texts = self._editor_texts(state)
+            if not redo and all(texts.get(name) == value for name, value in values.items()):
+                return None  # the user put Python's text back after a refusal: nothing to trace again
+            return self._edit(state, values)
+
+        before = self.state
+        applied = self._controller.attempt(self._edit_source(edits), step)
+        if applied and self.state is not before:
+            self._accepted(before, self.state)
+        return applied
 
     def _assign(self, step: Step[S]) -> None:
         """A change made from Python: raise ShardingError, change nothing."""
@@ -139,95 +173,62 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
             self._publish()
 
     def _publish(self) -> None:
+        # One trait write: the front end gets this answer whole or not at all.
         ctrl = self._controller
-        texts = self._editor_texts(ctrl.state)
-        with self._quietly():
-            for name, text in texts.items():
-                setattr(self, name, text)
-            self.payload = ctrl.state.payload  # type: ignore[attr-defined]
-            self.error = ctrl.error
-            self.error_source = ctrl.error_source
-            self.notice = ctrl.notice
-            if ctrl.error and texts:
-                # A refused edit never reached the trait here, so setting it changed nothing and
-                # sent nothing, while the front end's model still holds the refused text: send
-                # the text in force, so that both sides hold it (the editor keeps the user's).
-                self.send_state(list(texts))
-
-    @property
-    def _quiet(self) -> bool:
-        """True while this thread writes traits on Python's behalf (not a user's edit)."""
-        return getattr(self.__dict__.get("_quiet_depth"), "depth", 0) > 0
-
-    @contextlib.contextmanager
-    def _quietly(self) -> Iterator[None]:
-        # Python's own trait writes must not be taken for user edits.
-        depth = self._quiet_depth
-        depth.depth = getattr(depth, "depth", 0) + 1
-        try:
-            yield
-        finally:
-            depth.depth -= 1
+        self.answer = {
+            "seq": self._answered,
+            "payload": ctrl.state.payload,  # type: ignore[attr-defined]
+            "error": ctrl.error,
+            "error_source": ctrl.error_source,
+            "notice": ctrl.notice,
+            "texts": self._editor_texts(ctrl.state),
+            **self._extras(),
+        }
 
     # ------------------------------------------------------------------
-    # edits arriving from the front end (or from Python through the traits)
+    # messages from the front end
+
+    def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == EDIT:
+            self._take_edit(content)
+            return
+        with self._lock:
+            reply = self._answer(content)
+        if reply is not None:
+            self.send(reply)
+
+    def _take_edit(self, message: dict[str, Any]) -> None:
+        """One numbered edit from the front end, answered by one write of ``answer``."""
+        seq, control = _edit_number(message.get("seq")), message.get("control")
+        if seq is None:
+            return
+        with self._lock:
+            if seq <= self._answered:
+                return  # a later edit is already answered: this one is out of date
+            self._answered = seq
+            if control in self.CONTROLS and "text" in message:
+                self._apply({control: message["text"]}, redo=False)
+            else:
+                self._controller.refuse(f"the widget cannot edit {control!r}", GENERAL)
+            self._publish()
 
     def set_state(self, sync_data: dict[str, Any]) -> None:
+        """Controls' texts in ``sync_data`` are one edit (``set_state({"spec_text": "y, x"})``);
+        ``answer`` is Python's and never taken from the front end."""
         with self._lock:
-            self._set_state(sync_data)
-
-    def _set_state(self, sync_data: dict[str, Any]) -> None:
-        # Python-owned traits are never taken from the front end; edits go to
-        # the view as they came (it reads and checks them), never straight
-        # into a trait. Several edits in one message are one edit. The front
-        # end numbers its edits; the number is echoed once the edit is answered.
-        seq = sync_data.get(EDIT_SEQ)
-        edits = {k: v for k, v in sync_data.items() if k in self.EDITABLE}
-        edits.update(self._stated_edit(sync_data.get(EDIT), edits))
-        skip = (*self.EDITABLE, *self.PYTHON_OWNED, EDIT_SEQ, EDIT)
-        rest = {k: v for k, v in sync_data.items() if k not in skip}
-        if rest:
-            with self._quietly():
+            edits = {k: v for k, v in sync_data.items() if k in self.CONTROLS}
+            rest = {k: v for k, v in sync_data.items() if k not in self.CONTROLS and k != "answer"}
+            if rest:
                 try:
                     super().set_state(rest)
                 except Exception as err:  # a malformed message must not raise into the kernel
-                    self._controller.error = f"the widget received a message it cannot read: {err}"
-                    self._controller.error_source = "general"
+                    self._controller.refuse(f"the widget received a message it cannot read: {err}", GENERAL)
                     self._publish()
-                    edits = {}
-        numbered = seq if isinstance(seq, int) and not isinstance(seq, bool) else None
-        if edits:
-            self.apply_edit(**edits)
-        elif numbered is not None and not rest:
-            # A numbered edit that changes no trait: the user put Python's own text back after a
-            # refusal (a model sends only changed traits). Nothing to redo; the refusal is over.
-            self._withdraw()
-        if numbered is not None:
-            # After the traits above: the front end, which drew its own answer meanwhile,
-            # now holds the kernel's, which stays (it compares the two).
-            with self._quietly():
-                self.edit_answered = numbered
-
-    def _stated_edit(self, stated: Any, traits: dict[str, Any]) -> dict[str, Any]:
-        """The edit a message states (see EDIT), unless it only puts back Python's own text."""
-        if not isinstance(stated, dict) or stated.get("name") not in self.EDITABLE or "value" not in stated:
-            return {}
-        name, value = stated["name"], stated["value"]
-        # Python's own text, no trait beside it: the refusal is over (handled as a bare number).
-        if name not in traits and value == self._editor_texts(self.state).get(name):
-            return {}
-        return {name: value}
-
-    def _on_editor_trait(self, change: dict[str, Any]) -> None:
-        if not self._quiet:
-            self.apply_edit(**{change["name"]: change["new"]})
-
-    def _on_custom_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if isinstance(content, dict):
-            with self._lock:
-                reply = self._answer(content)
-            if reply is not None:
-                self.send(reply)
+                    return
+            if edits:
+                self.apply_edit(**edits)
 
     # ------------------------------------------------------------------
     # display

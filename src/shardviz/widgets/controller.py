@@ -24,9 +24,12 @@ from ..errors import ShardingError
 logger = logging.getLogger("shardviz")
 
 INTERNAL = "internal"
+GENERAL = "general"
 
 S = TypeVar("S")
 Step = Callable[[S], "tuple[S, str]"]
+# A front-end edit's step may also answer None: the texts in force, nothing to redo.
+EditStep = Callable[[S], "tuple[S, str] | None"]
 
 
 class EditController(Generic[S]):
@@ -38,10 +41,14 @@ class EditController(Generic[S]):
         self.error_source = ""
         self.notice = ""
 
-    def attempt(self, source: str, step: Step[S]) -> bool:
-        """Apply an edit from the front end; never raises. True when it was applied."""
+    def attempt(self, source: str, step: EditStep[S]) -> bool:
+        """Apply an edit from the front end; never raises. True when it was applied.
+
+        A step answering None changes nothing but ends a refusal shown (the
+        user put the texts in force back).
+        """
         try:
-            new, notice = step(self.state)
+            result = step(self.state)
         except EditError as err:
             return self._refuse(str(err), err.source)
         except ShardingError as err:
@@ -53,7 +60,10 @@ class EditController(Generic[S]):
                 "not a problem with your input; the last good picture stays.",
                 INTERNAL,
             )
-        self._accept(new, notice)
+        if result is None:
+            self.error = self.error_source = ""
+        else:
+            self._accept(*result)
         return True
 
     def assign(self, step: Step[S]) -> None:
@@ -61,14 +71,14 @@ class EditController(Generic[S]):
         new, notice = step(self.state)
         self._accept(new, notice)
 
-    def withdraw(self) -> None:
-        """The edit that was refused is taken back: no error, the state as it was."""
-        self.error = self.error_source = ""
-
     def _accept(self, state: S, notice: str) -> None:
         self.state = state
         self.error = self.error_source = ""
         self.notice = notice
+
+    def refuse(self, message: str, source: str) -> None:
+        """An edit refused before it reached the state (one the widget cannot read)."""
+        self._refuse(message, source)
 
     def _refuse(self, message: str, source: str) -> bool:
         self.error, self.error_source, self.notice = message, source, ""

@@ -1,7 +1,7 @@
 """The program view's widget: where a jitted program's shardings go and what
 it communicates, re-traced live when an input's spec changes.
 
-The front end edits one trait, ``input_specs``: one spec text per array
+The front end edits one control, ``input_specs``: one spec text per array
 input, in the array widget's grammar. An edit checks each changed spec
 against its input (the alert names the input), then traces the program again
 with the inputs laid out on the new specs (:func:`shardviz.program.retrace`:
@@ -13,8 +13,6 @@ with JAX's message; the last good picture stays.
 from __future__ import annotations
 
 from typing import Any
-
-import traitlets
 
 from ..array.edits import EditError
 from ..compare.edits import edit_notice
@@ -31,9 +29,7 @@ class ProgramWidget(ViewWidget[ProgramState]):
     :func:`shardviz.trace`); editing an input's spec re-traces it.
     """
 
-    input_specs = traitlets.List(traitlets.Unicode()).tag(sync=True)
-
-    EDITABLE = ("input_specs",)
+    CONTROLS = ("input_specs",)
 
     def __init__(self, program: Program) -> None:
         if not isinstance(program, Program):
@@ -47,6 +43,15 @@ class ProgramWidget(ViewWidget[ProgramState]):
     def program(self) -> Program:
         """The Program now shown (the last good one while an error shows)."""
         return self.state.program
+
+    @property
+    def input_specs(self) -> list[str]:
+        """One spec text per array input, as the editors show them."""
+        return list(self._text("input_specs") or [])
+
+    @input_specs.setter
+    def input_specs(self, specs: list[str]) -> None:
+        self.apply_edit(input_specs=specs)  # as the front end's edit: a refusal shows, nothing raises
 
     def _editor_texts(self, state: ProgramState) -> dict[str, Any]:
         return {"input_specs": state.input_specs}

@@ -1,7 +1,7 @@
 """The tree (model) view's widget: every leaf's sharding and every device's
 memory, re-sharded live by rules.
 
-The front end edits one trait, ``rules_text`` (``GLOB = SPEC`` per line);
+The front end edits one control, ``rules_text`` (``GLOB = SPEC`` per line);
 each edit applies the rules to the tree the widget was given (with
 ``jax.device_put`` for arrays, new ShapeDtypeStructs for abstract leaves;
 the user's leaves are never changed) and lays the result out again with
@@ -12,8 +12,6 @@ good picture.
 from __future__ import annotations
 
 from typing import Any
-
-import traitlets
 
 from ..errors import ShardingError
 from ..tree.describe import describe_tree
@@ -32,9 +30,7 @@ class TreeWidget(ViewWidget[TreeState]):
     caller's namespace when not given).
     """
 
-    rules_text = traitlets.Unicode("").tag(sync=True)
-
-    EDITABLE = ("rules_text",)
+    CONTROLS = ("rules_text",)
 
     def __init__(self, tree: Any, *, rules: str = "", name: str | None = None) -> None:
         layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
@@ -55,6 +51,15 @@ class TreeWidget(ViewWidget[TreeState]):
         """The tree under the current rules; the tree passed in is never changed."""
         return self.state.tree
 
+    @property
+    def rules_text(self) -> str:
+        """The rules in force."""
+        return str(self._text("rules_text"))
+
+    @rules_text.setter
+    def rules_text(self, text: str) -> None:
+        self.apply_edit(rules_text=text)  # as the front end's edit: a refusal shows, nothing raises
+
     def _editor_texts(self, state: TreeState) -> dict[str, str]:
         return {"rules_text": state.rules_text}
 
@@ -65,17 +70,7 @@ class TreeWidget(ViewWidget[TreeState]):
         return state.with_rules(edits.get("rules_text", ""))
 
     def _answer(self, content: dict[str, Any]) -> dict[str, Any] | None:
-        """A leaf's layout for the front end, for leaves it cannot lay out itself.
-
-        ``{"kind": "apply_rules", "rules_text": ...}`` applies rules the
-        trait cannot carry: the text the trait already holds, sent again to
-        clear a refused edit's error (a model sends only changed traits).
-        """
-        if content.get("kind") == "apply_rules":
-            text = content.get("rules_text")
-            if isinstance(text, str):
-                self.apply_edit(rules_text=text)
-            return None
+        """A leaf's layout for the front end, for leaves it cannot lay out itself."""
         if content.get("kind") != "leaf_layout":
             return None
         leaf = content.get("leaf")

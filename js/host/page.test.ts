@@ -3,13 +3,16 @@ import type { Payload } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { findCase, loadParity } from "../test/parity";
 import { query } from "../test/render";
+import { type EditableTrait, payloadTraits, type SyncedTraits } from "../traits/array";
 import { ShardvizView } from "../views/array";
-import { PageHost } from "./pageHost";
+import { arrayEngine } from "./engines";
+import { LOCAL_NOTE } from "./kinds";
+import { PageHost } from "./page";
 
-function page(payload: Payload): { el: HTMLElement; host: PageHost } {
+function page(payload: Payload): { el: HTMLElement; host: PageHost<SyncedTraits, EditableTrait> } {
   const el = document.createElement("div");
   document.body.append(el);
-  const host = new PageHost(payload);
+  const host = new PageHost<SyncedTraits, EditableTrait>(payloadTraits(payload), arrayEngine(false), LOCAL_NOTE);
   const view = new ShardvizView(el, host);
   host.onChange((keys) => view.update(keys));
   return { el, host };

@@ -3,8 +3,9 @@ import type { Payload } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { findCase } from "../test/parity";
 import { query, renderWidget, sendWaitingEdits, sent } from "../test/render";
-import { RENDER_MEASURE } from "../views/array";
-import type { SyncedTraits } from "./traits";
+import { payloadTraits, type SyncedTraits } from "../traits/array";
+import { RENDER_MEASURE } from "../util/measure";
+import { arrayEngine } from "./engines";
 
 const renders = (): number => performance.getEntriesByName(RENDER_MEASURE).length;
 
@@ -27,6 +28,12 @@ function commitText(el: HTMLElement, role: "spec-input" | "mesh-input", text: st
   input.value = text;
   input.dispatchEvent(new Event("input"));
   input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+}
+
+/** The kernel's answer to `text` from `start`, where it agrees with the browser's. */
+function agreeing(start: Payload, text: string, code?: string): Partial<SyncedTraits> {
+  const answer = arrayEngine(true).answer(payloadTraits(start), "spec_text", text) as SyncedTraits;
+  return code === undefined ? answer : { ...answer, payload: { ...(answer.payload as Payload), code } };
 }
 
 const typeLine = (el: HTMLElement): string | null => query(el, '[data-role="type"]').textContent;
@@ -163,16 +170,83 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(model.saved).toHaveLength(4);
   });
 
-  it("takes one answer to edits the widget manager merged, without comparing it", () => {
+  it("keeps the newest prediction in front of a late answer to an older edit, then takes the kernel's", () => {
     const start = loadFixture("mesh2x4_xy");
     const { el, model } = renderWidget(start);
     commitText(el, "spec-input", "y, x");
     commitText(el, "spec-input", "y");
     expect(typeLine(el)).toBe("float32[4@y,8]");
-    // Both edits reached Python as one message, answered once with the last number.
-    const kernel = { ...start, spec_text: "y", type_str: "float32[4@y,8]", code: "(the kernel's code)" };
-    model.answer(2, accepted(kernel));
-    expect(warn).not.toHaveBeenCalled();
+    const first = agreeing(start, "y, x");
+    model.answer(1, first);
+    expect(typeLine(el)).toBe("float32[4@y,8]"); // edit 2 is still the kernel's to answer
+    model.answer(2, agreeing(first.payload as Payload, "y", "(the kernel's code)"));
     expect(query(el, '[data-role="code"]').textContent).toBe("(the kernel's code)");
+  });
+
+  it("keeps a rename drawn while the kernel answers the edits before it (the Lab's flaky rename)", () => {
+    const start = loadFixture("mesh2x4_xy");
+    const { el, model } = renderWidget(start);
+    commitText(el, "spec-input", "y, x");
+    commitText(el, "spec-input", "x, y");
+    commitText(el, "mesh-input", "x=2, model=4");
+    expect(typeLine(el)).toBe("float32[4@x,8@model]");
+    const first = agreeing(start, "y, x");
+    model.answer(1, first);
+    model.answer(2, agreeing(first.payload as Payload, "x, y"));
+    expect(typeLine(el)).toBe("float32[4@x,8@model]"); // the rename is still the kernel's to answer
+    const renamed = arrayEngine(true).answer(payloadTraits(start), "mesh_text", "x=2, model=4") as SyncedTraits;
+    model.answer(3, renamed);
+    expect(typeLine(el)).toBe("float32[4@x,8@model]");
+    expect(warn).not.toHaveBeenCalled();
+  });
+
+  it("keeps a prediction in front of a cell's change until the kernel answers the edit", () => {
+    const start = loadFixture("mesh2x4_xy");
+    const { el, model } = renderWidget(start);
+    commitText(el, "spec-input", "y, x");
+    model.fromPython(accepted({ ...start, spec_text: "x", type_str: "float32[4@x,8]" })); // a cell, seq unchanged
+    expect(typeLine(el)).toBe("float32[4@y,8@x]");
+    model.answer(1, accepted({ ...start, spec_text: "y, x", type_str: "float32[4@y,8@x]", code: "(kernel)" }));
+    expect(query(el, '[data-role="code"]').textContent).toBe("(kernel)");
+  });
+
+  it("sends a burst of 200 edits as 200 numbered messages in order, and shows the last answer", () => {
+    const start = loadFixture("mesh2x4_xy");
+    const { el, model } = renderWidget(start);
+    const texts = ["None, x", "y, x", "x, y"];
+    for (let i = 0; i < 200; i++) commitText(el, "spec-input", texts[i % 3]);
+    sendWaitingEdits();
+    expect(model.editSeqs).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(model.saved.map((edit) => edit.spec_text)).toEqual(Array.from({ length: 200 }, (_, i) => texts[i % 3]));
+    expect(typeLine(el)).toBe("float32[4@y,8@x]"); // edit 200 is "y, x", drawn at once
+    let shown = start;
+    for (let i = 0; i < 199; i++) {
+      const answer = agreeing(shown, texts[i % 3]);
+      model.answer(i + 1, answer);
+      shown = answer.payload as Payload;
+      expect(typeLine(el)).toBe("float32[4@y,8@x]"); // the newest prediction stays in front
+    }
+    const last = agreeing(shown, texts[199 % 3]).payload as Payload;
+    model.answer(200, agreeing(shown, texts[199 % 3]));
+    expect(typeLine(el)).toBe(last.type_str);
+    expect(query(el, '[data-role="code"]').textContent).toBe(last.code);
+    expect(warn).not.toHaveBeenCalled();
+  }, 60_000);
+
+  it("sends a refused text again as a new edit, and keeps the refusal shown", () => {
+    const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+    const refusal = { spec_text: "x, y", error: "axis 'q' is not in the mesh", error_source: "spec" as const };
+    commitText(el, "spec-input", "q");
+    sendWaitingEdits();
+    model.answer(1, refusal);
+    commitText(el, "spec-input", "q");
+    sendWaitingEdits();
+    expect(model.edits.map((e) => [e.seq, e.text])).toEqual([
+      [1, "q"],
+      [2, "q"],
+    ]);
+    model.answer(2, refusal);
+    expect(query(el, '[role="alert"]').textContent).toBe("axis 'q' is not in the mesh");
+    expect(typeLine(el)).toBe("float32[4@x,8@y]");
   });
 });
