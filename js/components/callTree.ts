@@ -15,7 +15,8 @@ import { formatBytes } from "../util/ranges";
 
 export interface CallTreeOptions {
   /** A function was chosen: show its block. */
-  onOpen: (block: number) => void;
+  /** Opens a function's block; `focus`: move the keyboard focus to its heading (Enter does, a click keeps it in the tree). */
+  onOpen: (block: number, focus: boolean) => void;
   signal: AbortSignal;
 }
 
@@ -40,7 +41,7 @@ export class CallTree {
         event.stopPropagation();
         this.focus(item);
         if ((event.target as Element).closest(".sv-tree-toggle")) this.toggle(item);
-        else options.onOpen(Number(item.getAttribute("data-block")));
+        else options.onOpen(Number(item.getAttribute("data-block")), false);
       },
       { signal },
     );
@@ -76,7 +77,7 @@ export class CallTree {
             break;
           case "Enter":
           case " ":
-            options.onOpen(Number(item.getAttribute("data-block")));
+            options.onOpen(Number(item.getAttribute("data-block")), true);
             break;
           default:
             return;

@@ -48,7 +48,7 @@ export class SourceView {
 
   constructor(options: SourceViewOptions) {
     const { signal } = options;
-    this.tree = new CallTree({ onOpen: (b) => this.revealBlock(b, true), signal });
+    this.tree = new CallTree({ onOpen: (b, focus) => this.revealBlock(b, focus), signal });
     this.treeBox = h("div", { class: "sv-tree-box" }, [
       h("div", { class: "sv-muted sv-small", id: `${this.prefix}-tree` }, ["Calls (choose one to see its lines)"]),
       this.tree.element,
