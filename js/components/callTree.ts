@@ -30,6 +30,8 @@ export class CallTree {
       role: "tree",
       "data-role": "call-tree",
       "aria-label": "Call tree",
+      // JupyterLab's notebook takes ArrowUp/ArrowDown in command mode to move between cells; the tree's keys are its own.
+      "data-lm-suppress-shortcuts": "true",
     });
     const itemOf = (event: Event): HTMLElement | null =>
       ((event.target as Element | null)?.closest?.("[role='treeitem']") as HTMLElement | null) ?? null;
