@@ -9,7 +9,7 @@ DEVICES ?= 8
 PORT    ?= 8888
 # JupyterLab refuses to run as root unless told; containers often are root.
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
-JS_SRC  := $(wildcard js/*.ts js/*/*.ts js/*.css) package.json esbuild.mjs tsconfig.json
+JS_SRC  := $(shell find js -name "*.ts" -o -name "*.css") package.json esbuild.mjs tsconfig.json
 
 .PHONY: install chromium lab test test-python test-js js-fixtures lint bench course mutate mutate-js clean
 
