@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { loadFixture } from "./test/fixtures";
 import { makePayload } from "./test/payloads";
 import { expectCleansUp, query, renderWidget, sent } from "./test/render";
@@ -23,6 +23,30 @@ describe("widget entry", () => {
     expect(kinds.value).toBe("device");
     expect(query(el, '[data-role="code"]').textContent).toContain("NamedSharding(layout_mesh, P('x', 'y'))");
     expect(el.querySelector('[role="alert"]')).toBeNull();
+  });
+
+  it("says in drawn_seq which of its edits the kernel answered, once each, and nothing for a cell's change", () => {
+    vi.useFakeTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+    const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+    input.focus();
+    input.value = "y, x";
+    input.dispatchEvent(new Event("input"));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(sent(model)).toEqual([{ spec_text: "y, x" }]);
+    expect(model.drawnSeqs).toEqual([]);
+    model.fromPython({ notice: "a cell changed it" }); // no edit of this page answered
+    expect(model.drawnSeqs).toEqual([]);
+    const seq = model.editSeqs[0];
+    model.answer(seq, { spec_text: "y, x", payload: swapped() });
+    expect(model.drawnSeqs).toEqual([seq]);
+    model.fromPython({ notice: "" }); // the same answer number again
+    expect(model.drawnSeqs).toEqual([seq]);
+    model.answer(seq + 5); // a number this page never sent
+    expect(model.drawnSeqs).toEqual([seq]);
   });
 
   it("shows a placeholder before Python sends a payload", () => {

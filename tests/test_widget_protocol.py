@@ -52,9 +52,11 @@ def test_an_edit_is_answered_by_one_write_carrying_its_number_and_whole_state(x)
     assert answer["payload"]["type_str"] == "float32[8@y,8@x]" == str(jax.typeof(w.array))
     assert answer["texts"] == {"spec_text": "y, x", "mesh_text": "x=2, y=4", "memory_kind": "device"}
     assert set(answer) == {"seq", "payload", "error", "error_source", "notice", "texts", "move"}
-    # The answer is the only synced trait: nothing else can arrive out of step with it.
+    # The answer is the only synced trait Python writes: nothing else can arrive out of step with it
+    # (drawn_seq is the front end's, and the edit left it alone).
     ours = set(w.keys) - set(anywidget.AnyWidget.class_trait_names(sync=True))
-    assert {name for name in ours if not name.startswith("_")} == {"answer"}
+    assert {name for name in ours if not name.startswith("_")} == {"answer", "drawn_seq"}
+    assert w.drawn_seq == 0
 
 
 def test_a_refusal_repeated_is_answered_again_with_its_new_number(x):
@@ -244,3 +246,20 @@ def test_a_cell_reading_the_widget_while_an_edit_runs_waits_for_its_answer(x):
     read["type"], read["spec_text"], read["seq"] = w.layout.type_str, w.spec_text, w.answered_seq
     comm.join()
     assert read == {"type": "float32[8@y,8@x]", "spec_text": "y, x", "seq": 1}
+
+
+def test_the_front_ends_drawn_seq_changes_nothing_python_shows():
+    """drawn_seq is the front end's word that it drew an answer (for hosts such as marimo that re-run cells
+    on a widget's value); Python takes nothing from it."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardviz
+
+    mesh = jax.make_mesh((2, 4), ("x", "y"), devices=jax.devices()[:8])
+    w = shardviz.ShardingWidget(jax.device_put(jnp.ones((4, 8)), NamedSharding(mesh, P("x", "y"))))
+    before = dict(w.answer)
+    w.set_state({"drawn_seq": 7})
+    assert w.drawn_seq == 7 and w.answer == before and w.error == ""

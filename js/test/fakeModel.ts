@@ -35,6 +35,9 @@ export class FakeModel {
   readonly editSeqs: number[] = [];
   /** The highest edit number Python answered. */
   seq = 0;
+  /** The `drawn_seq` values the front end saved (its acknowledgements of answers drawn). */
+  readonly drawnSeqs: number[] = [];
+  private pending: Record<string, unknown> = {};
   /** Set while a change handler runs, to catch messages sent from inside one. */
   private inChangeHandler = false;
   savesInsideChangeHandlers = 0;
@@ -68,6 +71,15 @@ export class FakeModel {
   answer(seq: number, changes: Partial<SyncedTraits> = {}): void {
     this.seq = Math.max(this.seq, seq);
     this.fromPython(changes);
+  }
+
+  set(key: string, value: unknown): void {
+    this.pending[key] = value;
+  }
+
+  save_changes(): void {
+    if ("drawn_seq" in this.pending) this.drawnSeqs.push(Number(this.pending.drawn_seq));
+    this.pending = {};
   }
 
   send(content: unknown): void {

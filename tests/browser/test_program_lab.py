@@ -358,7 +358,8 @@ def test_a_training_steps_functions_are_blocks_of_their_cells_annotated_in_place
     expect(dense.locator('[data-role="block-toggle"]')).to_be_focused()
     # The call tree by keyboard: down from the traced function, Enter opens that function's block.
     tree = widget.locator('[data-role="call-node"]')
-    tree.first.click()
+    # The first item's own row (its box holds every item under it).
+    tree.first.locator(":scope > .sv-tree-row").click()
     session.page.keyboard.press("ArrowDown")
     expect(tree.nth(1)).to_be_focused()
     session.page.keyboard.press("Enter")

@@ -50,6 +50,9 @@ class ViewWidget(anywidget.AnyWidget, Generic[S]):
 
     # Everything the front end draws, written only by Python and only whole.
     answer = traitlets.Dict().tag(sync=True)
+    # Written only by the front end: the last of its edits whose answer it has drawn. Python reads nothing
+    # from it; hosts that re-run code when a widget's value changes (marimo) see each edit through it.
+    drawn_seq = traitlets.Int(0).tag(sync=True)
 
     # The controls the front end edits (the keys of ``answer["texts"]``).
     CONTROLS: ClassVar[tuple[str, ...]] = ()
