@@ -9,14 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import (
-    KERNEL_WATCH,
-    JupyterLab,
-    check_front_end_built,
-    open_notebook,
-    start_jupyter_lab,
-    stop_jupyter_lab,
-)
+from browser_support import KERNEL_WATCH, JupyterLab, open_notebook
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -53,19 +46,6 @@ print(f'PROBE {_probe} ' + json.dumps({
 RULES = "0 = data, model\n1 = model, data\n2 = data, None"
 
 
-@pytest.fixture(scope="module")
-def compare_lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[JupyterLab]:
-    check_front_end_built()
-    try:
-        lab = start_jupyter_lab(tmp_path_factory.mktemp("jupyter-lab-compare"))
-    except RuntimeError as err:
-        pytest.fail(str(err))
-    try:
-        yield lab
-    finally:
-        stop_jupyter_lab(lab)
-
-
 class Session:
     def __init__(self, nb: Any) -> None:
         self.nb = nb
@@ -87,8 +67,8 @@ class Session:
 
 
 @pytest.fixture(scope="module")
-def session(compare_lab: JupyterLab, browser: Any) -> Iterator[Session]:
-    with open_notebook(compare_lab, browser, "shardviz-compare.ipynb", CELLS) as nb:
+def session(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Session]:
+    with open_notebook(jupyter_lab, browser, "shardviz-compare.ipynb", CELLS) as nb:
         nb.run_all(len(CELLS))
         expect(nb.cell(SETUP).locator('[data-view="compare"]')).to_have_count(1, timeout=120_000)
         nb.assert_healthy()
