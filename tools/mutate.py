@@ -93,6 +93,16 @@ PROGRAM_TESTS = _tests(
     "test_program_layers_memory.py",
 )
 
+# stand-in rows, estimates and programs, no trace: each mutant's tests take a fraction of a second
+COMPARE_TESTS = _tests(
+    "test_mut_compare_rows.py",
+    "test_mut_compare_ranking.py",
+    "test_mut_compare_report.py",
+    "test_mut_compare_edits.py",
+    "test_mut_compare_candidates.py",
+    "test_mut_compare_run.py",
+)
+
 PARTS: dict[str, Slice] = {
     "plan": Slice(
         ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"), PLAN_TESTS
@@ -107,6 +117,10 @@ PARTS: dict[str, Slice] = {
     ),
     # one slice for the whole package: one run of its tests for mutmut's stats, not one per module
     "testing": Slice(("testing/*.py",), TESTING_TESTS),
+    "compare": Slice(
+        tuple(f"compare/{name}.py" for name in ("candidates", "comparison", "edits", "report", "rows", "run", "state")),
+        COMPARE_TESTS,
+    ),
 }
 
 GROUPS: dict[str, tuple[str, ...]] = {"all": ("plan", "testing", "program")}
