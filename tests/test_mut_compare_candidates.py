@@ -88,12 +88,13 @@ def test_specs_that_do_not_match_the_arguments_name_the_candidate():
 
 
 def test_rules_lay_out_the_leaves_they_match_and_replicate_the_rest():
-    laid = resolve_arguments(Candidate("a", MESH, "0 = data, model\n2.b = model"), (W, X, {"b": REF, "c": REF}))
-    assert specs_of(laid) == [("data", "model"), (), ("model",), ()]
-    assert all(a.sharding.mesh == MESH for a in jax.tree.leaves(laid))
+    laid = resolve_arguments(Candidate("a", MESH, "0 = data, model\n2.b = model"), (W, X, {"b": REF, "c": REF}, 7))
+    assert laid[3] == 7
+    assert specs_of(laid) == [("data", "model"), (), ("model",), (), None]
+    assert all(a.sharding.mesh == MESH for a in jax.tree.leaves(laid[:3]))
     assert laid[1].weak_type is True and laid[1].dtype == jnp.bfloat16 and laid[2]["b"].shape == (4, 2)
-    assert [a.is_ref for a in jax.tree.leaves(laid)] == [False, False, True, True]
-    assert [a.weak_type for a in jax.tree.leaves(laid)] == [False, True, False, False]
+    assert [a.is_ref for a in jax.tree.leaves(laid[:3])] == [False, False, True, True]
+    assert [a.weak_type for a in jax.tree.leaves(laid[:3])] == [False, True, False, False]
 
 
 def test_rules_that_cannot_apply_name_the_candidate_and_the_line():

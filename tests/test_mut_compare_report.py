@@ -17,7 +17,15 @@ from shardviz.compare.rows import Failure, LineChange
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(None, "?"), (5e-4, "500.0 us"), (1e-3, "1.00 ms"), (0.5, "500.00 ms"), (1.0, "1.00 s"), (2.5, "2.50 s")],
+    [
+        (None, "?"),
+        (5e-4, "500.0 us"),
+        (1.2344999e-4, "123.4 us"),
+        (1e-3, "1.00 ms"),
+        (0.5, "500.00 ms"),
+        (1.0, "1.00 s"),
+        (2.5, "2.50 s"),
+    ],
 )
 def test_seconds_are_said_in_us_ms_or_s(seconds, text):
     assert seconds_text(seconds) == text
@@ -67,7 +75,7 @@ def two_rows():
         row("tp", 2.0, mesh=(("x", 2),)),
         rank=1,
         network_by_link=(("NVLink", 1.5), ("InfiniBand", 0.5)),
-        network_by_axis=(("x", 2.0),),
+        network_by_axis=(("x", 1.5), ("x,y", 0.5)),
         changes=changes,
         against="fsdp",
     )
@@ -85,7 +93,7 @@ def test_the_text_is_the_table_each_rows_details_the_best_and_the_failures():
         "mlp: 3 candidates on h100, tpu-v5p, 2 row(s) ranked, 1 failed to trace",
         HEADER,
         "1  tp         x=2   h100      2.00 s  network  500.00 ms  1.00 s  2.00 s   30 B        fits 100 B",
-        "     network by link: NVLink 1.50 s, InfiniBand 500.00 ms; by mesh axis: x 2.00 s",
+        "     network by link: NVLink 1.50 s, InfiniBand 500.00 ms; by mesh axis: x 1.50 s, x,y 500.00 ms",
         "     against fsdp: 5 line(s) differ",
         *("       " + grown.format(n) for n in range(1, 5)),
         "       ... 1 more",

@@ -34,7 +34,7 @@ COLLECTIVES = (
 def estimate(**changed):
     fields = dict(
         hardware=SimpleNamespace(name="h100", hbm_bytes=80e9), step_s=15.0, bound="network", compute_s=3.0,
-        memory_s=None, network_s=15.0, device_bytes=1000, fits=True, slices=2, collectives=COLLECTIVES,
+        memory_s=2.0, network_s=15.0, device_bytes=1000, fits=True, slices=2, collectives=COLLECTIVES,
     )  # fmt: skip
     fields.update(changed)
     return SimpleNamespace(**fields)
@@ -55,7 +55,7 @@ def test_an_estimates_collectives_are_summed_per_line_kind_and_axes_longest_firs
 def test_a_row_reads_its_estimate_and_sums_network_time_per_axis_and_per_link():
     made = make_row("fsdp", program(), estimate(), 2.5)
     assert made == Row(
-        "fsdp", "h100", (("data", 4), ("model", 2)), 15.0, "network", 3.0, None, 15.0,
+        "fsdp", "h100", (("data", 4), ("model", 2)), 15.0, "network", 3.0, 2.0, 15.0,
         # per axis: data 4 + 1, data,model 6, ? 2, model 2 (ties by name)
         (("data,model", 6.0), ("data", 5.0), ("?", 2.0), ("model", 2.0)),
         # per link: NVLink 4 + 1 + 2 (a part) + 2 + 2, InfiniBand 4 (a part)
@@ -145,13 +145,13 @@ def test_equal_bytes_change_past_one_percent_of_the_time_only():
     from shardviz.compare.rows import lines_changed
 
     times = {"m.py:1": (100.0, 101.0), "m.py:2": (100.0, 98.5), "m.py:3": (0.0, 0.5), "m.py:4": (100.0, 103.0),
-             "m.py:5": (0.0, 5e-15)}  # fmt: skip
+             "m.py:5": (0.0, 5e-15), "m.py:6": (1e-3, 1.5e-3)}  # fmt: skip
     before = [line(where, "all-gather", "x", 100, old) for where, (old, _) in times.items()]
     after = [line(where, "all-gather", "x", 100, new) for where, (_, new) in times.items()]
     # 101 against 100 is 1%, not past it; 98.5 is 1.5% less; 0.5 against nothing is slower, but 5e-15 is
-    # within 1% of 1e-12 s, the least time a line is measured against
+    # within 1% of 1e-12 s, the least time a line is measured against; 1.5 ms against 1 ms is half as slow again
     assert [(c.line, c.change) for c in lines_changed(before, after)] == [
-        ("m.py:4", "slower"), ("m.py:2", "faster"), ("m.py:3", "slower"),
+        ("m.py:4", "slower"), ("m.py:2", "faster"), ("m.py:3", "slower"), ("m.py:6", "slower"),
     ]  # fmt: skip
 
 
@@ -167,3 +167,18 @@ def test_changes_of_equal_time_order_by_bytes_then_line():
     # a smaller change of time comes later whatever its bytes
     after[2] = line("m.py:1", "all-gather", "x", 900, 1.5)
     assert [c.line for c in lines_changed(before, after)] == ["m.py:4", "m.py:5", "m.py:1"]
+
+
+def test_the_largest_change_of_time_comes_first_not_the_longest_line():
+    from shardviz.compare.rows import lines_changed
+
+    before = [line("m.py:1", "all-gather", "x", 100, 10.0), line("m.py:2", "all-gather", "x", 100, 0.0)]
+    after = [line("m.py:1", "all-gather", "x", 100, 11.0), line("m.py:2", "all-gather", "x", 100, 5.0)]
+    assert [c.line for c in lines_changed(before, after)] == ["m.py:2", "m.py:1"]
+
+
+def test_network_time_sums_per_key_longest_first_then_by_name():
+    from shardviz.compare.rows import _sum_by
+
+    assert _sum_by([("b", 1.0), ("c", 0.5), ("a", 1.0), ("c", 1.5)]) == (("c", 2.0), ("a", 1.0), ("b", 1.0))
+    assert _sum_by([]) == ()

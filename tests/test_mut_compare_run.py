@@ -174,6 +174,21 @@ def test_compare_traces_each_candidate_once_and_keeps_those_that_fail(children):
     assert result.hardware_used == (hardware_named("h100"), hardware_named("h200"))
 
 
+def test_the_children_run_in_as_many_threads_as_workers(children, monkeypatch):
+    pools = []
+
+    class Pool(run_module.ThreadPoolExecutor):
+        def __init__(self, max_workers):
+            pools.append(max_workers)
+            super().__init__(max_workers=max_workers)
+
+    monkeypatch.setattr(run_module, "ThreadPoolExecutor", Pool)
+    monkeypatch.setattr(run_module, "time", Clock(0.0, 1.0, 0.0, 1.0))
+    compare(step, [("a", mesh(2, 1), None), ("b", mesh(1, 2), None)], args=ARGS)
+    compare(step, [("a", mesh(2, 1), None), ("b", mesh(1, 2), None)], args=ARGS, workers=5)
+    assert pools == [2, 5]
+
+
 def test_compare_by_default_runs_on_tpu_v5p_for_ten_minutes_a_child(children):
     result = compare(step, [("a", mesh(2, 1), lambda m: (P(),))], args=ARGS, workers=2)
     assert result.hardware == ("tpu-v5p",) and children.asked[0][3] == 600.0
@@ -238,7 +253,7 @@ def test_retrace_traces_one_candidate_again_and_keeps_the_rest(children, monkeyp
     monkeypatch.setattr(run_module, "time", Clock(1.0, 1.75))
     children.asked.clear()
     again = retrace(result, "a", "0 = model")
-    assert [(m, timeout) for _, _, m, timeout in children.asked] == [(mesh(4, 2), 20.0)]
+    assert [(fun, m, timeout) for fun, _, m, timeout in children.asked] == [(step, mesh(4, 2), 20.0)]
     assert again.programs["b"] is result.programs["b"] and again.programs["a"] is not result.programs["a"]
     assert list(again.programs) == ["a", "b"]
     assert [c.shardings for c in again.origin.candidates] == ["0 = model", RULES, RULES]
@@ -279,7 +294,7 @@ def test_the_views_state_is_the_payload_with_each_candidates_rules(children):
 
 
 def test_a_rules_edit_traces_that_candidate_again(children, monkeypatch):
-    result = compare(step, [("a", mesh(4, 2), RULES), ("b", mesh(2, 4), RULES)], args=ARGS, hardware="h100")
+    result = compare(step, [("a", mesh(4, 2), RULES), ("b", mesh(2, 2), RULES)], args=ARGS, hardware="h100")
     asked = []
 
     def retraced(comparison, name, rules):
@@ -289,7 +304,7 @@ def test_a_rules_edit_traces_that_candidate_again(children, monkeypatch):
     monkeypatch.setattr(state_module, "retrace", retraced)
     state, said = CompareState(result).with_edit(json.dumps({"candidate": "b", "rules": "1 = model"}))
     assert asked == [(result, "b", "1 = model")] and state.comparison is result
-    assert said == "b traced again: 1000.00 ms per step on h100"  # the stand-in's 8 s over 8 devices
+    assert said == "b traced again: 2000.00 ms per step on h100"  # the stand-in's 8 s over 4 devices
     empty = SimpleNamespace(rows=(), origin=result.origin)
     monkeypatch.setattr(state_module, "retrace", lambda comparison, name, rules: empty)
     assert CompareState(result).with_edit(json.dumps({"candidate": "a", "rules": ""}))[1] == "a traced again"
