@@ -206,3 +206,11 @@ def test_hardware_is_one_name_one_hardware_or_a_list():
     assert hardware_list(("h100", "tpu-v5p")) == (h100, hardware_named("tpu-v5p"))
     with pytest.raises(shardviz.ShardingError, match=r"^hardware= names no hardware; give a name such as"):
         hardware_list([])
+
+
+@pytest.mark.parametrize(("hardware", "named"), [(None, "NoneType"), (5, "int")])
+def test_hardware_that_is_no_name_nor_list_is_refused_by_its_type(hardware, named):
+    with pytest.raises(
+        shardviz.ShardingError, match=rf"^hardware must be a name \(.*\) or a shardviz.Hardware, got a {named}$"
+    ):
+        hardware_list(hardware)

@@ -200,6 +200,8 @@ def test_compare_by_default_runs_on_tpu_v5p_for_ten_minutes_a_child(children):
     [
         (3, [("a", mesh(2, 1), None)], "compare needs the step function first, got a int"),
         (step, [], "compare needs at least one candidate"),
+        (step, None, "compare's candidates are a list of candidates, got a NoneType"),
+        (step, 5, "compare's candidates are a list of candidates, got a int"),
         (step, [("a", mesh(2, 1), None), ("a", mesh(1, 2), None)], "two candidates are named 'a'; each needs its own name"),
     ],
 )  # fmt: skip
@@ -231,6 +233,7 @@ def test_diff_sets_two_programs_side_by_side_against_the_first(children):
         (None, None, ("a", "a"), "diff's names= are two different strings, got ('a', 'a')"),
         (None, None, ("a", "b", "c"), "diff's names= are two different strings, got ('a', 'b', 'c')"),
         (None, None, ("a", 2), "diff's names= are two different strings, got ('a', 2)"),
+        (None, None, None, "diff's names= are two different strings, got None"),
     ],
 )
 def test_diff_refuses_what_is_not_two_programs_with_two_names(children, before, after, names, message):

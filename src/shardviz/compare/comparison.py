@@ -10,7 +10,7 @@ vanished, moves more or fewer bytes, or takes longer on its links.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -138,7 +138,8 @@ def _numbered(row: Row, rank: int, changes: tuple[LineChange, ...], against: str
 
 def hardware_list(hardware: Any) -> tuple[Hardware, ...]:
     """The hardware of ``compare``'s ``hardware=``: one name or Hardware, or a list of them."""
-    items = [hardware] if isinstance(hardware, (str, Hardware)) else list(hardware)
+    one = isinstance(hardware, (str, Hardware)) or not isinstance(hardware, Iterable)
+    items = [hardware] if one else list(hardware)
     if not items:
         raise ShardingError("hardware= names no hardware; give a name such as 'tpu-v5p' or 'h100', or a list")
     return tuple(hardware_named(h) for h in items)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
@@ -104,6 +104,8 @@ def compare(
     """
     if not callable(step):
         raise ShardingError(f"compare needs the step function first, got a {type(step).__name__}")
+    if not isinstance(candidates, Iterable):
+        raise ShardingError(f"compare's candidates are a list of candidates, got a {type(candidates).__name__}")
     chosen = [as_candidate(c, i) for i, c in enumerate(candidates)]
     if not chosen:
         raise ShardingError("compare needs at least one candidate")
@@ -137,7 +139,12 @@ def diff(
         if not isinstance(program, Program):
             raise ShardingError(f"diff takes two shardviz Programs (from shardviz.trace); {what} is a "
                                 f"{type(program).__name__}")  # fmt: skip
-    if len(names) != 2 or names[0] == names[1] or not all(isinstance(n, str) for n in names):
+    if (
+        not isinstance(names, (tuple, list))
+        or len(names) != 2
+        or names[0] == names[1]
+        or not all(isinstance(n, str) for n in names)
+    ):
         raise ShardingError(f"diff's names= are two different strings, got {names!r}")
     hws = hardware_list(hardware)
     programs = {names[0]: before, names[1]: after}
