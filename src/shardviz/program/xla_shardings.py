@@ -30,6 +30,7 @@ Key = tuple[str, str, int, int, tuple[int, ...], str]
 class _Candidate:
     sharding: HloSharding
     op_components: tuple[str, ...]
+    normal: str  # the sharding as compared (:func:`_normal`), worked out once per distinct sharding text
 
 
 def index_module(module: Module) -> dict[Key, list[_Candidate]]:
@@ -38,6 +39,8 @@ def index_module(module: Module) -> dict[Key, list[_Candidate]]:
     A key whose instructions carry no sharding maps to an empty list.
     """
     index: dict[Key, list[_Candidate]] = defaultdict(list)
+    # A loop written in Python repeats each sharding once per pass: parse and compare each text once.
+    parsed: dict[str, tuple[HloSharding, str]] = {}
     for comp in module.computations:
         keys: dict[str, Key | None] = {}
         for inst in comp.instructions:
@@ -58,8 +61,12 @@ def index_module(module: Module) -> dict[Key, list[_Candidate]]:
             leaves = inst.is_root or not mine or any(keys.get(u) != key for u in mine)
             if not leaves:
                 continue
+            if raw not in parsed:
+                sharding = parse_sharding(raw)
+                parsed[raw] = (sharding, _normal(sharding))
+            sharding, normal = parsed[raw]
             op_name = inst.metadata.op_name or ""
-            index[key].append(_Candidate(parse_sharding(raw), tuple(p for p in op_name.split("/") if p)))
+            index[key].append(_Candidate(sharding, tuple(p for p in op_name.split("/") if p), normal))
     return index
 
 
@@ -111,7 +118,7 @@ def find_sharding(value: JaxprValue, index: dict[Key, list[_Candidate]]) -> tupl
 def _agreeing(candidates: list[_Candidate]) -> HloSharding | None:
     if not candidates:
         return None
-    texts = {_normal(c.sharding) for c in candidates}
+    texts = {c.normal for c in candidates}
     return candidates[0].sharding if len(texts) == 1 else None
 
 
