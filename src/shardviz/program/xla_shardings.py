@@ -76,11 +76,10 @@ def _key(module: Module, inst: Instruction) -> Key | None:
     meta = inst.metadata
     if not meta.op_name or meta.stack_frame_id is None or inst.shape.is_tuple:
         return None
-    frames = module.frames(meta.stack_frame_id)
-    if not frames:
+    f = module.stack_frames.get(meta.stack_frame_id)  # the innermost frame: the line itself
+    if f is None:
         return None
     primitive = meta.op_name.rsplit("/", 1)[-1]
-    f = frames[0]
     return (primitive, f.file, f.line, f.column, inst.shape.dims, inst.shape.dtype or "")
 
 
