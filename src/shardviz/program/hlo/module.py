@@ -5,13 +5,40 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import TypeVar, cast
+from typing import Any, Generic, TypeVar, cast, overload
 
 from .scanning import HloParseError, Shape, closing_index, parse_shape, split_top_level, unquote
 
 # --------------------------------------------------------------------------
 # instructions and computations
+
+_T = TypeVar("_T")
+
+
+class _Lazy(Generic[_T]):
+    """``functools.cached_property`` without its lock: Python 3.11's takes one lock shared by every
+    instance on each first read, and a module reads several properties of thousands of instructions."""
+
+    def __init__(self, read: Callable[[Any], _T]) -> None:
+        self.read = read
+        self.name = read.__name__
+        self.__doc__ = read.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _Lazy[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _Lazy[_T]:
+        if instance is None:
+            return self
+        value = self.read(instance)
+        instance.__dict__[self.name] = value  # later reads find it there, as with functools'
+        return value
 
 
 @dataclass(frozen=True)
@@ -46,11 +73,11 @@ class Instruction:
     # attributes and metadata once per pass, and each distinct text is read once.
     read: dict[tuple[str, str], object] | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
+    @_Lazy
     def shape(self) -> Shape:
         return _read_once(self.read, "shape", self.text[self.shape_span[0] : self.shape_span[1]], parse_shape)
 
-    @cached_property
+    @_Lazy
     def operands(self) -> tuple[str, ...]:
         start, end = self.operand_span
         inner = self.text[start + 1 : end - 1]
@@ -58,7 +85,7 @@ class Instruction:
             return tuple(_OPERAND_NAME.findall(inner))
         return tuple(_operand_name(o) for o in split_top_level(inner))
 
-    @cached_property
+    @_Lazy
     def attributes(self) -> tuple[tuple[str, str], ...]:
         return _read_once(self.read, "attributes", self.text[self.operand_span[1] :], _parse_attributes)
 
@@ -70,12 +97,12 @@ class Instruction:
                 return v
         return None
 
-    @cached_property
+    @_Lazy
     def metadata(self) -> Metadata:
         raw = self.attr("metadata")
         return _read_once(self.read, "metadata", raw, parse_metadata) if raw else Metadata()
 
-    @cached_property
+    @_Lazy
     def called_computations(self) -> tuple[tuple[str, str], ...]:
         """``(role, computation)`` for every computation this instruction calls.
 
@@ -101,7 +128,7 @@ class Computation:
     is_entry: bool
     instructions: tuple[Instruction, ...]
 
-    @cached_property
+    @_Lazy
     def by_name(self) -> Mapping[str, Instruction]:
         return {i.name: i for i in self.instructions}
 
@@ -135,7 +162,7 @@ class Module:
                 return v
         return None
 
-    @cached_property
+    @_Lazy
     def by_name(self) -> Mapping[str, Computation]:
         return {c.name: c for c in self.computations}
 
@@ -251,9 +278,6 @@ def parse_instruction(line: str, read: dict[tuple[str, str], object] | None = No
         operand_span=(args_start, args_end),
         read=read,
     )
-
-
-_T = TypeVar("_T")
 
 
 def _read_once(read: dict[tuple[str, str], object] | None, kind: str, text: str, parse: Callable[[str], _T]) -> _T:
