@@ -102,7 +102,7 @@ def assemble(
     values = reader.values(walk(traced.jaxpr))
     stacks = stacks_of(module)
     collectives = _collectives(module, mesh_info, to_mesh, source, values, io, kept, traced, reader, stacks)
-    line_flops, memory = _line_flops(module, stacks), _memory(compiled)
+    line_flops, memory, cost = _line_flops(module, stacks), _memory(compiled), _cost_analysis(compiled)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -117,8 +117,8 @@ def assemble(
         values=values,
         collectives=collectives,
         memory=memory,
-        flops=_cost(compiled, "flops"),
-        bytes_accessed=_cost(compiled, "bytes accessed"),
+        flops=_cost(cost, "flops"),
+        bytes_accessed=_cost(cost, "bytes accessed"),
         source=source,
         process_index=jax.process_index(),
         process_count=jax.process_count(),
@@ -347,14 +347,19 @@ def _memory(compiled: Any) -> MemoryStats | None:
     )
 
 
-def _cost(compiled: Any, key: str) -> float | None:
+def _cost_analysis(compiled: Any) -> dict[str, Any] | None:
+    """XLA's cost analysis of the compiled program (worked out anew on each call, so asked once)."""
     try:
         cost = compiled.cost_analysis()
     except Exception:  # best-effort in JAX
         return None
     if isinstance(cost, (list, tuple)):  # older JAX: one dict per device program
         cost = cost[0] if cost else None
-    if not isinstance(cost, dict) or key not in cost:
+    return cost if isinstance(cost, dict) else None
+
+
+def _cost(cost: dict[str, Any] | None, key: str) -> float | None:
+    if cost is None or key not in cost:
         return None
     try:
         value = float(cost[key])
