@@ -27,7 +27,7 @@ from . import axes as _axes
 from . import collective_places as places
 from . import hlo
 from .arguments import context_mesh, unwrapped
-from .collectives import ArrayLines, read_collective, stack_of
+from .collectives import ArrayLines, read_collective, stacks_of
 from .device_bytes import count_on_device
 from .frames import user_frame
 from .inputs_outputs import (
@@ -100,8 +100,9 @@ def assemble(
     source = _source_listing(fun, name)
     reader = _value_reader(io, module, to_mesh, traced, dumps, source, _sharding_mode(mesh_info))
     values = reader.values(walk(traced.jaxpr))
-    collectives = _collectives(module, mesh_info, to_mesh, source, values, io, kept, traced, reader)
-    line_flops, memory = _line_flops(module), _memory(compiled)
+    stacks = stacks_of(module)
+    collectives = _collectives(module, mesh_info, to_mesh, source, values, io, kept, traced, reader, stacks)
+    line_flops, memory, cost = _line_flops(module, stacks), _memory(compiled), _cost_analysis(compiled)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -116,8 +117,8 @@ def assemble(
         values=values,
         collectives=collectives,
         memory=memory,
-        flops=_cost(compiled, "flops"),
-        bytes_accessed=_cost(compiled, "bytes accessed"),
+        flops=_cost(cost, "flops"),
+        bytes_accessed=_cost(cost, "bytes accessed"),
         source=source,
         process_index=jax.process_index(),
         process_count=jax.process_count(),
@@ -128,7 +129,7 @@ def assemble(
         layout_changes=layout_changes(io.input_paths, io.inputs, io.output_paths, io.outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
-        memory_timeline=_timeline(dumps, module, io.input_paths, io.output_paths, kept, values, memory),
+        memory_timeline=_timeline(dumps, module, io.input_paths, io.output_paths, kept, values, memory, stacks),
         hbm_bytes=hlo.hbm_bytes(module).bytes,
     )
 
@@ -176,15 +177,14 @@ def _collectives(
     kept: list[int] | None,
     traced: Any,
     reader: ValueReader,
+    stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
 ) -> tuple[Collective, ...]:
     """Every collective of the module on the user's line, numbered by pass, counted as the device moves it."""
     redirects = constraint_redirects(traced.jaxpr.jaxpr)
     ops = hlo.collective_ops(module)
     arrays = ArrayLines(module, values, io.input_paths, io.output_paths, kept, traced.jaxpr.jaxpr)
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
-    numbered = places.number_passes(
-        collectives, ops, module, lambda inst: stack_of(module, inst), reader.place_passes, reader.trip_places
-    )
+    numbered = places.number_passes(collectives, ops, module, stacks, reader.place_passes, reader.trip_places)
     return count_on_device(numbered, values)
 
 
@@ -196,6 +196,7 @@ def _timeline(
     kept: list[int] | None,
     values: Sequence[Any],
     memory: MemoryStats | None,
+    stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
 ) -> MemoryTimeline | None:
     """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
     if "buffer_assignment" not in dumps or "live_range" not in dumps:
@@ -210,7 +211,7 @@ def _timeline(
         allocations,
         live,
         module,
-        lambda inst: stack_of(module, inst),
+        stacks,
         input_paths,
         output_paths,
         kept,
@@ -303,11 +304,13 @@ def _abstract(leaf: Any) -> Any:
     return leaf
 
 
-def _line_flops(module: hlo.Module) -> tuple[LineFlops, ...]:
+def _line_flops(
+    module: hlo.Module, stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]
+) -> tuple[LineFlops, ...]:
     """Each dot's flops on the user's line that causes it (as collectives take theirs), largest first."""
     by_line: dict[tuple[str, int] | None, LineFlops] = {}
     for dot in hlo.dot_flops(module)[0]:
-        stack = stack_of(module, dot.inst)
+        stack = stacks(dot.inst)
         meta = dot.inst.metadata
         if not stack and meta.source_file and meta.source_line is not None:
             stack = (SourceLocation(meta.source_file, meta.source_line),)
@@ -344,14 +347,19 @@ def _memory(compiled: Any) -> MemoryStats | None:
     )
 
 
-def _cost(compiled: Any, key: str) -> float | None:
+def _cost_analysis(compiled: Any) -> dict[str, Any] | None:
+    """XLA's cost analysis of the compiled program (worked out anew on each call, so asked once)."""
     try:
         cost = compiled.cost_analysis()
     except Exception:  # best-effort in JAX
         return None
     if isinstance(cost, (list, tuple)):  # older JAX: one dict per device program
         cost = cost[0] if cost else None
-    if not isinstance(cost, dict) or key not in cost:
+    return cost if isinstance(cost, dict) else None
+
+
+def _cost(cost: dict[str, Any] | None, key: str) -> float | None:
+    if cost is None or key not in cost:
         return None
     try:
         value = float(cost[key])

@@ -10,6 +10,7 @@ that no set of whole mesh axes produces gives ``None``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -171,9 +172,26 @@ def tiles_to_spec(
     device's coordinate along ``a``. Distinct axes are independent, so at
     most one axis fits each step and the answer is unique.
     """
-    sizes = tuple(int(s) for s in axis_sizes)
-    n = math.prod(sizes)
     arr = np.asarray(tile_assignment, dtype=np.int64)
+    order = None if to_mesh is None else np.asarray(to_mesh, dtype=np.int64)
+    names, sizes = tuple(str(a) for a in axis_names), tuple(int(s) for s in axis_sizes)
+    order_key = None if order is None else order.tobytes()
+    return _tiles_to_spec(arr.shape, arr.tobytes(), data_dims, names, sizes, order_key)
+
+
+# A program's values share a handful of tile assignments: each is worked out once.
+@functools.lru_cache(maxsize=1024)
+def _tiles_to_spec(
+    grid: tuple[int, ...],
+    positions_bytes: bytes,
+    data_dims: int,
+    axis_names: tuple[str, ...],
+    sizes: tuple[int, ...],
+    order_bytes: bytes | None,
+) -> tuple[tuple[str, ...], ...] | None:
+    n = math.prod(sizes)
+    arr = np.frombuffer(positions_bytes, dtype=np.int64).reshape(grid)
+    to_mesh = None if order_bytes is None else np.frombuffer(order_bytes, dtype=np.int64)
     if arr.size != n or arr.ndim < data_dims:
         return None
     positions = arr.ravel()

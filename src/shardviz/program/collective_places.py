@@ -76,8 +76,9 @@ def number_passes(
     body that XLA kept as a loop has no pass: it is one collective run once per trip.
     """
     where = positions(module)
-    ranks = _Ranks(module, stack_of, place_passes)
-    levels = PassLevels(module, lambda inst: _instruction_place(inst, stack_of, place_passes))
+    place_of = _places_once(stack_of, place_passes)
+    ranks = _Ranks(module, place_of, place_passes)
+    levels = PassLevels(module, place_of)
     groups: dict[tuple[Place, str, str], list[tuple[Charge, tuple[int, ...]]]] = {}
     numbered: dict[Charge, tuple[int, int]] = {}
     for i, (c, op) in enumerate(zip(collectives, ops)):
@@ -132,15 +133,25 @@ def _with_passes(
     return tuple(out)
 
 
-def _instruction_place(
-    inst: hlo.Instruction,
-    stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
-    place_passes: Mapping[Place, int],
-) -> Place | None:
-    op_name = inst.metadata.op_name
-    if not op_name:
-        return None
-    return _value_place(place(stack_of(inst), scope_of_op_name(op_name), op_name), place_passes)
+def _places_once(
+    stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]], place_passes: Mapping[Place, int]
+) -> Callable[[hlo.Instruction], Place | None]:
+    """Each instruction's place (its values' place, from its ``op_name`` and stack; None without an
+    ``op_name``), worked out once per ``op_name`` and stack: a loop's passes repeat theirs."""
+    # Keyed by the stack's id: the entry keeps the stack, so no other object takes that id while it lives.
+    found: dict[tuple[str, int], tuple[tuple[SourceLocation, ...], Place | None]] = {}
+
+    def place_of(inst: hlo.Instruction) -> Place | None:
+        op_name = inst.metadata.op_name
+        if not op_name:
+            return None
+        stack = stack_of(inst)
+        key = (op_name, id(stack))
+        if key not in found:
+            found[key] = (stack, _value_place(place(stack, scope_of_op_name(op_name), op_name), place_passes))
+        return found[key][1]
+
+    return place_of
 
 
 class _Ranks:
@@ -149,11 +160,11 @@ class _Ranks:
     def __init__(
         self,
         module: hlo.Module,
-        stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
+        place_of: Callable[[hlo.Instruction], Place | None],
         place_passes: Mapping[Place, int],
     ) -> None:
         self.module = module
-        self.stack_of = stack_of
+        self.place_of = place_of
         self.place_passes = place_passes
         self.by_op: dict[str, dict[tuple[Place, str], list[str]]] = {}
 
@@ -165,7 +176,7 @@ class _Ranks:
                 op_name = inst.metadata.op_name
                 if not op_name or hlo.collective_kind(inst.opcode) is not None:
                     continue
-                here = _instruction_place(inst, self.stack_of, self.place_passes)
+                here = self.place_of(inst)
                 if here is not None:
                     index.setdefault((here, op_name), []).append(inst.name)
             self.by_op[computation] = index

@@ -9,7 +9,7 @@ that made it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -180,6 +180,19 @@ def _group_size(op: hlo.CollectiveOp) -> int:
 def stack_of(module: hlo.Module, inst: hlo.Instruction) -> tuple[SourceLocation, ...]:
     frames = module.frames(inst.metadata.stack_frame_id)
     return tuple(SourceLocation(f.file, f.line, f.column, f.function) for f in frames)
+
+
+def stacks_of(module: hlo.Module) -> Callable[[hlo.Instruction], tuple[SourceLocation, ...]]:
+    """:func:`stack_of` for ``module``, each stack made once: the passes of a loop share their lines."""
+    made: dict[int | None, tuple[SourceLocation, ...]] = {}
+
+    def stack(inst: hlo.Instruction) -> tuple[SourceLocation, ...]:
+        key = inst.metadata.stack_frame_id
+        if key not in made:
+            made[key] = stack_of(module, inst)
+        return made[key]
+
+    return stack
 
 
 def _primitive_of(op_name: str | None) -> str:

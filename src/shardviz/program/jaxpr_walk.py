@@ -86,8 +86,31 @@ def user_frames(source_info: Any) -> tuple[SourceLocation, ...]:
     """The user's frames of an equation, innermost first (JAX's own filter)."""
     if _source_info is None or source_info is None:
         return ()
+    traceback = source_info.traceback
     try:
-        frames = _source_info.user_frames(source_info.traceback)
+        codes, offsets = traceback.raw_frames() if traceback else ([], [])
+        key = (tuple(map(id, codes)), tuple(offsets))
+    except Exception:  # a traceback without raw frames is read as JAX reads it, every time
+        return _read_user_frames(traceback)
+    found = _USER_FRAMES.get(key)
+    if found is None:
+        # The entry holds the code objects, so no other code object takes one of their ids while it lives.
+        found = (tuple(codes), _read_user_frames(traceback))
+        if len(_USER_FRAMES) >= _USER_FRAMES_KEPT:
+            _USER_FRAMES.pop(next(iter(_USER_FRAMES)))
+        _USER_FRAMES[key] = found
+    return found[1]
+
+
+# The frames of each distinct call stack (code objects and offsets), read once: the equations
+# of a loop's passes, and of a line's forward and backward values, share theirs.
+_USER_FRAMES: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[Any, ...], tuple[SourceLocation, ...]]] = {}
+_USER_FRAMES_KEPT = 4096
+
+
+def _read_user_frames(traceback: Any) -> tuple[SourceLocation, ...]:
+    try:
+        frames = _source_info.user_frames(traceback)
         return tuple(SourceLocation(f.file_name, f.start_line, f.start_column, f.function_name) for f in frames)
     except Exception:  # a traceback JAX cannot read gives no line rather than a failure
         return ()

@@ -132,29 +132,40 @@ def _piece_levels(
     passes: int,
 ) -> dict[str, int] | None:
     """Each piece's level: one more than the highest level of another piece it reads from.
-    Worked out over the schedule (operands come first) until nothing changes; pieces that
+    Worked out from what each piece reads until nothing changes; pieces that
     read each other in a circle never settle, and give None."""
+    reads = _pieces_read(computation, piece, behind, combined)
     level = dict.fromkeys(set(piece.values()), 1)
     for _ in range(passes + 1):
-        above: dict[str, int] = {}  # per instruction: the highest level of another piece among what it reads
-        for inst in computation.instructions:
-            mine = piece.get(inst.name)
-            best = 0
-            for operand in () if inst.name in combined else inst.operands:
-                member = behind.get(operand)
-                if member is None:
-                    best = max(best, above.get(operand, 0))
-                elif piece[member] != mine:
-                    best = max(best, level[piece[member]])
-                else:  # the same piece: what it read from other pieces
-                    best = max(best, above.get(member, 0))
-            above[inst.name] = best
-        settled: dict[str, int] = dict.fromkeys(level, 1)
-        for member, root in piece.items():
-            settled[root] = max(settled[root], 1 + above[member])
+        settled = {root: 1 + max((level[other] for other in reads[root]), default=0) for root in level}
         if settled == level:
             return level
         if max(settled.values()) > passes:
             return None
         level = settled
     return None
+
+
+def _pieces_read(
+    computation: hlo.Computation, piece: Mapping[str, str], behind: Mapping[str, str | None], combined: set[str]
+) -> dict[str, set[str]]:
+    """For each piece, the pieces it reads from: another piece's member directly, or any piece
+    through what it reads (instructions of no piece, or its own members), over the schedule
+    (operands come first). A piece that reads itself through others is in its own set."""
+    carried: dict[str, frozenset[str]] = {}  # per instruction: the pieces whose results reach it
+    reads: dict[str, set[str]] = {root: set() for root in piece.values()}
+    for inst in computation.instructions:
+        mine = piece.get(inst.name)
+        found: set[str] = set()
+        for operand in () if inst.name in combined else inst.operands:
+            member = behind.get(operand)
+            if member is None:
+                found.update(carried.get(operand, ()))
+            elif piece[member] != mine:
+                found.add(piece[member])
+            else:  # the same piece: what it read from other pieces
+                found.update(carried.get(member, ()))
+        carried[inst.name] = frozenset(found)
+        if mine is not None:
+            reads[mine].update(found)
+    return reads

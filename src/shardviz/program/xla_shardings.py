@@ -30,6 +30,7 @@ Key = tuple[str, str, int, int, tuple[int, ...], str]
 class _Candidate:
     sharding: HloSharding
     op_components: tuple[str, ...]
+    normal: str  # the sharding as compared (:func:`_normal`), worked out once per distinct sharding text
 
 
 def index_module(module: Module) -> dict[Key, list[_Candidate]]:
@@ -38,6 +39,8 @@ def index_module(module: Module) -> dict[Key, list[_Candidate]]:
     A key whose instructions carry no sharding maps to an empty list.
     """
     index: dict[Key, list[_Candidate]] = defaultdict(list)
+    # A loop written in Python repeats each sharding once per pass: parse and compare each text once.
+    parsed: dict[str, tuple[HloSharding, str]] = {}
     for comp in module.computations:
         keys: dict[str, Key | None] = {}
         for inst in comp.instructions:
@@ -58,8 +61,12 @@ def index_module(module: Module) -> dict[Key, list[_Candidate]]:
             leaves = inst.is_root or not mine or any(keys.get(u) != key for u in mine)
             if not leaves:
                 continue
+            if raw not in parsed:
+                sharding = parse_sharding(raw)
+                parsed[raw] = (sharding, _normal(sharding))
+            sharding, normal = parsed[raw]
             op_name = inst.metadata.op_name or ""
-            index[key].append(_Candidate(parse_sharding(raw), tuple(p for p in op_name.split("/") if p)))
+            index[key].append(_Candidate(sharding, tuple(p for p in op_name.split("/") if p), normal))
     return index
 
 
@@ -69,11 +76,10 @@ def _key(module: Module, inst: Instruction) -> Key | None:
     meta = inst.metadata
     if not meta.op_name or meta.stack_frame_id is None or inst.shape.is_tuple:
         return None
-    frames = module.frames(meta.stack_frame_id)
-    if not frames:
+    f = module.stack_frames.get(meta.stack_frame_id)  # the innermost frame: the line itself
+    if f is None:
         return None
     primitive = meta.op_name.rsplit("/", 1)[-1]
-    f = frames[0]
     return (primitive, f.file, f.line, f.column, inst.shape.dims, inst.shape.dtype or "")
 
 
@@ -111,7 +117,7 @@ def find_sharding(value: JaxprValue, index: dict[Key, list[_Candidate]]) -> tupl
 def _agreeing(candidates: list[_Candidate]) -> HloSharding | None:
     if not candidates:
         return None
-    texts = {_normal(c.sharding) for c in candidates}
+    texts = {c.normal for c in candidates}
     return candidates[0].sharding if len(texts) == 1 else None
 
 

@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Generic, TypeVar, cast, overload
 
 from .scanning import HloParseError, Shape, closing_index, parse_shape, split_top_level, unquote
 
 # --------------------------------------------------------------------------
 # instructions and computations
+
+_T = TypeVar("_T")
+
+
+class _Lazy(Generic[_T]):
+    """``functools.cached_property`` without its lock: Python 3.11's takes one lock shared by every
+    instance on each first read, and a module reads several properties of thousands of instructions."""
+
+    def __init__(self, read: Callable[[Any], _T]) -> None:
+        self.read = read
+        self.name = read.__name__
+        self.__doc__ = read.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _Lazy[_T]: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _Lazy[_T]:
+        if instance is None:
+            return self
+        value = self.read(instance)
+        instance.__dict__[self.name] = value  # later reads find it there, as with functools'
+        return value
 
 
 @dataclass(frozen=True)
@@ -41,12 +69,15 @@ class Instruction:
     text: str  # the instruction's line, stripped
     shape_span: tuple[int, int] = field(repr=False)
     operand_span: tuple[int, int] = field(repr=False)
+    # Read texts shared by a module's instructions: a loop's passes repeat the same shapes,
+    # attributes and metadata once per pass, and each distinct text is read once.
+    read: dict[tuple[str, str], object] | None = field(default=None, repr=False, compare=False)
 
-    @cached_property
+    @_Lazy
     def shape(self) -> Shape:
-        return parse_shape(self.text[self.shape_span[0] : self.shape_span[1]])
+        return _read_once(self.read, "shape", self.text[self.shape_span[0] : self.shape_span[1]], parse_shape)
 
-    @cached_property
+    @_Lazy
     def operands(self) -> tuple[str, ...]:
         start, end = self.operand_span
         inner = self.text[start + 1 : end - 1]
@@ -54,9 +85,9 @@ class Instruction:
             return tuple(_OPERAND_NAME.findall(inner))
         return tuple(_operand_name(o) for o in split_top_level(inner))
 
-    @cached_property
+    @_Lazy
     def attributes(self) -> tuple[tuple[str, str], ...]:
-        return _parse_attributes(self.text[self.operand_span[1] :])
+        return _read_once(self.read, "attributes", self.text[self.operand_span[1] :], _parse_attributes)
 
     def attr(self, key: str) -> str | None:
         if f"{key}=" not in self.text:  # most lookups miss; skip the split
@@ -66,12 +97,12 @@ class Instruction:
                 return v
         return None
 
-    @cached_property
+    @_Lazy
     def metadata(self) -> Metadata:
         raw = self.attr("metadata")
-        return parse_metadata(raw) if raw else Metadata()
+        return _read_once(self.read, "metadata", raw, parse_metadata) if raw else Metadata()
 
-    @cached_property
+    @_Lazy
     def called_computations(self) -> tuple[tuple[str, str], ...]:
         """``(role, computation)`` for every computation this instruction calls.
 
@@ -97,7 +128,7 @@ class Computation:
     is_entry: bool
     instructions: tuple[Instruction, ...]
 
-    @cached_property
+    @_Lazy
     def by_name(self) -> Mapping[str, Instruction]:
         return {i.name: i for i in self.instructions}
 
@@ -131,7 +162,7 @@ class Module:
                 return v
         return None
 
-    @cached_property
+    @_Lazy
     def by_name(self) -> Mapping[str, Computation]:
         return {c.name: c for c in self.computations}
 
@@ -190,6 +221,7 @@ def parse_module(text: str) -> Module:
 
     tables: dict[str, dict[int, str]] = {t: {} for t in _TABLES}
     computations: list[Computation] = []
+    read: dict[tuple[str, str], object] = {}
     while i < len(lines):
         line = lines[i].strip()
         if not line or line.startswith("//"):
@@ -210,7 +242,7 @@ def parse_module(text: str) -> Module:
         i += 1
         while i < len(lines) and lines[i].strip() != "}":
             if lines[i].strip():
-                body.append(parse_instruction(lines[i]))
+                body.append(parse_instruction(lines[i], read))
             i += 1
         if i == len(lines):
             raise HloParseError(f"computation {head.group(2)} is not closed")
@@ -219,7 +251,7 @@ def parse_module(text: str) -> Module:
     return Module(name.strip(), module_attrs, tuple(computations), _stack_frames(tables))
 
 
-def parse_instruction(line: str) -> Instruction:
+def parse_instruction(line: str, read: dict[tuple[str, str], object] | None = None) -> Instruction:
     """One instruction line: ``[ROOT] %name = shape opcode(operands), key=value, ...``."""
     text = line.strip()
     head = _INSTRUCTION_HEAD.match(text)
@@ -244,7 +276,18 @@ def parse_instruction(line: str) -> Instruction:
         text=text,
         shape_span=(pos, end),
         operand_span=(args_start, args_end),
+        read=read,
     )
+
+
+def _read_once(read: dict[tuple[str, str], object] | None, kind: str, text: str, parse: Callable[[str], _T]) -> _T:
+    """``parse(text)``, or what it gave for the same text before in this module (its results are immutable)."""
+    if read is None:
+        return parse(text)
+    key = (kind, text)
+    if key not in read:
+        read[key] = parse(text)
+    return cast(_T, read[key])
 
 
 def _operand_name(text: str) -> str:
@@ -267,18 +310,22 @@ def _parse_attributes(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+_METADATA_FIELD = re.compile(r"(\w+)=(\"(?:[^\"\\]|\\.)*\"|\S+)")
+_INTEGER = re.compile(r"-?\d+")
+
+
 def parse_metadata(text: str) -> Metadata:
     """``{op_name="jit(f)/dot_general" stack_frame_id=2}`` -> Metadata."""
     body = text.strip()
     if body.startswith("{") and body.endswith("}"):
         body = body[1:-1]
     fields: dict[str, str] = {}
-    for m in re.finditer(r"(\w+)=(\"(?:[^\"\\]|\\.)*\"|\S+)", body):
-        fields[m.group(1)] = unquote(m.group(2)) if m.group(2).startswith('"') else m.group(2)
+    for key, value in _METADATA_FIELD.findall(body):
+        fields[key] = unquote(value) if value.startswith('"') else value
 
     def as_int(key: str) -> int | None:
         v = fields.get(key)
-        return int(v) if v is not None and re.fullmatch(r"-?\d+", v) else None
+        return int(v) if v is not None and _INTEGER.fullmatch(v) else None
 
     return Metadata(
         op_name=fields.get("op_name"),
