@@ -60,18 +60,33 @@ def _tests(*names: str) -> tuple[str, ...]:
     return tuple(f"tests/{name}" for name in names)
 
 
-TESTING_TESTS = _tests(
-    "test_testing_collectives.py",
-    "test_testing_layout.py",
-    "test_testing_memory.py",
-    "test_testing_plugin.py",
-    "test_testing_plugin_runs.py",
-    "test_testing_records.py",
-    "test_testing_snapshot.py",
-    "test_testing_snapshot_strict.py",
-    "test_testing_steptime.py",
-    "test_testing_wrong_passes.py",
-    "test_users_budgets.py",
+TESTING_TESTS = (
+    *_tests(
+        "test_mut_testing_collectives.py",
+        "test_mut_testing_plugin.py",
+        "test_mut_testing_snapshot.py",
+        "test_mut_testing_tree_layout.py",
+        "test_testing_collectives.py",
+        "test_testing_layout.py",
+        "test_testing_memory.py",
+        "test_testing_plugin.py",
+        "test_testing_plugin_runs.py",
+        "test_testing_records.py",
+        "test_testing_snapshot.py",
+        "test_testing_snapshot_strict.py",
+        "test_testing_steptime.py",
+        "test_testing_wrong_passes.py",
+        "test_users_budgets.py",
+    ),
+    # these two reach shardviz only in the pytest processes they start, so mutmut would never pick them
+    # for a mutant (it picks a mutant's tests by what they reach in its own process): 90 s of stats run saved
+    "--deselect",
+    "tests/test_testing_plugin_runs.py::test_xdist_workers_lose_no_record_and_the_summary_comes_from_every_worker",
+    "--deselect",
+    "tests/test_testing_snapshot_strict.py::test_two_processes_writing_one_file_at_once_lose_no_record",
+    # reads the plugin's imports, which mutmut's copy extends by mutmut itself
+    "--deselect",
+    "tests/test_testing_plugin.py::test_the_plugin_module_imports_only_pytest_and_the_standard_library",
 )
 
 PLAN_TESTS = _tests(
@@ -116,8 +131,16 @@ PARTS: dict[str, Slice] = {
         ),
         PROGRAM_TESTS,
     ),
-    # one slice for the whole package: one run of its tests for mutmut's stats, not one per module
-    "testing": Slice(("testing/*.py",), TESTING_TESTS),
+    # one slice for the whole package: one run of its tests for mutmut's stats, not one per module.
+    # The plugin is off in the outer run: its hooks ran for every test there, so mutmut charged each of
+    # their mutants every test; now they count only for the pytester runs that load the plugin.
+    # anyio's plugin (loading its event loops) and the unraisable-exception plugins (two gc.collect()s of
+    # a heap holding JAX) cost 2 s of every mutant's pytest run here and check nothing these tests need.
+    "testing": Slice(
+        ("testing/*.py",),
+        TESTING_TESTS,
+        ("-p", "no:shardviz", "-p", "no:anyio", "-p", "no:unraisableexception", "-p", "no:threadexception"),
+    ),
     "compare": Slice(
         tuple(f"compare/{name}.py" for name in ("candidates", "comparison", "edits", "report", "rows", "run", "state")),
         COMPARE_TESTS,
@@ -200,6 +223,8 @@ def prepare(name: str, fresh: bool) -> Path:
 def mutant_env(work: Path, mutant: str | None) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(work / "mutants" / "src")
+    # bytecode kept: else each mutant's pytest compiles and rewrites every test module again (seconds)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("MUTANT_UNDER_TEST", None)
     if mutant is not None:
         env["MUTANT_UNDER_TEST"] = mutant
@@ -274,7 +299,8 @@ def tests_of(work: Path, mutant: str) -> list[str]:
 
 
 def fresh_run(work: Path, mutant: str | None, tests: list[str], timeout: float) -> str:
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "--rootdir=.", *tests]
+    extra = PARTS[work.name].options
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, "--rootdir=.", *tests]
     try:
         done = subprocess.run(
             command, cwd=work / "mutants", env=mutant_env(work, mutant), capture_output=True, timeout=timeout
