@@ -215,7 +215,7 @@ def _split_dims(dims: str) -> list[str]:
 
 def _spec_entries(spec: PartitionSpec) -> Spec:
     out: list[tuple[str, ...]] = []
-    for k, entry in enumerate(spec):
+    for k, entry in enumerate(spec.partitions):  # iterating a spec with unreduced or reduced axes raises
         if entry is None:
             out.append(())
         elif isinstance(entry, str):
