@@ -92,12 +92,13 @@ def program(
     mesh: dict[str, int] | None = None,
     name: str = "step",
     bytes_from: str = "device",
+    kind: type[ProgramData] = ProgramData,
 ) -> ProgramData:
     """A program of ``collectives`` whose ``totals.wire_bytes`` is ``total``, counted by hand by the test."""
     info = None
     if mesh is not None:
         info = MeshInfo(tuple(mesh), tuple(mesh.values()), ("explicit",) * len(mesh), False)
-    return ProgramData(
+    return kind(
         name=name,
         mesh=info,
         devices=None,
