@@ -378,3 +378,30 @@ def test_a_failure_on_no_mesh_says_so_and_bytes_counted_as_cpu_say_how(tmp_path)
     with pytest.raises(CollectiveBudgetExceeded) as info:
         assert_collectives(device, max_wire_bytes=1)
     assert str(info.value).splitlines()[1].startswith("bytes in the program's dtypes, as a TPU or GPU moves them")
+
+
+def test_refusals_name_files_by_their_own_name_and_list_every_function(tmp_path):
+    windows = "C:\\proj\\model.py"  # a Windows path: its name is what follows the last backslash
+    inner = source(windows, 3, "Model.helper")
+    outer = source("train.py", 7, "train_step")  # a file named without a folder
+    reduce = collective("all-reduce", ("data",), 64, at=inner, stack=(inner, outer))
+    gather = collective("all-gather", ("model",), 32, group_size=2, at=source("train.py", 9, "other"))
+    prog = program([reduce, gather], total=96, mesh=MESH)
+    with pytest.raises(ShardingError) as info:
+        assert_collectives(prog, per_line={"elsewhere.py:3": 1})
+    assert str(info.value).endswith("(files with collectives: model.py, train.py)")
+    with pytest.raises(ShardingError) as info:
+        assert_collectives(prog, per_line={"nothing": 1})
+    # dotted names (a method's qualified name) are left out; its own name and each caller's are listed
+    assert "(functions with collectives, their callees' included: helper, other, train_step); keys" in str(info.value)
+    with pytest.raises(ShardingError) as info:
+        assert_collectives(prog, per_line={"C:/proj/model.py:4": 1})  # a path with a colon in it
+    assert str(info.value).startswith("per_line['C:/proj/model.py:4'] names a line with no collective ")
+
+
+def test_exactly_twelve_lines_with_collectives_are_all_listed(tmp_path):
+    file = write_model(tmp_path, [f"    y{k} = f(x)" for k in range(1, 13)])
+    reduces = [collective("all-reduce", ("data",), 10, at=source(file, k)) for k in range(1, 13)]
+    with pytest.raises(ShardingError) as info:
+        assert_collectives(program(reduces, total=120, mesh=MESH), per_line={99: 1})
+    assert "model.py:11, model.py:12); a budget" in str(info.value)

@@ -371,3 +371,12 @@ def test_the_summary_lists_the_notes_under_its_own_title():
     assert reporter.out == ["== shardviz snapshots", "one", "two"]
     plugin.pytest_terminal_summary(reporter, config())  # a config the plugin never configured
     assert reporter.out == ["== shardviz snapshots", "one", "two"]
+
+
+def test_the_snapshot_file_of_an_argument_is_its_module_s_even_when_the_id_has_dots(tmp_path):
+    assert plugin._snapshot_of_arg(tmp_path, "tests/test_m.py::TestA::test_b[1.5]") == (
+        tmp_path / "tests" / "__shardviz__" / "test_m.json"
+    )
+    assert plugin._snapshot_of_arg(tmp_path, "tests/test_m.py::test_b[a/b::c]") == (
+        tmp_path / "tests" / "__shardviz__" / "test_m.json"
+    )
