@@ -217,3 +217,55 @@ def test_more_than_forty_leaves_that_differ_are_counted(mesh):
     assert lines[-2:] == ["  ... and 2 more leaves", ACCEPT]
     assert sum(line.startswith("  w") for line in lines) == 40
     assert len(info.value.page.rows) == 42 and info.value.page.marked == (True,) * 42
+
+
+def test_a_rule_names_its_spec_alone_even_when_its_glob_holds_an_equals_sign(params):
+    """The rules grammar splits a line at its last "=" (a key may hold one); the expected layout a refusal
+    quotes is the spec, not the glob's tail."""
+    with pytest.raises(ShardingError) as info:
+        assert_tree_layout({"a = b": params["w1"]}, "a = b = pipe")
+    assert str(info.value) == (
+        "line 1: a = b = pipe, for leaf 'a = b': the expected layout 'pipe' splits dimension 0 by 'pipe', "
+        "which is no axis of the array's mesh (axes: fsdp tp)"
+    )
+
+
+def test_an_axis_refusal_quotes_the_rules_spec(params):
+    with pytest.raises(ShardingError) as info:
+        assert_tree_layout(params, "w1 = data\n* = None")
+    assert str(info.value) == (
+        "line 1: w1 = data, for leaf 'w1': the expected layout 'data' splits dimension 0 by 'data', which is no "
+        "axis of the array's mesh (axes: fsdp tp)"
+    )
+
+
+def test_a_dimension_split_by_two_axes_is_written_with_both(params):
+    with pytest.raises(TreeLayoutMismatch) as info:
+        assert_tree_layout(params, "w1 = (fsdp, tp)\nw2 = tp, fsdp\nb = None")
+    assert info.value.page.rows[0][:3] == ("w1", "float32[16@(fsdp,tp),8]", "float32[16@fsdp,8@tp]")
+
+
+def test_exactly_five_missing_or_extra_specs_are_all_named(params):
+    five = {f"k{k}": jnp.ones(2) for k in range(6)}
+    with pytest.raises(ShardingError) as info:
+        assert_tree_layout(five, {"k0": None})
+    assert "no spec for ['k1'], ['k2'], ['k3'], ['k4'], ['k5'] (give" in str(info.value)
+    with pytest.raises(ShardingError) as info:
+        assert_tree_layout(params, {"w1": P(), "w2": P(), "b": P(), **{f"x{k}": P() for k in range(5)}})
+    assert "no leaf at ['x0'], ['x1'], ['x2'], ['x3'], ['x4'] (give" in str(info.value)
+
+
+def test_exactly_forty_leaves_that_differ_are_all_listed(mesh):
+    rep = NamedSharding(mesh, P())
+    tree = {f"w{k:02d}": jax.device_put(jnp.ones(8), rep) for k in range(40)}
+    with pytest.raises(TreeLayoutMismatch) as info:
+        assert_tree_layout(tree, "* = fsdp")
+    assert str(info.value).splitlines()[-2] == "      dim 0: expected split by fsdp, actually not split"
+
+
+def test_a_none_leaf_keeps_its_place_in_a_tree_of_specs(params):
+    tree = {"a": None, **params}
+    assert assert_tree_layout(tree, {"a": None, "w1": P("fsdp", "tp"), "w2": P("tp", "fsdp"), "b": P()}) is not None
+    with pytest.raises(TreeLayoutMismatch) as info:
+        assert_tree_layout(tree, {"a": None, "w1": P("fsdp", "tp"), "w2": P("tp", "fsdp"), "b": P("fsdp")})
+    assert [row[0] for row in info.value.page.rows] == ["b"]

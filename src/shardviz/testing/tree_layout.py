@@ -137,7 +137,7 @@ def _from_rules(tree: TreeData, text: str) -> list[Check]:
 
 def _rule_expectation(rule: Rule) -> Expected:
     spec = tuple(() if entry is None else tuple(entry) for entry in rule.spec)
-    return Expected(rule.text.partition(" = ")[2], None, None, None, spec, no_marks())
+    return Expected(rule.text.rpartition(" = ")[2], None, None, None, spec, no_marks())  # a glob may hold " = "
 
 
 def _rule_origin(rule: Rule) -> str:
