@@ -405,3 +405,17 @@ def test_exactly_twelve_lines_with_collectives_are_all_listed(tmp_path):
     with pytest.raises(ShardingError) as info:
         assert_collectives(program(reduces, total=120, mesh=MESH), per_line={99: 1})
     assert "model.py:11, model.py:12); a budget" in str(info.value)
+
+
+def test_a_file_key_matches_whole_path_parts_with_either_slash(tmp_path):
+    windows = "C:\\proj\\src\\model.py"
+    reduce = collective("all-reduce", ("data",), 64, at=source(windows, 3))
+    prog = program([reduce], total=64, mesh=MESH)
+    assert_collectives(prog, per_line={"src\\model.py:3": 64})
+    assert_collectives(prog, per_line={"./src/model.py:3": 64})
+    with pytest.raises(CollectiveBudgetExceeded, match=r"over its budget 63 B \(src\\model\.py:3\)"):
+        assert_collectives(prog, per_line={"src\\model.py:3": 63})
+    with pytest.raises(ShardingError, match=r"on a line of a file 'Xmodel\.py'"):
+        assert_collectives(prog, per_line={"Xmodel.py:3": 1})
+    with pytest.raises(ShardingError, match=r"on a line of a file 'rc/model\.py'"):
+        assert_collectives(prog, per_line={"rc/model.py:3": 1})
