@@ -419,3 +419,13 @@ def test_a_file_key_matches_whole_path_parts_with_either_slash(tmp_path):
         assert_collectives(prog, per_line={"Xmodel.py:3": 1})
     with pytest.raises(ShardingError, match=r"on a line of a file 'rc/model\.py'"):
         assert_collectives(prog, per_line={"rc/model.py:3": 1})
+
+
+def test_a_function_key_covers_a_collective_with_no_line_of_its_own_through_its_stack(tmp_path):
+    file = write_model(tmp_path, CODE)
+    caller = source(file, 3, "train_step")
+    library = collective("all-reduce", ("data",), 64, at=None, stack=(caller,))
+    prog = program([library], total=64, mesh=MESH)
+    assert assert_collectives(prog, per_line={"train_step": 64}) is prog
+    with pytest.raises(CollectiveBudgetExceeded, match=r"over its budget 63 B \(function train_step\)"):
+        assert_collectives(prog, per_line={"train_step": 63})

@@ -269,3 +269,12 @@ def test_a_none_leaf_keeps_its_place_in_a_tree_of_specs(params):
     with pytest.raises(TreeLayoutMismatch) as info:
         assert_tree_layout(tree, {"a": None, "w1": P("fsdp", "tp"), "w2": P("tp", "fsdp"), "b": P("fsdp")})
     assert [row[0] for row in info.value.page.rows] == ["b"]
+
+
+def test_a_leaf_on_one_device_has_no_mesh_axes_and_memory_is_compared(params):
+    assert assert_tree_layout({"loose": jnp.ones(4)}, "* = None").leaf_count == 1
+    with pytest.raises(ShardingError, match=r"\(axes: none: the array sits on one device\)$"):
+        assert_tree_layout({"loose": jnp.ones(4)}, "* = fsdp")
+    with pytest.raises(TreeLayoutMismatch) as info:
+        assert_tree_layout(params, {"w1": "float32<pinned_host>[16@fsdp,8@tp]", "w2": None, "b": None})
+    assert info.value.page.rows[0][-1] == "memory: expected <pinned_host>, actually device"

@@ -63,8 +63,12 @@ def _tests(*names: str) -> tuple[str, ...]:
 TESTING_TESTS = (
     *_tests(
         "test_mut_testing_collectives.py",
+        "test_mut_testing_layout.py",
+        "test_mut_testing_memory.py",
+        "test_mut_testing_names.py",
         "test_mut_testing_plugin.py",
         "test_mut_testing_snapshot.py",
+        "test_mut_testing_steptime.py",
         "test_mut_testing_tree_layout.py",
         "test_testing_collectives.py",
         "test_testing_layout.py",
