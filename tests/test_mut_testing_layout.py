@@ -255,3 +255,10 @@ def test_a_partition_spec_with_unreduced_axes_is_compared_not_refused(mesh):
     with pytest.raises(LayoutMismatch) as info:
         assert_layout(x, P("x", None, unreduced={"y"}))
     assert info.value.page.rows == (("unreduced axes (U:): expected y, actually none",),)
+
+
+def test_the_pictures_in_a_message_are_plain_text_even_where_colour_is_forced(mesh, monkeypatch):
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    with pytest.raises(LayoutMismatch) as info:
+        assert_layout(put(mesh, P("x", None)), "float32[8@y,4]")
+    assert "\x1b[" not in str(info.value)

@@ -79,3 +79,35 @@ def test_the_fullest_device_adds_every_device_memory_kind():
 def test_a_tree_on_no_device_needs_nothing():
     assert assert_fits(describe_tree({}), 0) == 0
     assert assert_fits(describe_tree({"a": np.ones(3)}), 0) == 0
+
+
+@pytest.mark.parametrize(
+    ("tree", "what"),
+    [({}, "an empty tree"), ({"step": 3, "name": None, "lr": 0.1}, "a tree of 3 leaves, no array among them")],
+)
+def test_a_tree_with_no_array_is_refused_saying_what_it_was(tree, what):
+    """A None leaf counts as a leaf, as the tree view shows it."""
+    from shardviz.errors import ShardingError
+    from shardviz.testing.memory import assert_sharded
+
+    with pytest.raises(ShardingError) as info:
+        assert_sharded(tree)
+    assert str(info.value) == f"assert_sharded has nothing to check: it was given {what}; pass the parameters"
+
+
+def test_more_than_ten_leaves_not_sharded_are_counted_and_those_on_no_mesh_told_how_to_place(mesh):
+    from shardviz.testing.errors import NotShardedEnough
+    from shardviz.testing.memory import assert_sharded
+
+    tree = {f"r{k:02d}": jax.device_put(jnp.ones(4), NamedSharding(mesh, P())) for k in range(11)}
+    tree["loose"] = jnp.ones(2)
+    tree["host"] = np.ones(2, np.float32)
+    tree["split"] = jax.device_put(jnp.ones((64, 8)), NamedSharding(mesh, P("fsdp")))
+    with pytest.raises(NotShardedEnough) as info:
+        assert_sharded(tree, 0.99)
+    lines = str(info.value).splitlines()
+    assert "  ... and 3 more" in lines
+    assert lines[-1] == (
+        "2 of them are on no mesh: place each with jax.device_put(x, NamedSharding(mesh, P(...))) "
+        "(or jax.jit's out_shardings) before the step"
+    )

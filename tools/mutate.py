@@ -66,6 +66,7 @@ TESTING_TESTS = (
         "test_mut_testing_layout.py",
         "test_mut_testing_memory.py",
         "test_mut_testing_names.py",
+        "test_mut_testing_pages.py",
         "test_mut_testing_plugin.py",
         "test_mut_testing_snapshot.py",
         "test_mut_testing_steptime.py",
