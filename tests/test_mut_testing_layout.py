@@ -262,3 +262,13 @@ def test_the_pictures_in_a_message_are_plain_text_even_where_colour_is_forced(me
     with pytest.raises(LayoutMismatch) as info:
         assert_layout(put(mesh, P("x", None)), "float32[8@y,4]")
     assert "\x1b[" not in str(info.value)
+
+
+def test_a_layout_as_the_expectation_brings_its_dtype_and_shape(mesh):
+    from shardviz.array.describe import describe
+
+    wanted = describe(put(mesh, P("x", None)))
+    assert expectation(wanted) == Expected("float32[8@x,4]", "float32", "", (8, 4), (("x",), ()), marks())
+    with pytest.raises(LayoutMismatch) as info:
+        assert_layout(put(mesh, P("x", None), shape=(8, 2)), wanted)
+    assert info.value.page.rows == (("dim 1: size 4 expected, actually 2",),)

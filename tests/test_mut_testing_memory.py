@@ -111,3 +111,16 @@ def test_more_than_ten_leaves_not_sharded_are_counted_and_those_on_no_mesh_told_
         "2 of them are on no mesh: place each with jax.device_put(x, NamedSharding(mesh, P(...))) "
         "(or jax.jit's out_shardings) before the step"
     )
+
+
+def test_one_array_over_its_budget_says_its_shard_in_plain_text_with_a_page(mesh):
+    x = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("fsdp", "tp")))  # 512 B / 8 = 64 B each
+    assert assert_fits(x, 64) == 64
+    with pytest.raises(MemoryBudgetExceeded) as info:
+        assert_fits(x, "63 B")
+    lines = str(info.value).splitlines()
+    assert lines[:2] == ["float32[16@fsdp,8@tp] holds 64 B on each device, over the budget of 63 B per device", ""]
+    assert lines[-1] == "if this is intended, raise bytes_per_device to 64 B or more"
+    assert "\x1b[" not in str(info.value)
+    assert info.value.page.budget == "63 B per device" and info.value.page.figure == "64 B per device"
+    assert info.value.subject.shard_bytes == 64
