@@ -190,6 +190,7 @@ def test_record_compare_grow_and_shrink(tmp_path):
         "6.0 KiB (x3)",
         "+3.0 KiB (+100%)",
     )
+    assert page.rows[2] == ("axes", "", "", "model", "used", "unused", "")
     assert page.marked == (True, False, False)
     assert info.value.subject.name == "step"
 
