@@ -75,8 +75,7 @@ def unused(x):
 
 
 def two_statements(x):
-    a = x * 2
-    b = a + 1  # noqa: E702
+    a = x * 2; b = a + 1  # noqa: E702  # fmt: skip
     return jnp.tanh(a) + b
 
 
