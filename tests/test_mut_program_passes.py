@@ -148,6 +148,11 @@ def test_passes_count_forward_from_the_first_and_backward_from_the_last() -> Non
     passes, counts = passes_of([A, A, A, A_GRAD, A_GRAD], [0, 1, 2, 0, 1])
     assert passes[3:] == [Pass(2, 3), Pass(1, 3)]
     assert passes_of([None, A], [None, None])[0] == [None, None]
+    # a position without a run has no pass, though its place ran twice elsewhere
+    assert passes_of([A, A, A], [0, 1, None])[0] == [Pass(1, 2), Pass(2, 2), None]
+    # a place's count is its highest run, in whatever order the runs come
+    assert passes_of([A, A], [1, 0])[1] == {A: 2}
+    assert passes_of([A, A], [0, 2], ["dot", "dot"])[1] == {A: 3}
 
 
 def test_runs_count_as_passes_only_when_none_adds_a_kind_of_operation() -> None:
@@ -175,11 +180,15 @@ def test_a_line_of_a_scan_body_runs_once_per_trip_unless_a_python_loop_numbers_i
     scan5, scan2 = Body("scan", 5, None), Body("scan", 2, None)
     D = (((MINE, 12),), "", False, None)
     E = (((MINE, 13),), "", False, None)
-    bodies = [[scan5], [scan5], [Body("while", None, None)], [scan5, scan2], [Body("scan", 1, None)], [], [scan5]]
-    places = [A, B, C, D, E, A_GRAD, None]
-    place_passes = {B: 3}
-    assert count_scan_trips(bodies, places, place_passes) == frozenset({A})
-    assert place_passes == {A: 5, B: 3}
+    F = (((MINE, 14),), "", False, None)
+    G = (((MINE, 15),), "", False, None)
+    bodies = [[Body("while", None, None)], [scan5], [scan5], [scan5, scan2], [Body("scan", 1, None)], [], [scan5]]
+    bodies += [[scan2], [scan5]]
+    places = [C, A, B, D, E, A_GRAD, None, F, G]
+    place_passes = {B: 3, G: 2}
+    # a loop of two trips counts; a line that a Python loop already numbers twice keeps its passes
+    assert count_scan_trips(bodies, places, place_passes) == frozenset({A, F})
+    assert place_passes == {A: 5, B: 3, F: 2, G: 2}
     unknown = {A: 1}
     assert count_scan_trips([[Body("scan", None, None)]], [A], unknown) == frozenset()
     assert unknown == {A: 1}
@@ -194,5 +203,6 @@ def test_collectives_of_one_place_split_evenly_over_the_passes_in_schedule_order
     assert number_in_order(positions, 2, backward=True) == [Pass(1, 2), Pass(2, 2), Pass(1, 2), Pass(2, 2)]
     assert number_in_order(positions, 4, backward=False, of=5) == [Pass(3, 5), Pass(1, 5), Pass(4, 5), Pass(2, 5)]
     assert number_in_order(positions, 2, backward=False, of=1) == [Pass(2, 2), Pass(1, 2), Pass(2, 2), Pass(1, 2)]
+    assert all(type(p.number) is int for p in number_in_order(positions, 2, backward=False) or ())
     assert number_in_order(positions, 1, backward=False) is None
     assert number_in_order(positions[:3], 2, backward=False) is None

@@ -257,6 +257,8 @@ def test_a_program_on_one_device_lays_every_value_on_it() -> None:
     assert tanh.layout.sharding == SingleDeviceSharding(device)
     assert tanh.layout.shape == (4, 4) and tanh.layout.dtype == "float32"
     assert values[3].layout is tanh.layout  # one description per shape, dtype and device
+    _, values = read(mlp, X, X, jnp.ones((4, 2)), single=True, assignment=(device,))
+    assert values[-1].layout.shape == (4, 2) and values[4].layout.shape == (4, 4)
 
 
 @pytest.fixture(scope="module")
@@ -337,6 +339,11 @@ def test_xlas_choices_no_spec_can_say_are_unknown_and_say_why(auto: tuple[ValueR
         "unknown",
         f"XLA split it in a way no PartitionSpec over this mesh can say ({shuffled.text})",
     )
+    # blocks that split evenly whatever a dimension's size (6 over 2, 7 not split)
+    assert reader._from_hlo(uneven, (6, 7), "float32")[0].spec == (("x",), ())
+    over_both = parse_sharding("{devices=[4,1]0,1,2,3}")
+    assert reader._from_hlo(over_both, (8, 4), "float32")[0].spec == (("x", "y"), ())
+    assert reader._from_hlo(over_both, (6, 4), "float32")[:2] == (None, "unknown")
     wrong_rank = parse_sharding("{devices=[2,2]0,1,2,3}")
     assert reader._from_hlo(wrong_rank, (8,), "float32")[:2] == (None, "unknown")
     beyond = parse_sharding("{maximal device=7}")

@@ -147,6 +147,16 @@ def slices_of(names: list[str]) -> list[str]:
 # no JAX backend, then every shardviz module (from the mutated copy, as
 # tests/conftest.py would import them in each child).
 PRELOAD = ("numpy", "jax", "jax.numpy", "jax.sharding", "pytest", "_pytest.pytester", "hypothesis")
+# pytest's plugins from their entry points: imported here, each child skips rewriting their asserts,
+# which took most of a child's time (seconds a mutant on the shared machine).
+PLUGINS = (
+    "xdist.plugin",
+    "xdist.looponfail",
+    "anyio.pytest_plugin",
+    "platformdirs.pytest_plugin",
+    "pytest_timeout",
+    "_hypothesis_pytestplugin",
+)
 
 
 def preload_list() -> list[str]:
@@ -155,7 +165,7 @@ def preload_list() -> list[str]:
     for path in sorted((package / "shardviz").rglob("*.py")):
         parts = path.relative_to(package).with_suffix("").parts
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return [*PRELOAD, *modules]
+    return [*PRELOAD, *PLUGINS, *modules]
 
 
 def setup_cfg(part: Slice) -> str:
