@@ -69,6 +69,7 @@ def test_a_lines_text_is_read_without_its_indentation(tmp_path: Path) -> None:
 def test_a_name_stack_splits_only_at_slashes_outside_parentheses() -> None:
     assert split_top_level("a/b(c/d)/e") == ["a", "b(c/d)", "e"]
     assert split_top_level("f((a/b))/c") == ["f((a/b))", "c"]
+    assert split_top_level("f((a)/b)/c") == ["f((a)/b)", "c"]
     assert split_top_level("a//b/") == ["a", "b"]
     assert split_top_level("(a/b)") == ["(a/b)"]
     assert split_top_level("") == []
@@ -80,6 +81,7 @@ def test_a_scope_is_what_the_user_named_without_jaxs_transforms_and_machinery() 
     assert scope_of_components(["jit(step)", "transpose(jvp(layers_2))", "attn"]) == "layers_2/attn"
     assert scope_of_components(["vmap(transpose(jvp(a)))"]) == "a"
     assert scope_of_components(["jvp(outer/inner)", "x"]) == "outer/inner/x"
+    assert scope_of_components(["outer", "transpose(jvp(inner))"]) == "outer/inner"
     assert scope_of_components(["jvp()", "x"]) == "x"
     loop = ["while", "body", "layers_0", "cond", "branch_1_fun", "branch_0", "closed_call", "checkpoint"]
     assert scope_of_components([*loop, "rematted_computation", "layers_0", "mlp"]) == "layers_0/mlp"

@@ -59,6 +59,16 @@ def products(x, wq, wk, wv):
     return q * 2, k * 3, v * 4
 
 
+def halves(x):
+    a, b = jnp.split(x, 2)
+    return a * b
+
+
+def largest(x):
+    top, where = jax.lax.top_k(x, 2)
+    return top * 2, where + 1
+
+
 def predict(x, w):
     return jnp.tanh(x @ w)
 
@@ -82,6 +92,14 @@ def two_statements(x):
 def inner_jit(x):
     y = jax.jit(lambda t: t * 2)(x)
     return y
+
+
+def ref_step(w_ref, x):
+    w = w_ref[...]
+    new = w * 2
+    w_ref[...] = new
+    again = w_ref[...]
+    return again @ x, new
 
 
 def read(
@@ -166,6 +184,15 @@ def test_a_tuple_of_expressions_names_each_part_in_order() -> None:
     assert {v.source.line for v in dots} == {line(products, 1)}
 
 
+def test_the_results_of_one_equation_are_named_in_order_and_are_no_loops_passes() -> None:
+    # one split (one top_k) with two results: the line binds both, and no Python loop ran it twice
+    for f, names in ((halves, ["a", "b"]), (largest, ["top", "where"])):
+        _, values = read(f, jnp.arange(8.0))
+        results = [v for v in made(values) if v.source.line == line(f, 1)]
+        assert [v.label for v in results] == names
+        assert [(v.pass_number, v.passes) for v in results] == [(None, None)] * 2
+
+
 def test_what_a_called_function_hands_back_takes_the_name_its_call_binds() -> None:
     _, values = read(loss, X, X)
     dot, tanh, total = made(values)
@@ -239,6 +266,21 @@ def test_a_calls_output_and_its_inner_twin_share_what_either_knows() -> None:
     inside = [v for v in made(values) if v.primitive == "mul"]
     assert len(inside) == 1
     assert inside[0].layout is out_layout and inside[0].sharding_from == "compiled" and inside[0].note == ""
+
+
+def test_a_whole_read_of_a_ref_is_laid_out_as_what_the_ref_holds_then() -> None:
+    argument, result = describe(X), describe(X + 1)
+    _, values = read(ref_step, jax.new_ref(X), X, inputs=(argument, argument), outputs=(describe(X + 2), result))
+    reads = [v for v in values if v.primitive == "get"]
+    assert [v.label for v in reads] == ["w", "again"]
+    # the argument until the write, then what was written (the program's second output)
+    assert (reads[0].layout is argument, reads[0].sharding_from, reads[0].note) == (True, "argument", "")
+    assert (reads[1].layout is result, reads[1].sharding_from, reads[1].note) == (True, "compiled", "")
+    # with nothing known of what was written, the second read stays unknown
+    _, values = read(ref_step, jax.new_ref(X), X, inputs=(argument, argument))
+    reads = [v for v in values if v.primitive == "get"]
+    assert [v.sharding_from for v in reads] == ["argument", "unknown"]
+    assert reads[1].note == "the program has no mesh"
 
 
 def test_without_xlas_choices_an_auto_value_says_why() -> None:
