@@ -162,11 +162,47 @@ def test_a_one_line_loops_collectives_follow_their_dots_in_schedule_order() -> N
     assert numbered(module(one_line()), {FWD: 3}) == [(None, None), (None, None)]
 
 
+def lone(text: str) -> str:
+    """The same loop with pass 1's all-reduce gone (its partial sums needed none): one collective left."""
+    text = text.replace("  %ar.0 = ", "  %gone = ").replace("tanh(%ar.0)", "tanh(%bitcast.0)")
+    return "\n".join(line for line in text.splitlines() if "%gone" not in line) + "\n"
+
+
+def test_a_lone_collective_takes_the_pass_of_the_dot_it_follows_among_its_lines_dots() -> None:
+    assert numbered(module(lone(one_line())), {FWD: 2}) == [(2, 2)]
+    assert numbered(module(lone(one_line(grad=True))), {BWD: 2}) == [(1, 2)]
+    assert numbered(module(lone(one_line(grad=True))), {BWD: 2, FWD: 3}) == [(1, 3)]
+    # the dots are found by their place, scope included
+    scoped = lone(one_line()).replace('"jit(f)/', '"jit(f)/layer/')
+    assert numbered(module(scoped), {(FWD[0], "layer", False, None): 2}) == [(2, 2)]
+    # three passes but two dots: the dots cannot say which pass is whose
+    assert numbered(module(lone(one_line())), {FWD: 3}) == [(None, None)]
+    # a collective of another operation than the line's dots (here its tanh) has no dot to follow
+    tanh_op = lone(one_line()).replace(
+        'all-reduce(%bitcast.1), channel_id=2, replica_groups={{0,1}}, to_apply=%add, metadata={op_name="jit(f)/dot_general"',
+        'all-reduce(%bitcast.1), channel_id=2, replica_groups={{0,1}}, to_apply=%add, metadata={op_name="jit(f)/tanh"',
+    )
+    assert tanh_op.count("jit(f)/tanh") == lone(one_line()).count("jit(f)/tanh") + 1
+    assert numbered(module(tanh_op), {FWD: 2}) == [(None, None)]
+
+
 def test_gathers_of_each_layers_weight_split_over_the_passes_by_what_they_gather() -> None:
     # w0 is gathered second in the schedule but is the first layer's weight: the operands' order counts
     assert numbered(module(gathered_weights()), {FWD: 2}) == [(2, 2), (1, 2)]
     assert numbered(module(gathered_weights(grad=True)), {BWD: 2}) == [(1, 2), (2, 2)]
     assert numbered(module(gathered_weights()), {FWD: 3}) == [(None, None), (None, None)]
+
+
+def test_a_gather_feeding_pass_ones_dot_is_pass_one_whatever_the_order_of_the_parameters() -> None:
+    # w1 (pass 2's weight) is parameter 1 and w0 parameter 2; the data says which pass each gather feeds
+    body = gathered_weights().replace(meta("jit(f)/tanh", DOT), meta("jit(f)/tanh", TANH))
+    body = body.replace("%w0 = f32[4,8]{1,0} parameter(1)", "%w0 = f32[4,8]{1,0} parameter(2)")
+    body = body.replace("%w1 = f32[4,8]{1,0} parameter(2)", "%w1 = f32[4,8]{1,0} parameter(1)")
+    lines = body.splitlines()
+    lines[1], lines[2] = lines[2], lines[1]  # w1 first in the schedule
+    m = module("\n".join(lines) + "\n", params="x: f32[8,8], w1: f32[4,8], w0: f32[4,8]")
+    assert [i.name for i in m.entry.instructions[:3]] == ["x", "w1", "w0"]
+    assert numbered(m, {FWD: 2, FWD_TANH: 2}) == [(2, 2), (1, 2)]
 
 
 def test_a_collective_of_a_scan_xla_kept_as_a_loop_has_trips_not_passes() -> None:
@@ -215,6 +251,11 @@ def test_each_part_of_a_combined_collective_takes_the_pass_of_the_operand_it_mov
     collectives = [collective(ops[0]), collective(ops[1], parts=parts)]
     found = number_passes(collectives, ops, m, stack_of, {FWD: 2, FWD_TANH: 2})
     assert [(p.operand, p.pass_number, p.passes) for p in found[1].parts] == [("dot.1", 2, 2), ("dot.0", 1, 2)]
+    # a part with no line of the user's keeps no pass, and the parts after it still get theirs
+    lineless = CollectivePart("dot.1", 256, 256, None, (), None, op_name="jit(f)/dot_general")
+    collectives = [collective(ops[0]), collective(ops[1], parts=(lineless, parts[1]))]
+    found = number_passes(collectives, ops, m, stack_of, {FWD: 2, FWD_TANH: 2})
+    assert [(p.pass_number, p.passes) for p in found[1].parts] == [(None, None), (1, 2)]
     assert (found[1].pass_number, found[1].passes) == (None, None)
     assert (found[0].pass_number, found[0].passes) == (1, 2)
 
@@ -275,6 +316,21 @@ ENTRY %main (p0: f32[4]) -> f32[8] {
 }
 """
     assert charges(text) == {"gather": ("output", 0)}
+
+
+def test_a_collective_read_by_a_result_that_computes_is_charged_to_nothing() -> None:
+    text = """HloModule computed, num_partitions=2
+
+ENTRY %main (p0: f32[4]) -> f32[8] {
+  %p0 = f32[4]{0} parameter(0)
+  %neg = f32[4]{0} negate(%p0)
+  %gather = f32[8]{0} all-gather(%neg), channel_id=1, replica_groups={{0,1}}, dimensions={0}
+  %pair = (f32[8]{0}) tuple(%gather)
+  %inner = f32[8]{0} get-tuple-element(%pair), index=0
+  ROOT %twice = f32[8]{0} negate(%inner)
+}
+"""
+    assert charges(text) == {"gather": None}
 
 
 def chain(in_hops: int, out_hops: int, read_twice: bool) -> str:
