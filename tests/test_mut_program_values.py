@@ -276,6 +276,11 @@ def test_a_whole_read_of_a_ref_is_laid_out_as_what_the_ref_holds_then() -> None:
     # the argument until the write, then what was written (the program's second output)
     assert (reads[0].layout is argument, reads[0].sharding_from, reads[0].note) == (True, "argument", "")
     assert (reads[1].layout is result, reads[1].sharding_from, reads[1].note) == (True, "compiled", "")
+    (write,) = [v for v in values if v.primitive == "swap"]  # the write hands back the old value, unread
+    assert (write.label, write.sharding_from, write.layout) == ("%_1", "dead", None)
+    assert write.note == (
+        "nothing reads what this swap hands back, so XLA keeps no copy of it; the write or call itself still happens"
+    )
     # with nothing known of what was written, the second read stays unknown
     _, values = read(ref_step, jax.new_ref(X), X, inputs=(argument, argument))
     reads = [v for v in values if v.primitive == "get"]
