@@ -80,7 +80,9 @@ def collective(op: hlo.CollectiveOp, parts: tuple[CollectivePart, ...] = (), cou
 def numbered(m: hlo.Module, place_passes: dict[Any, int], **kw: Any) -> list[tuple[int | None, int | None]]:
     ops = hlo.collective_ops(m)
     found = number_passes([collective(op) for op in ops], ops, m, stack_of, place_passes, **kw)
-    return [(c.pass_number, c.passes) for c in found]
+    numbers = [(c.pass_number, c.passes) for c in found]
+    assert all(type(n) is int for pair in numbers for n in pair if n is not None)  # "pass 2", never "pass 2.0"
+    return numbers
 
 
 # pass 2's dot reads pass 1's tanh, made on the loop's other line: one level per pass
@@ -175,6 +177,13 @@ def test_a_lone_collective_takes_the_pass_of_the_dot_it_follows_among_its_lines_
     # the dots are found by their place, scope included
     scoped = lone(one_line()).replace('"jit(f)/', '"jit(f)/layer/')
     assert numbered(module(scoped), {(FWD[0], "layer", False, None): 2}) == [(2, 2)]
+    # a collective that XLA put on another line than the dot it moves has no dot of its line to follow
+    m = module(lone(one_line()))
+    ops = hlo.collective_ops(m)
+    elsewhere = (((FILE, 22),), "", False, None)
+    moved = [collective(op, stack=(SourceLocation(FILE, 22),)) for op in ops]
+    found = number_passes(moved, ops, m, stack_of, {FWD: 2, elsewhere: 2})
+    assert [(c.pass_number, c.passes) for c in found] == [(None, None)]
     # three passes but two dots: the dots cannot say which pass is whose
     assert numbered(module(lone(one_line())), {FWD: 3}) == [(None, None)]
     # a collective of another operation than the line's dots (here its tanh) has no dot to follow
@@ -190,6 +199,8 @@ def test_gathers_of_each_layers_weight_split_over_the_passes_by_what_they_gather
     # w0 is gathered second in the schedule but is the first layer's weight: the operands' order counts
     assert numbered(module(gathered_weights()), {FWD: 2}) == [(2, 2), (1, 2)]
     assert numbered(module(gathered_weights(grad=True)), {BWD: 2}) == [(1, 2), (2, 2)]
+    # a backward line says its forward line's count where that ran more passes
+    assert numbered(module(gathered_weights(grad=True)), {BWD: 2, FWD: 4}) == [(1, 4), (2, 4)]
     assert numbered(module(gathered_weights()), {FWD: 3}) == [(None, None), (None, None)]
 
 
