@@ -125,6 +125,7 @@ def test_a_place_met_again_after_another_line_of_the_loop_starts_its_next_run() 
     assert run_numbers(places) == [0, 0, 0, 0, 1, None, 1]
     assert run_numbers([A, None, A, A]) == [0, None, 0, 0]
     assert run_numbers([A, B, A, B, A]) == [0, 0, 1, 1, 2]
+    assert run_numbers([A, None, B, A]) == [0, None, 0, 1]  # a position without a place breaks nothing
     assert run_numbers([]) == []
 
 
@@ -177,6 +178,7 @@ def test_a_backward_place_says_the_larger_of_its_own_and_its_forward_twins_passe
     assert total_passes(A_GRAD, {A_GRAD: 4, A: 3}) == 4
     assert total_passes(A, {A: 3, A_GRAD: 5}) == 3
     assert total_passes(B, {}) == 1
+    assert total_passes(A_GRAD, {A_GRAD: 1}) == 1  # a backward line whose forward line ran no passes
 
 
 def test_a_line_of_a_scan_body_runs_once_per_trip_unless_a_python_loop_numbers_it() -> None:
