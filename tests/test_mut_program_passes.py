@@ -125,7 +125,7 @@ def test_a_place_met_again_after_another_line_of_the_loop_starts_its_next_run() 
     assert run_numbers(places) == [0, 0, 0, 0, 1, None, 1]
     assert run_numbers([A, None, A, A]) == [0, None, 0, 0]
     assert run_numbers([A, B, A, B, A]) == [0, 0, 1, 1, 2]
-    assert run_numbers([A, None, B, A]) == [0, None, 0, 1]  # a position without a place breaks nothing
+    assert run_numbers([A, None, B, A]) == [0, None, 0, 1]  # past a position with no place, B still breaks the run
     assert run_numbers([]) == []
 
 
