@@ -69,6 +69,14 @@ def largest(x):
     return top * 2, where + 1
 
 
+pair = jax.jit(lambda t: (t * 2, t * 3))
+
+
+def two_results_of_a_call(x):
+    a, b = pair(x)
+    return a + b
+
+
 def predict(x, w):
     return jnp.tanh(x @ w)
 
@@ -170,11 +178,11 @@ def test_each_pass_of_a_python_loop_is_numbered_and_named() -> None:
 
 
 def test_each_pass_of_a_one_line_loop_names_its_last_value() -> None:
-    _, values = read(one_line_loop, X, [X, X])
+    _, values = read(one_line_loop, X, [X, X, X])
     inner = made(values)
-    assert [v.primitive for v in inner] == ["dot_general", "tanh"] * 2
-    assert [v.label for v in inner] == [f"%{inner[0].name}", "x", f"%{inner[2].name}", "x"]
-    assert [v.pass_number for v in inner] == [1, 1, 2, 2]
+    assert [v.primitive for v in inner] == ["dot_general", "tanh"] * 3
+    assert [v.label for v in inner] == [label for k in (0, 2, 4) for label in (f"%{inner[k].name}", "x")]
+    assert [v.pass_number for v in inner] == [1, 1, 2, 2, 3, 3]
 
 
 def test_a_tuple_of_expressions_names_each_part_in_order() -> None:
@@ -191,6 +199,13 @@ def test_the_results_of_one_equation_are_named_in_order_and_are_no_loops_passes(
         results = [v for v in made(values) if v.source.line == line(f, 1)]
         assert [v.label for v in results] == names
         assert [(v.pass_number, v.passes) for v in results] == [(None, None)] * 2
+
+
+def test_the_results_of_one_call_are_named_in_order() -> None:
+    _, values = read(two_results_of_a_call, X)
+    results = [v for v in made(values) if v.primitive in ("pjit", "jit")]
+    assert [v.label for v in results] == ["a", "b"]
+    assert {v.source.line for v in results} == {line(two_results_of_a_call, 1)}
 
 
 def test_what_a_called_function_hands_back_takes_the_name_its_call_binds() -> None:
