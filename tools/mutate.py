@@ -85,9 +85,9 @@ PLAN_TESTS = _tests(
     "test_mut_topology.py",
 )
 
-# Fast tests of the program view's lines and names: hand-made orders, stacks and HLO, and small
-# programs made with jax.make_jaxpr (a few traced ones where only XLA's choices can say); the slow
-# real-program tests (test_program_*.py) still run in `make test`.
+# Fast tests of the program view's lines and names: hand-made orders, stacks and HLO modules, and
+# small programs made with jax.make_jaxpr (nothing compiled); the real-program tests
+# (test_program_*.py) still run in `make test`.
 PROGRAM_TESTS = _tests(
     "test_mut_program_passes.py",
     "test_mut_program_values.py",
