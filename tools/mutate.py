@@ -105,13 +105,13 @@ PLAN_TESTS = _tests(
     "test_mut_topology.py",
 )
 
+# Fast tests of the program view's lines and names: hand-made orders, stacks and HLO modules, and
+# small programs made with jax.make_jaxpr (nothing compiled); the real-program tests
+# (test_program_*.py) still run in `make test`.
 PROGRAM_TESTS = _tests(
-    "test_program_wrong_lines_and_names.py",
-    "test_program_trace.py",
-    "test_program_axes.py",
-    "test_program_axis_names.py",
-    "test_program_report.py",
-    "test_program_layers_memory.py",
+    "test_mut_program_passes.py",
+    "test_mut_program_values.py",
+    "test_mut_program_places.py",
 )
 
 # stand-in rows, estimates and programs, no trace: each mutant's tests take a fraction of a second
@@ -175,6 +175,16 @@ def slices_of(names: list[str]) -> list[str]:
 # no JAX backend, then every shardviz module (from the mutated copy, as
 # tests/conftest.py would import them in each child).
 PRELOAD = ("numpy", "jax", "jax.numpy", "jax.sharding", "pytest", "_pytest.pytester", "hypothesis")
+# pytest's plugins from their entry points: imported here, each child skips rewriting their asserts,
+# which took most of a child's time (seconds a mutant on the shared machine).
+PLUGINS = (
+    "xdist.plugin",
+    "xdist.looponfail",
+    "anyio.pytest_plugin",
+    "platformdirs.pytest_plugin",
+    "pytest_timeout",
+    "_hypothesis_pytestplugin",
+)
 
 
 def preload_list() -> list[str]:
@@ -183,7 +193,7 @@ def preload_list() -> list[str]:
     for path in sorted((package / "shardviz").rglob("*.py")):
         parts = path.relative_to(package).with_suffix("").parts
         modules.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
-    return [*PRELOAD, *modules]
+    return [*PRELOAD, *PLUGINS, *modules]
 
 
 def setup_cfg(part: Slice) -> str:

@@ -27,7 +27,7 @@ from ..array.layout import Layout
 from . import axes as _axes
 from . import hlo
 from .frames import user_frame
-from .jaxpr_walk import JaxprValue, reader_lines, ref_reads
+from .jaxpr_walk import JaxprValue, _eqn_lists, reader_lines, ref_reads
 from .model import SourceListing, Value
 from .passes import count_scan_trips, passes_of, place, run_numbers, user_chain
 from .scopes import scope_of_components
@@ -102,7 +102,11 @@ class ValueReader:
             None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
             for w, v, scope in zip(walked, out, scopes)
         ]
-        columns = [(w.primitive, v.source.column if v.source is not None else -1) for w, v in zip(walked, out)]
+        results = _result_numbers(self.jaxpr)
+        columns = [
+            (w.primitive, v.source.column if v.source is not None else -1, results.get(id(w.var), 0))
+            for w, v in zip(walked, out)
+        ]
         runs = run_numbers(places, columns)
         self.passes, self.place_passes = passes_of(places, runs, [w.primitive for w in walked])
         self.trip_places = count_scan_trips([w.bodies for w in walked], places, self.place_passes)
@@ -270,6 +274,12 @@ class ValueReader:
             sharding = SingleDeviceSharding(device)
             self._cache[key] = describe(jax.ShapeDtypeStruct(shape, dtype, sharding=sharding))
         return self._cache[key]
+
+
+def _result_numbers(jaxpr: Any) -> dict[int, int]:
+    """Each equation result's place among its equation's results, by the variable's ``id``: the
+    halves of one ``split`` are one operation, not two passes of a one-line loop."""
+    return {id(v): k for eqns in _eqn_lists(jaxpr) for eqn in eqns for k, v in enumerate(eqn.outvars)}
 
 
 def _take_what_refs_hold(walked: Sequence[JaxprValue], out: list[Value], jaxpr: Any) -> None:
