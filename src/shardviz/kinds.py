@@ -30,7 +30,7 @@ from .compare.comparison import Comparison
 from .program.model import ProgramData
 from .program.payload import PROGRAM_PAYLOAD_VERSION
 from .program.program import Program
-from .tree.describe import describe_tree
+from .tree.describe import tree_result
 from .tree.payload import TREE_PAYLOAD_VERSION
 from .tree.tree import TreeLayout
 
@@ -57,10 +57,6 @@ class Kind:
 
 def _as_is(x: Any) -> Any:
     return x
-
-
-def _tree_result(x: Any) -> TreeLayout:
-    return x if isinstance(x, TreeLayout) else describe_tree(x)
 
 
 def _array_title(payload: dict[str, Any]) -> str:
@@ -93,7 +89,7 @@ TREE = Kind(
     version=TREE_PAYLOAD_VERSION,
     result=TreeLayout,
     accepts=(),  # any pytree of more than one leaf (see kind_of)
-    build=_tree_result,
+    build=tree_result,
     text=TreeLayout.to_text,
     widget="shardviz.widgets.tree:TreeWidget",
     title=lambda payload: f"{payload['leaves']['count']} leaves",

@@ -16,7 +16,7 @@ from ..kinds import ARRAY, PROGRAM
 from ..program.model import ProgramData
 from ..program.report import memory_lines
 from ..tree.audit import replication_findings
-from ..tree.describe import describe_tree
+from ..tree.describe import tree_result
 from ..tree.model import TreeData, leaf_name
 from ..tree.tree import TreeLayout
 from .errors import FailurePage, MemoryBudgetExceeded, NotShardedEnough
@@ -252,7 +252,7 @@ def assert_sharded(tree: Any, min_fraction: float = 0.9, *, axes: Iterable[str] 
     __tracebackhide__ = True
     if isinstance(min_fraction, bool) or not isinstance(min_fraction, (int, float)) or not 0 <= min_fraction <= 1:
         raise ShardingError(f"min_fraction must be a number from 0 to 1, e.g. 0.9, not {min_fraction!r}")
-    layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
+    layout = tree_result(tree)
     wanted = _axes(axes, layout)
     sizes = {a: n for mesh in layout.meshes for a, n in zip(mesh.info.axis_names, mesh.info.axis_sizes)}
     share = sharded_fraction(layout, wanted)

@@ -19,7 +19,7 @@ from jax.sharding import NamedSharding, PartitionSpec
 from ..array.layout import Layout
 from ..errors import ShardingError
 from ..text.lines import pad, text_width
-from ..tree.describe import describe_tree
+from ..tree.describe import tree_result
 from ..tree.model import TreeData, leaf_name
 from ..tree.rules import Rule, first_rules, parse_rules
 from ..tree.tree import TreeLayout
@@ -69,7 +69,7 @@ def assert_tree_layout(tree: Any, expected: Any) -> TreeLayout:
     the leaf's mesh lacks, or a tree of specs that does not fit the tree.
     """
     __tracebackhide__ = True
-    layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
+    layout = tree_result(tree)
     checks = _from_rules(layout, expected) if isinstance(expected, str) else _from_specs(layout, expected)
     failed: list[tuple[Check, list[str]]] = []
     for check in checks:

@@ -37,6 +37,11 @@ _SENTINEL_BASE = 7_300_000_000_001
 _EMPTY_AUDIT = TreeAudit((), (), 0, MappingProxyType({}), None, 0)
 
 
+def tree_result(tree: Any) -> TreeLayout:
+    """``tree`` as a TreeLayout: one as it is, any other pytree described (the tree kind's ``build``)."""
+    return tree if isinstance(tree, TreeLayout) else describe_tree(tree)
+
+
 def describe_tree(tree: Any) -> TreeLayout:
     """Lay out every leaf of ``tree``: jax.Arrays and ShapeDtypeStructs with shardings.
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ShardingError
-from ..tree.describe import describe_tree
+from ..tree.describe import tree_result
 from ..tree.state import SOURCE, TreeState
 from ..tree.tree import TreeLayout
 from .base import ViewWidget
@@ -33,7 +33,7 @@ class TreeWidget(ViewWidget[TreeState]):
     CONTROLS = ("rules_text",)
 
     def __init__(self, tree: Any, *, rules: str = "", name: str | None = None) -> None:
-        layout = tree if isinstance(tree, TreeLayout) else describe_tree(tree)
+        layout = tree_result(tree)
         original = layout.tree if tree is layout else tree
         name = name if name is not None else caller_name(tree)
         state = TreeState(original=original, rules_text="", applied=None, tree_layout=layout, tree_name=name)
