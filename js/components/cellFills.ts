@@ -1,10 +1,9 @@
 /**
  * The fills of a large DOM mesh grid, drawn on one canvas under its cells.
  *
- * A spec edit recolours every cell. As inline backgrounds that restyled and
- * repainted each of 512 cells (in JupyterLab, where a restyle costs about
- * five times what it does on a saved page: some 8 ms of style and 5 ms of
- * paint); on a canvas it is one drawing and the cells are left alone. The cells keep everything
+ * A spec edit recolours every cell: as inline backgrounds that would restyle
+ * and repaint each cell, on a canvas it is one drawing and the cells are left
+ * alone (docs/performance.md has the figures). The cells keep everything
  * else: their text, border, stripes, marks, focus and events.
  */
 

@@ -44,9 +44,9 @@ export interface PictureView {
 }
 
 /**
- * Above this many devices the mesh grid is drawn on a canvas. Past it a DOM
- * grid's mesh edit (every cell moved, new blocks) cost JupyterLab 52-68 ms
- * painted at 512 devices, against 36 for the canvas (issue 19).
+ * Above this many devices the mesh grid is drawn on a canvas: past it a DOM
+ * grid's mesh edit (every cell moved, new blocks) misses a frame in
+ * JupyterLab where the canvas does not (docs/performance.md).
  */
 export const CANVAS_THRESHOLD = 256;
 

@@ -2,8 +2,8 @@
  * The leaf table: one row per leaf (path, type with each `@axis` marked in
  * its mesh axis colour, bytes per device, copies), filterable by path (text,
  * or a glob as the rules use), sortable by bytes, and virtualised: only the
- * rows in view (and a few beyond) exist in the DOM, so 10,000 leaves cost
- * what twenty do.
+ * rows in view (and a few beyond) exist in the DOM, so a large tree costs
+ * what its visible rows do.
  */
 
 import type { Tree } from "../payload/tree";

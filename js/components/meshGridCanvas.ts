@@ -114,10 +114,10 @@ class CanvasMeshGrid implements PictureView {
   /**
    * The cells' texts, undimmed, drawn on a canvas of their own for a mesh,
    * labelling, font and ink, which a paint copies in one call: a spec edit then
-   * shapes no text (512 ids were most of its paint). A layer is drawn after the
-   * first paint of its mesh, in an idle moment (a new canvas's store and 512
-   * texts would otherwise delay that paint), and the layers of the last two
-   * meshes are kept, so edits back and forth between two meshes reuse theirs.
+   * shapes no text, which was most of its paint. A layer is drawn after the
+   * first paint of its mesh, in an idle moment (a new canvas and its texts
+   * would otherwise delay that paint), and the layers of the last two meshes
+   * are kept, so edits back and forth between two meshes reuse theirs.
    */
   private textLayer(text: { font: string; ink: string }): HTMLCanvasElement | null {
     const mesh = this.layout.payload.mesh;

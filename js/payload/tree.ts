@@ -191,8 +191,8 @@ function samePathColumn(a: TreeLeafColumns["path"], b: TreeLeafColumns["path"]):
 /**
  * Checks the shape of a tree payload and decodes its columns. Given the tree
  * drawn before, it keeps that tree's path strings when the paths did not
- * change (comparing the encoded column costs less than building 10,000
- * strings, and lets the table tell at once that the leaves are the same).
+ * change (comparing the encoded column costs less than building a string per
+ * leaf, and lets the table tell at once that the leaves are the same).
  */
 export function decodeTreePayload(payload: TreePayload, previous?: Tree | null): Tree {
   if (payload.version !== TREE_PAYLOAD_VERSION) {
