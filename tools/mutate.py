@@ -153,6 +153,11 @@ PARTS: dict[str, Slice] = {
         # hook's garbage collections at exit, a mutant's run takes a fifth of the time
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
+    # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
+    "widgets": Slice(
+        ("widgets/base.py", "widgets/controller.py"),
+        _tests("test_mut_widgets.py", "test_widget_protocol.py", "test_tree_widget_messages.py"),
+    ),
 }
 
 GROUPS: dict[str, tuple[str, ...]] = {"all": ("plan", "testing", "program")}
