@@ -345,3 +345,44 @@ def test_a_view_that_defines_nothing_says_so():
             call()
     assert bare._extras() == {} and bare._answer({"ask": 1}) is None
     assert bare._read_edit("x", 3) == "3" and bare._read_edit("x", "y") == "y"
+
+
+def test_a_widget_displays_its_bundle_once_unless_show_already_did(monkeypatch):
+    import IPython.display
+
+    published: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(
+        IPython.display, "publish_display_data", lambda data, metadata: published.append((data, metadata))
+    )
+    w = CountWidget(Count(4))
+    w._ipython_display_()
+    ((data, metadata),) = published
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id
+    assert isinstance(metadata, dict)
+    w._shown_in_this_cell = True
+    w._ipython_display_()
+    assert len(published) == 1
+
+
+def test_each_edited_control_is_read_by_its_own_name():
+    class Named(CountWidget):
+        def _read_edit(self, name: str, value: Any) -> Any:
+            return value.strip() if name == "word" else super()._read_edit(name, value)
+
+    w = Named(Count(4))
+    numbered(w, 1, "word", "  two ")
+    assert w.state == Count(4, "two") and w.answer["texts"]["word"] == "two"
+    assert w.apply_edit(value_text=5) is True and w.state == Count(5, "two")
+
+
+def test_a_bundle_in_ipywidgets_own_form_displays_with_no_metadata(monkeypatch):
+    import IPython.display
+
+    published: list[tuple[Any, Any]] = []
+    monkeypatch.setattr(
+        IPython.display, "publish_display_data", lambda data, metadata: published.append((data, metadata))
+    )
+    w = CountWidget(Count(4))
+    monkeypatch.setattr(w, "_repr_mimebundle_", lambda: {"text/plain": "CountWidget"})
+    w._ipython_display_()
+    assert published == [({"text/plain": "CountWidget"}, {})]
