@@ -24,5 +24,22 @@ describe("Python's text forms", () => {
       "1,048,577",
       "10,000,000,000,000,000,000,000",
     ]);
+    // f"{n:,}" of zero and of negatives, as Python writes them.
+    expect([withThousands(0), withThousands(-5), withThousands(-1_234_567), withThousands(-(10n ** 6n))]).toEqual([
+      "0",
+      "-5",
+      "-1,234,567",
+      "-1,000,000",
+    ]);
+  });
+
+  it("escapes the last code point of the basic plane as repr() does, and keeps printable ones", () => {
+    // repr("\uffff") == "'\\uffff'" (a noncharacter); repr("\u0100") == "'\u0100'"; repr("\x7f") == "'\\x7f'".
+    expect([pyRepr("\uffff"), pyRepr("\u0100"), pyRepr("\x7f"), pyRepr("\x01")]).toEqual([
+      "'\\uffff'",
+      "'\u0100'",
+      "'\\x7f'",
+      "'\\x01'",
+    ]);
   });
 });
