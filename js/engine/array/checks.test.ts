@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkSpec } from "./checks";
+import { checkSpec, specRepr } from "./checks";
 
 describe("checkSpec", () => {
   const mesh = { names: ["x", "y"], sizes: [2, 4] };
@@ -22,5 +22,14 @@ describe("checkSpec", () => {
     );
     expect(() => checkSpec(mesh, [["x"], ["y"]], [4, 6])).toThrow(/^dimension 1 has size 6/);
     expect(() => checkSpec(mesh, [["x"], ["y"]], [4, 8])).not.toThrow();
+  });
+});
+
+describe("specRepr", () => {
+  // As Python's checks write PartitionSpec(None, 'y') and PartitionSpec(('x', 'y'),): an unsplit dimension,
+  // null or empty, is None, and a lone axis is a str, not a 1-tuple.
+  it("writes an unsplit dimension as None however it is held", () => {
+    expect(specRepr([[], ["y"]])).toBe("P(None, 'y')");
+    expect(specRepr([null, ["x", "y"]])).toBe("P(None, ('x', 'y'))");
   });
 });
