@@ -8,11 +8,13 @@ testing (docs/mutation.md).
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from shardviz.plan.topology import (
     Placement,
     Slices,
+    _factorizations,
     _prime_factors,
     axis_layout,
     per_slice_shape,
@@ -34,6 +36,8 @@ def test_slices_take_googles_published_shapes() -> None:
     assert slice_shape(7, V5E_POD) == (1, 7)
     assert slice_shape(1, V5E_POD) == (1, 1)
     assert slice_shape(64, (64,)) == (64,)
+    # the smallest largest dimension first: 5x8x9 (largest 9) before 6x6x10 (largest 10)
+    assert slice_shape(360, V5P_POD) == (5, 8, 9)
 
 
 def test_a_count_no_slice_can_hold_has_no_shape() -> None:
@@ -49,6 +53,12 @@ def test_a_program_takes_one_slice_or_the_fewest_equal_ones() -> None:
     assert slices_for(6, V5E_POD, 4, None) == Slices(2, (1, 3))
     assert slices_for(8, V5E_POD, None, None) == Slices(1, (2, 4))
     assert Slices(2, (4, 8)).chips == 32
+    # a prime count past the largest slice: nothing but one chip divides it, so a chip per slice
+    assert slices_for(257, V5E_POD, 256, None) == Slices(257, (1, 1))
+    assert slices_for(17, (16,), 16, None) == Slices(17, (1,))
+    assert slices_for(34, (16,), 16, None) == Slices(17, (2,))
+    counts = [slices_for(512, V5E_POD, 256, None).count, slices_for(48, V5E_POD, 256, (4, 4)).count]
+    assert counts == [2, 3] and all(type(c) is int for c in counts)
 
 
 def test_a_named_slice_repeats_or_says_its_size() -> None:
@@ -64,6 +74,22 @@ def test_prime_factors() -> None:
     assert _prime_factors(97) == [97]
     assert _prime_factors(49) == [7, 7]
     assert _prime_factors(4) == [2, 2]
+    assert all(type(p) is int for p in _prime_factors(2 * 3 * 7 * 7))
+
+
+def test_every_way_to_write_a_count_as_ascending_factors() -> None:
+    assert _factorizations(12, 2) == [(1, 12), (2, 6), (3, 4)]
+    assert _factorizations(12, 3) == [(1, 1, 12), (1, 2, 6), (1, 3, 4), (2, 2, 3)]
+    assert _factorizations(1, 3) == [(1, 1, 1)]
+    assert _factorizations(2, 3) == [(1, 1, 2)]
+    assert _factorizations(7, 1) == [(7,)]
+
+
+def test_a_split_layout_counts_whole_chips() -> None:
+    # 2 x 8 on a 4x4 torus: no whole dimension holds 8, so it spreads over parts of both
+    layout = axis_layout((4, 4), (2, 8))
+    assert np.issubdtype(layout.dtype, np.integer)
+    assert layout.prod(axis=1).tolist() == [4, 4] and layout.prod(axis=0).tolist() == [2, 8]
 
 
 def test_a_mesh_must_fill_its_torus() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from shardviz import HARDWARE, Hardware
 from shardviz.plan.comms import NOTHING, CommTime, Ring, combine, line_time, send_time, torus_time
-from shardviz.plan.links import GroupShape, layout_for, permute_run, run_time
+from shardviz.plan.links import GroupShape, _directions, layout_for, permute_run, run_time
 from shardviz.plan.topology import Slices
 
 LINK = 1e10
@@ -20,6 +20,8 @@ BLOCK = 1e6
 RING16 = Hardware("ring16", 1e14, 1e12, LINK, torus=(16,), latency_s=1e-6)
 V5E = HARDWARE["tpu-v5e"]
 H100 = HARDWARE["h100"]
+MIB = 2**20
+TWO_NODES = layout_for(H100, (16,), None)
 
 
 def _ring16():
@@ -228,3 +230,103 @@ def test_sends_out_of_a_slice_or_node_say_so_and_take_one_step():
     # slices with no network figures of their own: the fast link's bandwidth
     plain = Hardware("plain", 1e14, 1e12, LINK, torus=(4,), latency_s=0.0, topology=(4,))
     assert permute_run(layout_for(plain, (8,), Slices(2, (4,))), [(0, 4)], BLOCK).seconds == pytest.approx(BLOCK / LINK)
+
+
+# GPU nodes' parts named, timed and combined (from mutation testing, docs/mutation.md): H100 links as
+# published (NVLink 4.5e11 B/s per GPU each way, one 5e10 B/s NIC per GPU, nodes of 8; 2 us a NVLink
+# step, 5 us an InfiniBand one)
+def _parts(timed):
+    return [(p.what, p.link, p.seconds, p.bandwidth_s, p.latency_s) for p in timed.parts]
+
+
+def test_an_all_to_all_over_two_nodes_sends_inside_on_nvlink_and_half_its_block_on_infiniband():
+    # each GPU holds 1 MiB; 7/16 of it goes to the other GPUs of its node, 1/2 to the other node
+    timed = run_time(TWO_NODES, "all-to-all", 16 * MIB, MIB, TWO_NODES.group_shape(range(16)))
+    inside_bytes, across_bytes = MIB * 7 / 16, MIB / 2
+    assert _parts(timed) == [
+        ("all-to-all inside the node", "NVLink", 2e-6, pytest.approx(inside_bytes / 4.5e11), 2e-6),
+        ("all-to-all between 2 nodes", "InfiniBand", pytest.approx(across_bytes / 5e10), pytest.approx(across_bytes / 5e10), 5e-6),
+    ]  # fmt: skip
+    assert timed.combined_by == "max" and timed.seconds == pytest.approx(across_bytes / 5e10)
+    assert timed.link == "NVLink+InfiniBand"
+    assert timed.formula == "max(all-to-all inside the node: 2 us, all-to-all between 2 nodes: 10.5 us)"
+
+
+@pytest.mark.parametrize(("kind", "gathers"), [("all-gather", 1), ("all-reduce", 2)])
+def test_a_gather_over_two_whole_nodes_moves_each_gpus_eighth_between_them(kind, gathers):
+    v = 16 * MIB
+    timed = run_time(TWO_NODES, kind, v, v, TWO_NODES.group_shape(range(16)))
+    inside = gathers * v * 7 / 8 / 4.5e11  # a chain of 8 on NVLink, 7 steps a gather
+    across = gathers * (v / 8) * 1 / 2 / 5e10  # each GPU's 1/8 share, a ring of the 2 nodes
+    assert _parts(timed) == [
+        (f"{kind} inside the node", "NVLink", pytest.approx(inside), pytest.approx(inside), pytest.approx(gathers * 7 * 2e-6)),
+        (f"{kind} of the 1/8 share between 2 nodes", "InfiniBand", pytest.approx(across), pytest.approx(across), pytest.approx(gathers * 5e-6)),
+    ]  # fmt: skip
+    assert timed.combined_by == "max" and timed.seconds == pytest.approx(inside)
+
+
+def test_a_group_of_one_gpu_per_node_is_one_infiniband_ring_named_without_a_share():
+    timed = run_time(TWO_NODES, "all-gather", MIB, MIB, TWO_NODES.group_shape([0, 8]))
+    assert (timed.what, timed.link, timed.parts) == ("all-gather between 2 nodes", "InfiniBand", ())
+    assert timed.seconds == pytest.approx(MIB / 2 / 5e10)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "size", "wraps", "expected"),
+    [
+        (2, 2, 4, True, ((), 0)),  # no move
+        (0, 2, 4, True, ((1, -1), 2)),  # halfway round a closed ring of 4: both ways are as short
+        (0, 3, 4, True, ((-1,), 1)),  # one hop back over the wraparound link
+        (0, 1, 4, True, ((1,), 1)),
+        (3, 1, 4, False, ((-1,), 2)),  # an open line goes the only way there is
+        (1, 3, 4, False, ((1,), 2)),
+    ],
+)
+def test_a_send_along_one_dimension_takes_the_shortest_ways_and_counts_its_hops(start, end, size, wraps, expected):
+    assert _directions(start, end, size, wraps) == expected
+
+
+def test_an_all_to_all_over_two_v5e_slices_crosses_each_bisection_then_sends_half_over_dcn():
+    layout = layout_for(V5E, (512,), Slices(2, (16, 16)))
+    timed = run_time(layout, "all-to-all", 512 * MIB, MIB, layout.group_shape(range(512)))
+    # inside: the slice's 256 MiB over 2 slices' worth, a quarter crossing the cut of a closed 16 ring
+    # over 2 x 16 links; across: half of each chip's block at its 3.125e9 B/s share of DCN, one step
+    inside = 256 * MIB / 2 * (8 * 8 / 16**2) / (2 * 16 * 4.5e10)
+    assert [(p.what, p.link) for p in timed.parts] == [
+        ("all-to-all inside the slice", "ICI"),
+        ("all-to-all between 2 slices", "DCN"),
+    ]
+    assert [p.seconds for p in timed.parts] == [pytest.approx(inside), pytest.approx(MIB / 2 / 3.125e9)]
+    assert timed.combined_by == "max" and timed.parts[1].latency_s == 1e-5
+
+
+@pytest.mark.parametrize(
+    ("kind", "order"), [("all-gather", ("between", "inside")), ("reduce-scatter", ("inside", "between"))]
+)
+def test_a_gather_over_two_chips_in_each_of_two_slices_runs_its_phases_one_after_the_other(kind, order):
+    # mesh (4, 128) on two v5e slices: each slice holds (2, 128); on its 16x16 torus the 128 takes
+    # 16 x 8 and the 2 the major half of the second dimension, so a slice's two chips of the axis of 4
+    # sit 8 apart on a closed ring of 16: a closed ring of 2 with stride 8 (8 hops, a link carrying
+    # 1/2 x 8 of V). Between the slices, each chip's 1/2 share goes one step over DCN.
+    layout = layout_for(V5E, (4, 128), Slices(2, (16, 16)))
+    shape = layout.group_shape([0, 128, 256, 384])
+    assert shape == GroupShape((Ring(2, True, 8),), 2, 2)
+    timed = run_time(layout, kind, MIB, MIB / 4, shape)
+    parts = {
+        "inside": (f"{kind} inside the slice", pytest.approx(MIB * 4 / 4.5e10)),
+        "between": (f"{kind} of the 1/2 share between 2 slices", pytest.approx(MIB / 2 / 2 / 3.125e9)),
+    }
+    assert [(p.what, p.seconds) for p in timed.parts] == [parts[name] for name in order]
+    assert timed.combined_by == "sum" and timed.seconds == pytest.approx(MIB * 4 / 4.5e10 + MIB / 4 / 3.125e9)
+
+
+def test_two_neighbouring_chips_form_a_ring_and_a_single_byte_still_pays_the_hop():
+    # v5e 4x4: no wraparound on a dimension of 4; positions 4 and 12 are chips (0, 1) and (0, 3)
+    layout = layout_for(V5E, (4, 4), Slices(1, (4, 4)))
+    pair = layout.group_shape([0, 1])
+    assert pair == GroupShape((Ring(2, False),), 2, 1)
+    assert run_time(layout, "all-gather", MIB, MIB, pair).seconds == pytest.approx(MIB / 2 / 4.5e10)
+    apart = layout.group_shape([4, 12])
+    assert apart == GroupShape((Ring(2, False, 2),), 2, 1)  # two chips two hops apart, not starting at 0
+    assert run_time(layout, "all-gather", 1.0, 1.0, apart).seconds == pytest.approx(2e-6)
+    assert run_time(layout, "all-gather", 1.0, 1.0, layout.group_shape([0, 1, 2, 3])).seconds == pytest.approx(3e-6)

@@ -13,7 +13,8 @@ from shardviz import HARDWARE, ShardingError
 from shardviz.plan.hardware import hardware_named
 from shardviz.plan.topology import Placement, Slices, per_slice_shape, physical_positions, slice_shape, slices_for
 
-TORI = [(4, 4, 4), (4, 4, 8), (2, 4, 4), (8, 16, 16), (16, 16, 24), (16, 16), (8, 16), (4, 8), (2, 2, 1)]
+# (8, 4, 2): an axis of 8 can take the whole 8 or the whole 4 and 2; JAX prefers more whole dimensions
+TORI = [(4, 4, 4), (4, 4, 8), (2, 4, 4), (8, 16, 16), (16, 16, 24), (16, 16), (8, 16), (4, 8), (2, 2, 1), (8, 4, 2)]
 
 
 def _mesh_shapes(chips: int) -> list[tuple[int, ...]]:

@@ -36,6 +36,7 @@ killed, survived, no tests and timeouts, and writes
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import random
@@ -103,6 +104,7 @@ PLAN_TESTS = _tests(
     "test_mut_comms.py",
     "test_mut_hardware.py",
     "test_mut_topology.py",
+    "test_mut_estimate.py",
 )
 
 # Fast tests of the program view's lines and names: hand-made orders, stacks and HLO modules, and
@@ -126,7 +128,30 @@ COMPARE_TESTS = _tests(
 
 PARTS: dict[str, Slice] = {
     "plan": Slice(
-        ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"), PLAN_TESTS
+        ("plan/comms.py", "plan/links.py", "plan/topology.py", "plan/hardware.py", "plan/estimate.py"),
+        PLAN_TESTS,
+        # traced programs kept between mutants (tools/mutate_trace_cache.py: plan/ never changes a trace),
+        # and pytest's own start trimmed: plain asserts, no plugins these tests do not use (the
+        # unraisable-exception hook's gc.collect() over a heap holding JAX was most of a mutant's time)
+        (
+            "-p",
+            "mutate_trace_cache",
+            "--assert=plain",
+            "-p",
+            "no:anyio",
+            "-p",
+            "no:xdist",
+            "-p",
+            "no:xdist.looponfail",
+            "-p",
+            "no:shardviz",
+            "-p",
+            "no:timeout",
+            "-p",
+            "no:unraisableexception",
+            "-p",
+            "no:threadexception",
+        ),
     ),
     # the link models alone against their hand counts: minutes rather than hours
     "plan-comms": Slice(("plan/comms.py",), _tests("test_mut_comms.py", "test_plan_links.py")),
@@ -242,7 +267,9 @@ def prepare(name: str, fresh: bool) -> Path:
 
 def mutant_env(work: Path, mutant: str | None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = str(work / "mutants" / "src")
+    env["PYTHONPATH"] = os.pathsep.join([str(work / "mutants" / "src"), str(REPO / "tools")])
+    # where the plan part's plugin (tools/mutate_trace_cache.py) keeps traced programs; unread elsewhere
+    env["SHARDVIZ_TRACE_CACHE"] = str(work / "trace-cache")
     # bytecode kept: else each mutant's pytest compiles and rewrites every test module again (seconds)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("MUTANT_UNDER_TEST", None)
@@ -264,6 +291,16 @@ def run_mutmut(work: Path, names: list[str], trust_clean: bool) -> int:
     return subprocess.run(
         [sys.executable, "-c", code, children, *names], cwd=work, env=mutant_env(work, None)
     ).returncode
+
+
+def unfinished(work: Path, globs: list[str]) -> list[str]:
+    """The mutants matching ``globs`` that have no verdict yet: mutmut reruns every mutant it is
+    named, verdict or not, so a resumed ``--only`` run names only these. Before the first run
+    (no verdicts at all) the globs themselves."""
+    found = verdicts(work)
+    if not found:
+        return list(globs)
+    return [m for m, code in found.items() if code is None and any(fnmatch.fnmatch(m, g) for g in globs)]
 
 
 def verdicts(work: Path) -> dict[str, int | None]:
@@ -373,7 +410,11 @@ def main() -> int:
     failed = False
     for name in slices_of(args.parts):
         work = prepare(name, args.fresh)
-        names: list[str] = list(args.only)
+        names: list[str] = unfinished(work, args.only) if args.only else []
+        if args.only and not names:
+            print(f"{name}: every mutant matching {', '.join(args.only)} has a verdict")
+            summarise(name, work)
+            continue
         if args.again and (work / "summary.json").exists():
             names = list(json.loads((work / "summary.json").read_text())["not_killed"])
         if args.again and not names and (work / "summary.json").exists():

@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from ..errors import ShardingError
 from ..text.files import file_label
 from ..text.ranges import format_bytes
-from .comms import CommTime, array_bytes
+from .comms import NOTHING, CommTime, array_bytes
 from .hardware import HARDWARE, Hardware, hardware_named
 from .links import Layout, layout_for, permute_run, run_time
 from .priced import PricedCollective, PricedProgram
@@ -219,16 +219,15 @@ def _one_run(program: PricedProgram, collective: PricedCollective, layout: Layou
         moved = [(a, b) for a, b in zip(_positions(program, tuple(s for s, _ in collective.pairs)),
                                         _positions(program, tuple(t for _, t in collective.pairs)))]  # fmt: skip
         return permute_run(layout, moved, collective.device_result_bytes)
-    if not collective.groups:
-        return run_time(layout, collective.kind, 0.0, 0.0, layout.group_shape([0]))
+    if not collective.groups:  # a producer that names no group moves nothing (JAX's modules always name them)
+        return NOTHING
     shape = layout.group_shape(_positions(program, collective.groups[0]))
     return run_time(layout, collective.kind, array, collective.device_result_bytes, shape)
 
 
 def collective_time(
-    program: PricedProgram, collective: PricedCollective, hw: Hardware, layout: Layout | None = None
+    program: PricedProgram, collective: PricedCollective, hw: Hardware, layout: Layout
 ) -> CollectiveTime:
-    layout = layout or layout_for(hw, _mesh_sizes(program), program_slices(program, hw))
     array = array_bytes(collective.kind, collective.device_result_bytes, collective.group_size)
     one = _one_run(program, collective, layout, array)
     runs = collective.count

@@ -119,8 +119,8 @@ def _tpu_time(hw: Hardware, kind: str, array: float, block: float, shape: GroupS
     if c == 1:
         return torus_time(kind, array, shape.rings, link, lat)
     steps = gathers(kind) * (c - 1)
-    share = f"1/{g} share " if g > 1 else ""
-    across = line_time(kind, array / g, c, dcn, steps, dcn_lat, name, f"{kind} of the {share}between {c} slices")
+    share = f"of the 1/{g} share " if g > 1 else ""
+    across = line_time(kind, array / g, c, dcn, steps, dcn_lat, name, f"{kind} {share}between {c} slices")
     if g == 1:
         return across
     if kind == "all-reduce":
@@ -147,8 +147,8 @@ def _gpu_time(hw: Hardware, kind: str, array: float, block: float, shape: GroupS
     runs = gathers(kind)
     inside_steps, across_steps = runs * (k - 1), runs * math.ceil(math.log2(m))
     inside = line_time(kind, array, k, nvlink, inside_steps, nv_lat, hw.link_name, f"{kind} inside the node")
-    share = f"1/{k} share " if k > 1 else ""
-    across = line_time(kind, array / k, m, nic, across_steps, ib_lat, ib, f"{kind} of the {share}between {m} nodes")
+    share = f"of the 1/{k} share " if k > 1 else ""
+    across = line_time(kind, array / k, m, nic, across_steps, ib_lat, ib, f"{kind} {share}between {m} nodes")
     return combine([inside, across], "max")
 
 

@@ -76,11 +76,11 @@ def slices_for(devices: int, pod: Sequence[int], max_chips: int | None, topology
             raise ValueError(f"a slice of {per} chips ({'x'.join(map(str, topology))})")
         return Slices(devices // per, tuple(topology))
     limit = devices if max_chips is None else min(devices, max_chips)
-    for chips in range(limit, 0, -1):
+    for chips in range(limit, 1, -1):
         shape = slice_shape(chips, pod) if devices % chips == 0 else None
         if shape is not None:
             return Slices(devices // chips, shape)
-    return Slices(devices, (1,) * max(len(pod), 1))
+    return Slices(devices, (1,) * max(len(pod), 1))  # no divisor fits: a chip per slice
 
 
 # --------------------------------------------------------------------------
