@@ -150,16 +150,20 @@ def test_each_line_is_charged_its_collectives_runs_and_its_matmuls_and_the_longe
     program = _program(
         _collective(source=SimpleNamespace(file="/home/u/model.py", line=7)),
         _collective(name="ar.2", count=2),  # no line of the user's
+        _collective(name="ar.3", source=SimpleNamespace(file="/home/u/model.py", line=13)),
+        _collective(name="ar.4", source=SimpleNamespace(file="/home/u/model.py", line=13)),
     )
     program.line_flops = (
         _line("/home/u/model.py", 7, v5e * 1e-4),  # 100 us of matmuls beside its 52 us all-reduce
         _line(None, 0, v5e * 1e-5),
-        _line("/home/u/model.py", 9, v5e * 2e-4),  # matmuls alone
+        _line("/home/u/model.py", 9, v5e * 1e-4),  # matmuls alone, in two parts
+        _line("/home/u/model.py", 9, v5e * 1e-4),
         _line("/home/u/model.py", 11, 0.0),  # nothing at all: network-bound by default
     )
     assert estimate(program, "tpu-v5e").lines == (
         LineTime("model.py:9", 0.0, 0, pytest.approx(2e-4), "compute"),
         LineTime("?", pytest.approx(2 * one_run), 2 * MIB, pytest.approx(1e-5), "network"),
+        LineTime("model.py:13", pytest.approx(2 * one_run), 2 * MIB, 0.0, "network"),  # two all-reduces alone
         LineTime("model.py:7", pytest.approx(one_run), MIB, pytest.approx(1e-4), "compute"),
         LineTime("model.py:11", 0.0, 0, 0.0, "network"),
     )
@@ -240,3 +244,17 @@ def test_a_named_slice_the_program_is_no_multiple_of_is_refused_naming_the_chip(
         "tpu-v5e-4x4 is a slice of 16 chips (4x4); the program has 20 devices, not a multiple of it: "
         "name a slice that fits, or tpu-v5e"
     )
+
+
+def test_a_gpu_program_says_how_many_nodes_it_takes() -> None:
+    notes = [estimate(_program(partitions=n), "h100").notes[2] for n in (8, 16, 12)]
+    assert notes == [
+        "8 GPUs: 1 node of 8 (NVLink inside a node, InfiniBand between nodes)",
+        "16 GPUs: 2 nodes of 8 (NVLink inside a node, InfiniBand between nodes)",
+        "12 GPUs: 2 nodes of 8 (NVLink inside a node, InfiniBand between nodes)",  # a node and a half: two
+    ]
+    assert [estimate(_program(partitions=n), "h100").slices for n in (8, 16, 12)] == [1, 2, 2]
+
+
+def test_a_v5p_program_past_its_largest_slice_of_6144_chips_takes_two_even_if_the_pod_could_hold_it() -> None:
+    assert program_slices(_program(partitions=6400), HARDWARE["tpu-v5p"]).count == 2  # 6,400 of 8,960 chips

@@ -105,7 +105,8 @@ def test_names_are_read_loosely_and_slices_by_their_shape() -> None:
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("tpu-v9", "unknown hardware 'tpu-v9'; known: tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, h100, h200, a TPU slice"),
+        ("tpu-v9", "unknown hardware 'tpu-v9'; known: tpu-v4, tpu-v5e, tpu-v5p, tpu-v6e, h100, h200, a TPU slice"
+                   " such as 'tpu-v5p-8x16x16', or shardviz.Hardware(...)"),
         ("h100-2x4", "unknown hardware 'h100-2x4'"),
         ("tpu-v9-4x4", "unknown hardware 'tpu-v9-4x4'"),  # a slice's shape on a chip that is no TPU we know
         ("tpu-v5e-4x4x4", "tpu-v5e-4x4x4: a tpu-v5e slice has 2 dimensions, like tpu-v5e-16x16"),

@@ -74,7 +74,7 @@ def test_prime_factors() -> None:
     assert _prime_factors(97) == [97]
     assert _prime_factors(49) == [7, 7]
     assert _prime_factors(4) == [2, 2]
-    assert all(type(p) is int for p in _prime_factors(2 * 3 * 7 * 7))
+    assert all(type(p) is int for p in _prime_factors(2 * 3 * 7 * 7) + _prime_factors(2 * 97))
 
 
 def test_every_way_to_write_a_count_as_ascending_factors() -> None:

@@ -330,3 +330,14 @@ def test_two_neighbouring_chips_form_a_ring_and_a_single_byte_still_pays_the_hop
     assert apart == GroupShape((Ring(2, False, 2),), 2, 1)  # two chips two hops apart, not starting at 0
     assert run_time(layout, "all-gather", 1.0, 1.0, apart).seconds == pytest.approx(2e-6)
     assert run_time(layout, "all-gather", 1.0, 1.0, layout.group_shape([0, 1, 2, 3])).seconds == pytest.approx(3e-6)
+
+
+def test_a_part_with_one_chip_per_slice_is_named_without_a_share_and_two_per_node_with_theirs():
+    slices = layout_for(V5E, (512,), Slices(2, (16, 16)))
+    across = run_time(slices, "all-gather", MIB, MIB, slices.group_shape([0, 256]))
+    assert (across.what, across.link, across.parts) == ("all-gather between 2 slices", "DCN", ())
+    timed = run_time(TWO_NODES, "all-gather", MIB, MIB, TWO_NODES.group_shape([0, 1, 8, 9]))
+    assert [p.what for p in timed.parts] == [
+        "all-gather inside the node",
+        "all-gather of the 1/2 share between 2 nodes",
+    ]
