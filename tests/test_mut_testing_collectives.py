@@ -19,16 +19,8 @@ import pytest
 from shardviz.errors import ShardingError
 from shardviz.testing.collectives import assert_collectives, line_charges
 from shardviz.testing.errors import CollectiveBudgetExceeded
-from testing_standins import collective, part, program, source, write_model
+from testing_standins import CODE, MESH, collective, part, program, source, write_model
 
-CODE = [
-    "def loss(x, w):",
-    "    h = gather(w)  # wide",
-    "    g = reduce(x)",
-    "    a = combined(x)",
-    "    c = more(x)",
-]
-MESH = {"data": 4, "model": 2}
 HEAD = (
     "the program step breaks its collective budget (mesh data=4 model=2; "
     "bytes are what one device sends per call, loops counted)"

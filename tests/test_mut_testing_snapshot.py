@@ -24,16 +24,8 @@ from shardviz.testing.snapshot import (
     stale_records,
 )
 from shardviz.testing.snapshot_file import FORMAT
-from testing_standins import collective, part, program, source, write_model
+from testing_standins import CODE, MESH, collective, part, program, source, write_model
 
-CODE = [
-    "def loss(x, w):",
-    "    h = gather(w)  # wide",
-    "    g = reduce(x)",
-    "    a = combined(x)",
-    "    c = more(x)",
-]
-MESH = {"data": 4, "model": 2}
 AGAIN = "if the change is intended, record it again: pytest --shardviz-update (or update=True)"
 
 

@@ -18,6 +18,17 @@ from shardviz.program.model import BytesIn, Collective, CollectivePart, ProgramD
 __all__ = ["collective", "part", "program", "source", "write_model"]
 
 
+# the user's model both the budget and the snapshot tests read: one collective per line 2 to 5
+CODE = [
+    "def loss(x, w):",
+    "    h = gather(w)  # wide",
+    "    g = reduce(x)",
+    "    a = combined(x)",
+    "    c = more(x)",
+]
+MESH = {"data": 4, "model": 2}
+
+
 def write_model(folder: Path, lines: list[str], name: str = "model.py") -> str:
     """A source file of ``lines`` (line 1 first) whose text the messages quote; its path."""
     path = folder / name
