@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Payload } from "../payload/array";
 import { loadFixture } from "../test/fixtures";
 import { findCase } from "../test/parity";
-import { query, renderWidget, sendWaitingEdits, sent } from "../test/render";
+import { fakeFramesAndMutedWarnings, query, renderWidget, sendWaitingEdits, sent } from "../test/render";
 import { payloadTraits, type SyncedTraits } from "../traits/array";
 import { RENDER_MEASURE } from "../util/measure";
 import { arrayEngine } from "./engines";
@@ -39,17 +39,7 @@ function agreeing(start: Payload, text: string, code?: string): Partial<SyncedTr
 const typeLine = (el: HTMLElement): string | null => query(el, '[data-role="type"]').textContent;
 
 describe("a live widget: the local answer first, the kernel's last", () => {
-  let warn: ReturnType<typeof vi.spyOn>;
-  beforeEach(() => {
-    performance.clearMeasures();
-    warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    // Not performance: the tests count the render measures.
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame"] });
-  });
-  afterEach(() => {
-    warn.mockRestore();
-    vi.useRealTimers();
-  });
+  const muted = fakeFramesAndMutedWarnings();
 
   it("draws an edit in the same task as the keystroke and keeps the kernel's equal answer without redrawing", () => {
     const {
@@ -79,7 +69,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(renders()).toBe(before + 1);
 
     model.answer(1, accepted(after, "notice" in c.python ? c.python.notice : ""));
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
     expect(renders()).toBe(before + 1); // the same picture: nothing redrawn
     expect(typeLine(el)).toBe(after.type_str);
   });
@@ -94,7 +84,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     );
     expect(typeLine(el)).toBe("float32[4@x,8@y]");
     model.answer(1, { spec_text: "x, y", error: alert.textContent ?? "", error_source: "spec" });
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
     // The same alert element: not drawn again (it would be announced again).
     expect(query(el, '[role="alert"]')).toBe(alert);
   });
@@ -110,8 +100,8 @@ describe("a live widget: the local answer first, the kernel's last", () => {
       error: "the array behind this widget has been deleted",
       error_source: "spec",
     });
-    expect(warn).toHaveBeenCalledTimes(1);
-    const [text, detail] = warn.mock.calls[0] as [string, { browser: SyncedTraits; kernel: SyncedTraits }];
+    expect(muted.warn).toHaveBeenCalledTimes(1);
+    const [text, detail] = muted.warn.mock.calls[0] as [string, { browser: SyncedTraits; kernel: SyncedTraits }];
     expect(text).toContain("the kernel's answer stays");
     expect((detail.browser.payload as Payload).type_str).toBe("float32[4@y,8@x]");
     expect(detail.kernel.error).toBe("the array behind this widget has been deleted");
@@ -133,7 +123,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     expect(typeLine(el)).toBe("float32<host>[4@x,8@y]");
     model.answer(2, accepted({ ...start, memory_kind: "pinned_host", type_str: "float32<host>[4@y,8@x]" }));
     expect(typeLine(el)).toBe("float32<host>[4@y,8@x]");
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
   });
 
   it("starts an edit from the local answer to the one before, and shows its notice", () => {
@@ -197,7 +187,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     const renamed = arrayEngine(true).answer(payloadTraits(start), "mesh_text", "x=2, model=4") as SyncedTraits;
     model.answer(3, renamed);
     expect(typeLine(el)).toBe("float32[4@x,8@model]");
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
   });
 
   it("keeps a prediction in front of a cell's change until the kernel answers the edit", () => {
@@ -230,7 +220,7 @@ describe("a live widget: the local answer first, the kernel's last", () => {
     model.answer(200, agreeing(shown, texts[199 % 3]));
     expect(typeLine(el)).toBe(last.type_str);
     expect(query(el, '[data-role="code"]').textContent).toBe(last.code);
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
   }, 60_000);
 
   it("sends a refused text again as a new edit, and keeps the refusal shown", () => {

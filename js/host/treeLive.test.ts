@@ -5,9 +5,9 @@
  * `TreeState.with_rules` on the same tree and text).
  */
 
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { TreePayload } from "../payload/tree";
-import { query, sendWaitingEdits } from "../test/render";
+import { fakeFramesAndMutedWarnings, query, sendWaitingEdits } from "../test/render";
 import { renderTree } from "../test/renderTree";
 import { loadJson, loadTreeFixture, type RulesErrorFixture } from "../test/treeFixtures";
 import type { TreeTraits } from "../traits/tree";
@@ -50,17 +50,7 @@ function applied(edit: ParityFile["cases"][number]["edits"][number]): Partial<Tr
 }
 
 describe("a live tree widget: rules answered in the browser first, the kernel's answer last", () => {
-  let warn: ReturnType<typeof vi.spyOn>;
-  beforeEach(() => {
-    performance.clearMeasures();
-    warn = vi.spyOn(console, "warn").mockImplementation(() => {});
-    // Not performance: the tests count the render measures.
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame"] });
-  });
-  afterEach(() => {
-    warn.mockRestore();
-    vi.useRealTimers();
-  });
+  const muted = fakeFramesAndMutedWarnings();
 
   const edit = concrete.edits.find((e) => e.status === "applied" && e.notice?.match(/^[1-9]/));
   if (!edit) throw new Error("the parity fixture has no applied edit on the concrete tree");
@@ -76,7 +66,7 @@ describe("a live tree widget: rules answered in the browser first, the kernel's 
     answer(model.editSeqs[0], applied(edit));
     expect(renders()).toBe(after);
     expect(audit(el)).toBe(drawn);
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
   });
 
   it("shows a refusal at once, in Python's words, and keeps the picture and the refused text", () => {
@@ -92,7 +82,7 @@ describe("a live tree widget: rules answered in the browser first, the kernel's 
     answer(model.editSeqs[0], { rules_text: "", error: error.error, error_source: error.error_source });
     expect(query<HTMLTextAreaElement>(el, '[data-role="rules-input"]').value).toBe(error.rules_text);
     expect(alertText(el)).toBe(error.error);
-    expect(warn).not.toHaveBeenCalled();
+    expect(muted.warn).not.toHaveBeenCalled();
   });
 
   it("takes Python's answer where the two differ, and says so on the console", () => {
@@ -100,7 +90,7 @@ describe("a live tree widget: rules answered in the browser first, the kernel's 
     commit(el, edit.rules_text);
     answer(model.editSeqs[0], { ...applied(edit), notice: "the kernel says otherwise." });
     expect(notice(el)).toBe("the kernel says otherwise.");
-    expect(warn).toHaveBeenCalledTimes(1);
+    expect(muted.warn).toHaveBeenCalledTimes(1);
   });
 
   it("waits for Python when it does not know the tree the rules apply to (a widget made with rules)", () => {

@@ -1,7 +1,7 @@
 /** Renders the widget through its real entry module with a fake model. */
 
 import type { AnyModel } from "@anywidget/types";
-import { expect, vi } from "vitest";
+import { afterEach, beforeEach, expect, type MockInstance, vi } from "vitest";
 import { SEND_WAIT_MS } from "../host/live";
 import type { Payload } from "../payload/array";
 import type { SyncedTraits } from "../traits/array";
@@ -72,4 +72,20 @@ export function expectCleansUp({
   cleanup();
   expect(model.listenerCount()).toBe(0);
   expect(el.querySelector(".shardviz")).toBeNull();
+}
+
+/** In the calling describe block: fake timers and animation frames (not performance: the tests count the
+ * render measures, cleared before each test), and console.warn muted and kept for the test to read. */
+export function fakeFramesAndMutedWarnings(): { readonly warn: MockInstance } {
+  const muted = {} as { warn: MockInstance };
+  beforeEach(() => {
+    performance.clearMeasures();
+    muted.warn = vi.spyOn(console, "warn").mockImplementation(() => {});
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "requestAnimationFrame", "cancelAnimationFrame"] });
+  });
+  afterEach(() => {
+    muted.warn.mockRestore();
+    vi.useRealTimers();
+  });
+  return muted;
 }
