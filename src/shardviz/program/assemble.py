@@ -36,9 +36,10 @@ from .inputs_outputs import (
     input_shardings,
     layout_changes,
     output_layouts,
+    output_paths,
     output_shardings,
 )
-from .jaxpr_walk import constraint_redirects, walk
+from .jaxpr_walk import Redirects, constraint_redirects, walk
 from .memory import MemoryTimeline, memory_timeline
 from .model import (
     Collective,
@@ -50,33 +51,52 @@ from .model import (
 )
 from .program import Program
 from .totals import program_totals
-from .values import ValueReader
+from .values import NamedValues, ValueReader, name_values
+
+
+@dataclass(frozen=True)
+class JaxprReading:
+    """What the traced program alone says, before anything is compiled: its source, which
+    leaves are arrays, the inputs' and outputs' paths, every value named (:func:`.values.name_values`)
+    and where ``with_sharding_constraint`` re-lays out values. ``trace`` reads it while XLA compiles."""
+
+    source: SourceListing | None
+    array_leaf: list[bool]  # which of the user's leaves the program takes as arrays
+    input_paths: tuple[str, ...]
+    output_paths: tuple[str, ...]
+    named: NamedValues
+    redirects: Redirects
+
+
+def read_jaxpr(
+    fun: Callable[..., Any], name: str, traced: Any, leaves: Sequence[Any], paths: Sequence[str]
+) -> JaxprReading:
+    """Read ``traced`` (``jax.jit(f).trace(...)``) on its own: nothing here needs the compiled program."""
+    source = _source_listing(fun, name)
+    array_leaf = dynamic_leaves(leaves, traced)
+    input_paths = tuple(p for p, a in zip(paths, array_leaf) if a)
+    outputs = output_paths(traced)
+    jaxpr = traced.jaxpr.jaxpr
+    named = name_values(walk(traced.jaxpr), jaxpr, source, input_paths, outputs)
+    return JaxprReading(source, array_leaf, input_paths, outputs, named, constraint_redirects(jaxpr))
 
 
 @dataclass(frozen=True)
 class _Io:
     """The program's array inputs and outputs, laid out as compiled, and the mesh they name."""
 
-    array_leaf: list[bool]  # which of the user's leaves the program takes as arrays
     inputs: tuple[Layout, ...]
-    input_paths: tuple[str, ...]
     outputs: tuple[Layout, ...]
-    output_paths: tuple[str, ...]
     mesh: Mesh | None
     assignment: tuple[Any, ...] | None  # the devices in partition order
 
 
-def _read_io(compiled: Any, traced: Any, leaves: Sequence[Any], paths: Sequence[str], name: str) -> _Io:
-    array_leaf = dynamic_leaves(leaves, traced)
+def _read_io(compiled: Any, traced: Any, leaves: Sequence[Any], array_leaf: Sequence[bool], name: str) -> _Io:
     in_shardings = input_shardings(compiled, [leaf for leaf, a in zip(leaves, array_leaf) if a], name)
     out_shardings = output_shardings(compiled, traced, name)
-    outputs, output_paths = output_layouts(traced, out_shardings)
     return _Io(
-        array_leaf=array_leaf,
         inputs=input_layouts(leaves, array_leaf, in_shardings),
-        input_paths=tuple(p for p, a in zip(paths, array_leaf) if a),
-        outputs=outputs,
-        output_paths=output_paths,
+        outputs=output_layouts(traced, out_shardings),
         mesh=_program_mesh([*in_shardings, *out_shardings], leaves),
         assignment=_device_assignment([*in_shardings, *out_shardings]),
     )
@@ -87,22 +107,22 @@ def assemble(
     name: str,
     tree: Any,
     leaves: Sequence[Any],
-    paths: Sequence[str],
     traced: Any,
     compiled: Any,
     dumps: dict[str, str],
-    kept: list[int] | None = None,
+    kept: list[int] | None,
+    reading: JaxprReading,
 ) -> Program:
-    """The Program ``traced`` compiled to: read from ``compiled`` and XLA's ``dumps``."""
+    """The Program ``traced`` compiled to: read from ``compiled``, XLA's ``dumps`` and ``reading``."""
     module = hlo.parse_module(_compiled_text(compiled, name))
-    io = _read_io(compiled, traced, leaves, paths, name)
+    io = _read_io(compiled, traced, leaves, reading.array_leaf, name)
     mesh_info, devices, to_mesh = _mesh_placement(io.mesh, io.assignment, module.num_partitions)
-    source = _source_listing(fun, name)
-    reader = _value_reader(io, module, to_mesh, traced, dumps, source, _sharding_mode(mesh_info))
-    values = reader.values(walk(traced.jaxpr))
+    reader = _value_reader(io, module, to_mesh, traced, dumps, reading, _sharding_mode(mesh_info))
+    values = reader.laid_out(reading.named)
     stacks = stacks_of(module)
-    collectives = _collectives(module, mesh_info, to_mesh, source, values, io, kept, traced, reader, stacks)
+    collectives = _collectives(module, mesh_info, to_mesh, reading, values, kept, traced, reader, stacks)
     line_flops, memory, cost = _line_flops(module, stacks), _memory(compiled), _cost_analysis(compiled)
+    input_paths, output_paths = reading.input_paths, reading.output_paths
     return Program(
         name=name,
         mesh=mesh_info,
@@ -111,25 +131,25 @@ def assemble(
         num_partitions=module.num_partitions,
         sharding_mode=reader.mode,
         inputs=io.inputs,
-        input_paths=io.input_paths,
+        input_paths=input_paths,
         outputs=io.outputs,
-        output_paths=io.output_paths,
+        output_paths=output_paths,
         values=values,
         collectives=collectives,
         memory=memory,
         flops=_cost(cost, "flops"),
         bytes_accessed=_cost(cost, "bytes accessed"),
-        source=source,
+        source=reading.source,
         process_index=jax.process_index(),
         process_count=jax.process_count(),
         machine_devices=jax.device_count(),
         hlo_module=module.name,
         totals=program_totals(collectives, mesh_info.axis_names if mesh_info else ()),
-        origin=_origin(fun, tree, leaves, io),
-        layout_changes=layout_changes(io.input_paths, io.inputs, io.output_paths, io.outputs),
+        origin=_origin(fun, tree, leaves, reading.array_leaf, io.mesh),
+        layout_changes=layout_changes(input_paths, io.inputs, output_paths, io.outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
-        memory_timeline=_timeline(dumps, module, io.input_paths, io.output_paths, kept, values, memory, stacks),
+        memory_timeline=_timeline(dumps, module, input_paths, output_paths, kept, values, memory, stacks),
         hbm_bytes=hlo.hbm_bytes(module).bytes,
     )
 
@@ -140,7 +160,7 @@ def _value_reader(
     to_mesh: np.ndarray | None,
     traced: Any,
     dumps: dict[str, str],
-    source: SourceListing | None,
+    reading: JaxprReading,
     mode: str,
 ) -> ValueReader:
     """Reads every value's sharding: from the jaxpr's types, or from XLA's partitioner under Auto axes."""
@@ -154,35 +174,34 @@ def _value_reader(
         outputs=io.outputs,
         jaxpr=traced.jaxpr.jaxpr,
         before_partitioning=dumps.get("before_partitioning"),
-        source=source,
-        input_paths=io.input_paths,
-        output_paths=io.output_paths,
+        source=reading.source,
+        input_paths=reading.input_paths,
+        output_paths=reading.output_paths,
     )
 
 
-def _origin(fun: Callable[..., Any], tree: Any, leaves: Sequence[Any], io: _Io) -> TraceOrigin:
+def _origin(
+    fun: Callable[..., Any], tree: Any, leaves: Sequence[Any], array_leaf: Sequence[bool], mesh: Mesh | None
+) -> TraceOrigin:
     """How to trace the program again: its function, its arguments (abstract) and the mesh they were on."""
-    return TraceOrigin(
-        fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(io.array_leaf), io.mesh, context_mesh()
-    )
+    return TraceOrigin(fun, tree, tuple(_abstract(leaf) for leaf in leaves), tuple(array_leaf), mesh, context_mesh())
 
 
 def _collectives(
     module: hlo.Module,
     mesh_info: MeshInfo | None,
     to_mesh: np.ndarray | None,
-    source: SourceListing | None,
+    reading: JaxprReading,
     values: tuple[Any, ...],
-    io: _Io,
     kept: list[int] | None,
     traced: Any,
     reader: ValueReader,
     stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
 ) -> tuple[Collective, ...]:
     """Every collective of the module on the user's line, numbered by pass, counted as the device moves it."""
-    redirects = constraint_redirects(traced.jaxpr.jaxpr)
     ops = hlo.collective_ops(module)
-    arrays = ArrayLines(module, values, io.input_paths, io.output_paths, kept, traced.jaxpr.jaxpr)
+    arrays = ArrayLines(module, values, reading.input_paths, reading.output_paths, kept, traced.jaxpr.jaxpr)
+    source, redirects = reading.source, reading.redirects
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     numbered = places.number_passes(collectives, ops, module, stacks, reader.place_passes, reader.trip_places)
     return count_on_device(numbered, values)

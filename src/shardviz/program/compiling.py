@@ -15,7 +15,8 @@ import glob
 import os
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import jax
 from jax.sharding import AxisType, Mesh, NamedSharding
@@ -23,7 +24,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from ..errors import ShardingError
 from . import hlo
 from .arguments import argument_paths, argument_summary, check_leaves, function_name, is_jitted, tracing_error
-from .assemble import assemble
+from .assemble import assemble, read_jaxpr
 from .program import Program
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
@@ -31,6 +32,8 @@ _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
 
 
 _BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
+
+T = TypeVar("T")
 
 
 def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
@@ -62,6 +65,8 @@ def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
     except Exception as err:
         raise ShardingError(f"{name} traced but did not lower: {type(err).__name__}: {err}") from err
     _check_compilable_meshes(lowered, name)
+    # XLA's compile lets go of Python's lock: the jaxpr is read meanwhile on another thread.
+    reading = _in_background(read_jaxpr, fun, name, traced, leaves, paths)
     try:
         compiled, dumps = _compile(lowered, read_partitioner)
     except Exception as err:
@@ -71,7 +76,7 @@ def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
         ) from err
     kept = _kept_inputs(lowered)
     try:
-        return assemble(fun, name, tree, leaves, paths, traced, compiled, dumps, kept)
+        return assemble(fun, name, tree, leaves, traced, compiled, dumps, kept, reading.result())
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's
@@ -79,6 +84,17 @@ def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
             f"{name} compiled, but shardviz failed to read the compiled program (a bug in shardviz, not in "
             f"{name}; please report it): {type(err).__name__}: {err}"
         ) from err
+
+
+def _in_background(work: Callable[..., T], *args: Any) -> Future[T]:
+    """``work(*args)`` on the module's one worker thread (started on first use)."""
+    global _WORKER
+    if _WORKER is None:
+        _WORKER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shardviz-read")
+    return _WORKER.submit(work, *args)
+
+
+_WORKER: ThreadPoolExecutor | None = None
 
 
 def _kept_inputs(lowered: Any) -> list[int] | None:

@@ -104,14 +104,20 @@ def input_layouts(leaves: Sequence[Any], array_leaf: Sequence[bool], shardings: 
     return tuple(out)
 
 
-def output_layouts(traced: Any, shardings: Sequence[Any]) -> tuple[tuple[Layout, ...], tuple[str, ...]]:
-    infos = jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
-    layouts = []
-    paths = []
-    for (path, info), sharding in zip(infos, shardings):
-        layouts.append(_layout_of(jax.ShapeDtypeStruct(info.shape, info.dtype, sharding=sharding)))
-        paths.append("out" + jax.tree_util.keystr(path))
-    return tuple(layouts), tuple(paths)
+def output_layouts(traced: Any, shardings: Sequence[Any]) -> tuple[Layout, ...]:
+    """Each output's layout as compiled, in ``traced.out_info``'s leaf order."""
+    infos = jax.tree_util.tree_leaves(traced.out_info)
+    return tuple(
+        _layout_of(jax.ShapeDtypeStruct(info.shape, info.dtype, sharding=sharding))
+        for info, sharding in zip(infos, shardings)
+    )
+
+
+def output_paths(traced: Any) -> tuple[str, ...]:
+    """Each output's path in what the function returns: ``out[0]``, ``out['loss']``."""
+    return tuple(
+        "out" + jax.tree_util.keystr(path) for path, _ in jax.tree_util.tree_flatten_with_path(traced.out_info)[0]
+    )
 
 
 @functools.lru_cache(maxsize=1024)

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -63,8 +63,6 @@ class ValueReader:
         self.single = assignment[0] if single_device and assignment else None
         self.inputs = inputs
         self.outputs = outputs
-        self.invars = list(jaxpr.invars)
-        self.outvars = list(jaxpr.outvars)
         self.before_partitioning = before_partitioning
         self.source = source
         self.input_paths = tuple(input_paths)
@@ -72,6 +70,7 @@ class ValueReader:
         self.jaxpr = jaxpr
         self._index: Any = None
         self._cache: dict[tuple[Any, ...], Layout] = {}
+        self._from_xla: dict[tuple[str, tuple[int, ...], str], Found] = {}
 
     @property
     def index(self) -> Any:
@@ -81,119 +80,41 @@ class ValueReader:
         return self._index
 
     def values(self, walked: Sequence[JaxprValue]) -> tuple[Value, ...]:
-        """Every value; a call's output and its inner twin (the same array) share what either knows."""
-        out = [self.value(v) for v in walked]
-        where = {id(v.var): i for i, v in enumerate(walked)}
-        pairs = [(i, where[id(v.twin)]) for i, v in enumerate(walked) if v.twin is not None and id(v.twin) in where]
+        """Every value, named from the jaxpr and laid out."""
+        return self.laid_out(name_values(walked, self.jaxpr, self.source, self.input_paths, self.output_paths))
+
+    def laid_out(self, named: NamedValues) -> tuple[Value, ...]:
+        """The values ``named`` with their layouts; a call's output and its inner twin (the same array)
+        share what either knows, and a whole read of a Ref is laid out as what the ref holds then."""
+        self.passes, self.place_passes, self.trip_places = named.passes, named.place_passes, named.trip_places
+        found = [self._found(w, i) for w, i in zip(named.walked, named.io_index)]
         changed = True
         while changed:  # calls nest (a jit inside a custom_jvp): pass knowledge along the chain
             changed = False
-            for i, j in pairs:
-                mine, theirs = out[i], out[j]
-                if mine.layout is None and theirs.layout is not None:
-                    out[i] = replace(mine, layout=theirs.layout, sharding_from=theirs.sharding_from, note="")
+            for i, j in named.twins:
+                mine, theirs = found[i], found[j]
+                if mine[0] is None and theirs[0] is not None:
+                    found[i] = (theirs[0], theirs[1], "")
                     changed = True
-                elif theirs.layout is None and mine.layout is not None:
-                    out[j] = replace(theirs, layout=mine.layout, sharding_from=mine.sharding_from, note="")
+                elif theirs[0] is None and mine[0] is not None:
+                    found[j] = (mine[0], mine[1], "")
                     changed = True
-        _take_what_refs_hold(walked, out, self.jaxpr)
-        scopes = [scope_of_components(w.name_stack) for w in walked]
-        places = [
-            None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
-            for w, v, scope in zip(walked, out, scopes)
-        ]
-        results = _result_numbers(self.jaxpr)
-        columns = [
-            (w.primitive, v.source.column if v.source is not None else -1, results.get(id(w.var), 0))
-            for w, v in zip(walked, out)
-        ]
-        runs = run_numbers(places, columns)
-        self.passes, self.place_passes = passes_of(places, runs, [w.primitive for w in walked])
-        self.trip_places = count_scan_trips([w.bodies for w in walked], places, self.place_passes)
-        # Names go by line whatever the scope (a Flax module called on a line is still that line's).
-        by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
-        labels = self._labels(walked, out, by_line, run_numbers(by_line, columns))
-        keys = _keys(walked, out, labels)
+        # XLA reads a ref's buffer and makes no value of its own for a whole read of it
+        for i, j in named.ref_holds:
+            if found[i][1] == "unknown" and found[j][0] is not None:
+                found[i] = (found[j][0], found[j][1], "")
         return tuple(
-            replace(
-                v,
-                label=label,
-                scope=scope,
-                pass_number=None if p is None else p.number,
-                passes=None if p is None else p.of,
-                key=key,
-            )
-            for v, label, scope, p, key in zip(out, labels, scopes, self.passes, keys)
+            replace(v, layout=layout, sharding_from=origin, note=note)
+            for v, (layout, origin, note) in zip(named.values, found)
         )
 
-    def _labels(
-        self,
-        walked: Sequence[JaxprValue],
-        values: Sequence[Value],
-        places: Sequence[Any],
-        runs: Sequence[int | None],
-    ) -> list[str]:
-        """The user's names: inputs and outputs by their paths; the value a line hands
-        on to other lines (the last forward one read elsewhere) by the variable the line
-        binds (``h = relu(x @ w)``), on every pass of a loop and every call of a helper;
-        a value a called function hands back by the variable its call's line binds
-        (``pred = predict(params, x)``); the rest ``%`` and the jaxpr's name (``%_1``,
-        ``%_2``, ... for results nobody reads), which no mesh axis name can be mistaken for."""
-        labels = _fallback_labels(walked)
-        inputs = [i for i, v in enumerate(walked) if v.role == "input"]
-        for i, path in zip(inputs, self.input_paths):
-            labels[i] = path
-        readers = reader_lines(self.jaxpr)
-        handed: list[int] = []
-        for i, (w, v) in enumerate(zip(walked, values)):
-            if v.role == "input" or v.source is None or w.dead or places[i] is None:
-                continue
-            if any(part.startswith("transpose") for part in w.name_stack):
-                continue  # a gradient computed on this line, not what the line binds
-            here = (v.source.file, v.source.line)
-            if v.role == "output" or readers.get(id(w.var), set()) - {here}:
-                handed.append(i)
-        named = _name_by_line(walked, values, places, runs, handed, labels)
-        sources = [values[i].source for i in named]
-        lines_named = {(source.file, source.line) for source in sources if source is not None}
-        _name_by_caller(values, handed, named, labels, lines_named)
-        for i, w in enumerate(walked):
-            k = _index_of(self.outvars, w.var) if w.role == "output" else None
-            if k is not None and k < len(self.output_paths):
-                labels[i] = self.output_paths[k]
-        return labels
-
-    def value(self, v: JaxprValue) -> Value:
+    def _found(self, v: JaxprValue, io_index: int | None) -> Found:
+        if v.role == "input" and io_index is not None and io_index < len(self.inputs):
+            return self.inputs[io_index], "argument", ""
+        if v.role == "output" and io_index is not None and io_index < len(self.outputs):
+            return self.outputs[io_index], "compiled", ""
         aval = v.aval
-        shape = tuple(int(d) for d in getattr(aval, "shape", ()))
-        dtype = str(getattr(aval, "dtype", ""))
-        found: Found = (None, "unknown", "")
-        if v.role == "input":
-            i = _index_of(self.invars, v.var)
-            if i is not None and i < len(self.inputs):
-                found = (self.inputs[i], "argument", "")
-        elif v.role == "output":
-            i = _index_of(self.outvars, v.var)
-            if i is not None and i < len(self.outputs):
-                found = (self.outputs[i], "compiled", "")
-        if found[0] is None:
-            found = self._layout(v, shape, dtype)
-        layout, origin, note = found
-        return Value(
-            name=v.name,
-            role=v.role,
-            primitive=v.primitive,
-            type_str=str(aval),
-            shape=shape,
-            dtype=dtype,
-            layout=layout,
-            sharding_from=origin,
-            note=note,
-            source=user_frame(v.frames),
-            stack=v.frames,
-            listing_line=self.source.line_of(v.frames) if self.source else None,
-            bodies=v.bodies,
-        )
+        return self._layout(v, tuple(int(d) for d in getattr(aval, "shape", ())), str(getattr(aval, "dtype", "")))
 
     # ----------------------------------------------------------------------
 
@@ -223,7 +144,10 @@ class ValueReader:
         found, note = find_sharding(v, self.index)
         if found is None:
             return None, "unknown", note
-        return self._from_hlo(found, shape, dtype)
+        key = (found.text, shape, dtype)  # a loop's passes share a few shardings: each read once
+        if key not in self._from_xla:
+            self._from_xla[key] = self._from_hlo(found, shape, dtype)
+        return self._from_xla[key]
 
     def _from_type(self, v: JaxprValue, shape: tuple[int, ...], dtype: str) -> Found:
         sharding = getattr(v.aval, "sharding", None)
@@ -276,21 +200,135 @@ class ValueReader:
         return self._cache[key]
 
 
+@dataclass(frozen=True)
+class NamedValues:
+    """Every value as the jaxpr alone tells it: its type, lines, name, scope, pass and key, with no
+    layout yet. It needs nothing compiled, so ``trace`` reads it while XLA compiles the program."""
+
+    walked: tuple[JaxprValue, ...]
+    values: tuple[Value, ...]  # no layout yet: sharding_from "unknown"
+    passes: tuple[Any, ...]  # each value's pass of its line (passes.passes_of)
+    place_passes: Any
+    trip_places: Any
+    twins: tuple[tuple[int, int], ...]  # a call's output and its inner twin, by position
+    ref_holds: tuple[tuple[int, int], ...]  # a whole read of a Ref argument and what the ref holds then
+    io_index: tuple[int | None, ...]  # an input's or output's place among the program's, else None
+
+
+def name_values(
+    walked: Sequence[JaxprValue],
+    jaxpr: Any,
+    source: SourceListing | None,
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+) -> NamedValues:
+    """Each value's type, lines, name, scope, pass of its line and key, from the jaxpr alone."""
+    walked = tuple(walked)
+    bare = [_bare_value(w, source) for w in walked]
+    where = {id(w.var): i for i, w in enumerate(walked)}
+    twins = tuple((i, where[id(w.twin)]) for i, w in enumerate(walked) if w.twin is not None and id(w.twin) in where)
+    holds = ((where.get(read), where.get(id(held))) for read, held in ref_reads(jaxpr).items())
+    ref_holds = tuple((i, j) for i, j in holds if i is not None and j is not None)
+    scopes = [scope_of_components(w.name_stack) for w in walked]
+    places = [
+        None if v.role == "input" else place(v.stack, scope, "/".join(w.name_stack))
+        for w, v, scope in zip(walked, bare, scopes)
+    ]
+    results = _result_numbers(jaxpr)
+    columns = [
+        (w.primitive, v.source.column if v.source is not None else -1, results.get(id(w.var), 0))
+        for w, v in zip(walked, bare)
+    ]
+    runs = run_numbers(places, columns)
+    passes, place_passes = passes_of(places, runs, [w.primitive for w in walked])
+    trip_places = count_scan_trips([w.bodies for w in walked], places, place_passes)
+    # Names go by line whatever the scope (a Flax module called on a line is still that line's).
+    by_line = [None if p is None else (p[0], "", p[2], None) for p in places]
+    labels = _labels(walked, bare, by_line, run_numbers(by_line, columns), jaxpr, input_paths)
+    positions = {id(var): k for k, var in enumerate(jaxpr.invars)}
+    positions_out = {id(var): k for k, var in reversed(list(enumerate(jaxpr.outvars)))}
+    io_index = tuple(
+        positions.get(id(w.var)) if w.role == "input" else positions_out.get(id(w.var)) if w.role == "output" else None
+        for w in walked
+    )
+    for i, (w, k) in enumerate(zip(walked, io_index)):
+        if w.role == "output" and k is not None and k < len(output_paths):
+            labels[i] = output_paths[k]
+    keys = _keys(walked, bare, labels)
+    values = tuple(
+        replace(
+            v,
+            label=label,
+            scope=scope,
+            pass_number=None if p is None else p.number,
+            passes=None if p is None else p.of,
+            key=key,
+        )
+        for v, label, scope, p, key in zip(bare, labels, scopes, passes, keys)
+    )
+    return NamedValues(walked, values, tuple(passes), place_passes, trip_places, twins, ref_holds, io_index)
+
+
+def _bare_value(v: JaxprValue, source: SourceListing | None) -> Value:
+    """A value as its jaxpr equation says it, with no layout yet."""
+    aval = v.aval
+    return Value(
+        name=v.name,
+        role=v.role,
+        primitive=v.primitive,
+        type_str=str(aval),
+        shape=tuple(int(d) for d in getattr(aval, "shape", ())),
+        dtype=str(getattr(aval, "dtype", "")),
+        layout=None,
+        sharding_from="unknown",
+        note="",
+        source=user_frame(v.frames),
+        stack=v.frames,
+        listing_line=source.line_of(v.frames) if source else None,
+        bodies=v.bodies,
+    )
+
+
+def _labels(
+    walked: Sequence[JaxprValue],
+    values: Sequence[Value],
+    places: Sequence[Any],
+    runs: Sequence[int | None],
+    jaxpr: Any,
+    input_paths: Sequence[str],
+) -> list[str]:
+    """The user's names: inputs by their paths; the value a line hands
+    on to other lines (the last forward one read elsewhere) by the variable the line
+    binds (``h = relu(x @ w)``), on every pass of a loop and every call of a helper;
+    a value a called function hands back by the variable its call's line binds
+    (``pred = predict(params, x)``); the rest ``%`` and the jaxpr's name (``%_1``,
+    ``%_2``, ... for results nobody reads), which no mesh axis name can be mistaken for.
+    Outputs take their paths after (:func:`name_values`)."""
+    labels = _fallback_labels(walked)
+    inputs = [i for i, v in enumerate(walked) if v.role == "input"]
+    for i, path in zip(inputs, input_paths):
+        labels[i] = path
+    readers = reader_lines(jaxpr)
+    handed: list[int] = []
+    for i, (w, v) in enumerate(zip(walked, values)):
+        if v.role == "input" or v.source is None or w.dead or places[i] is None:
+            continue
+        if any(part.startswith("transpose") for part in w.name_stack):
+            continue  # a gradient computed on this line, not what the line binds
+        here = (v.source.file, v.source.line)
+        if v.role == "output" or readers.get(id(w.var), set()) - {here}:
+            handed.append(i)
+    named = _name_by_line(walked, values, places, runs, handed, labels)
+    sources = [values[i].source for i in named]
+    lines_named = {(source.file, source.line) for source in sources if source is not None}
+    _name_by_caller(values, handed, named, labels, lines_named)
+    return labels
+
+
 def _result_numbers(jaxpr: Any) -> dict[int, int]:
     """Each equation result's place among its equation's results, by the variable's ``id``: the
     halves of one ``split`` are one operation, not two passes of a one-line loop."""
     return {id(v): k for eqns in _eqn_lists(jaxpr) for eqn in eqns for k, v in enumerate(eqn.outvars)}
-
-
-def _take_what_refs_hold(walked: Sequence[JaxprValue], out: list[Value], jaxpr: Any) -> None:
-    """A whole read of a ``Ref`` argument is laid out as what the ref holds then (the argument,
-    or the value last written to it): XLA reads the ref's buffer and makes no value of its own."""
-    where = {id(w.var): i for i, w in enumerate(walked)}
-    for read, held in ref_reads(jaxpr).items():
-        i, j = where.get(read), where.get(id(held))
-        if i is None or j is None or out[i].sharding_from != "unknown" or out[j].layout is None:
-            continue
-        out[i] = replace(out[i], layout=out[j].layout, sharding_from=out[j].sharding_from, note="")
 
 
 def _divides(shape: tuple[int, ...], spec: tuple[tuple[str, ...], ...], sizes: dict[str, int]) -> bool:
@@ -426,10 +464,3 @@ def _one_equation(walked: Sequence[JaxprValue], found: Sequence[int]) -> bool:
     return list(found) == list(range(found[0], found[0] + len(found))) and all(
         walked[i].primitive == first.primitive and walked[i].frames == first.frames for i in found
     )
-
-
-def _index_of(variables: Sequence[Any], var: Any) -> int | None:
-    for i, candidate in enumerate(variables):
-        if candidate is var:
-            return i
-    return None

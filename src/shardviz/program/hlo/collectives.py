@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import cast
 
 from .groups import ReplicaGroups, parse_replica_groups, parse_source_target_pairs
 from .module import Instruction, Module
@@ -40,14 +42,22 @@ class ExecutionCount:
     exact: bool
 
 
-def execution_counts(module: Module) -> dict[str, ExecutionCount]:
+def execution_counts(module: Module) -> Mapping[str, ExecutionCount]:
     """Per computation: executions per call of the module, multiplied through loop nesting.
 
     A while body runs ``known_trip_count`` times per run of the while (its
     condition once more); a conditional's branches at most once; any other
     called computation (``calls``, ``to_apply``, async wrappers) once per
-    run of its caller. Computations reached from several places add up.
+    run of its caller. Computations reached from several places add up. Worked out once per module:
+    the collectives, the flops and the bytes through memory all ask.
     """
+    known = module.derived.get("execution_counts")
+    if known is None:
+        known = module.derived["execution_counts"] = MappingProxyType(_execution_counts(module))
+    return cast(Mapping[str, ExecutionCount], known)
+
+
+def _execution_counts(module: Module) -> dict[str, ExecutionCount]:
     counts: dict[str, ExecutionCount] = {module.entry.name: ExecutionCount(1, True)}
     order = _topological_computations(module)
     for name in order:

@@ -155,6 +155,8 @@ class Module:
     attributes: tuple[tuple[str, str], ...]
     computations: tuple[Computation, ...]
     stack_frames: Mapping[int, StackFrame] = field(default_factory=dict)
+    # What analyses of this module worked out, kept for the next that asks (execution counts): never changed
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def attr(self, key: str) -> str | None:
         for k, v in self.attributes:
