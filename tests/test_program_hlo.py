@@ -387,3 +387,30 @@ def test_the_comparison_ignores_only_the_scripts_driver_lines():
     assert program_line != text and _without_driver_lines(program_line) != _without_driver_lines(text)
     other = text.replace("replica_groups={{0,1,2,3},{4,5,6,7}}", "replica_groups={{0,1},{2,3},{4,5},{6,7}}")
     assert other != text and _without_driver_lines(other) != _without_driver_lines(text)
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.hlo")))
+def test_a_braced_attribute_cut_out_where_it_starts_equals_the_full_split(name):
+    """``attr`` cuts a braced value (metadata, sharding) out at its ``, key={``; on every instruction of
+    every saved compile that must be the value the full top-level split of the attributes gives."""
+    checked = 0
+    for _, inst in module(name).instructions():
+        for key, value in inst.attributes:
+            assert inst.attr(key) == next(v for k, v in inst.attributes if k == key), (inst.name, key)
+            checked += value.startswith("{")
+    assert checked, "no braced attribute in this fixture"
+
+
+def test_a_braced_attribute_inside_a_quoted_or_bracketed_value_is_not_taken_for_one_of_the_instruction():
+    """A string or a braced value that holds ``, metadata={...}`` before the real one is not cut from."""
+    quoted = hlo.parse_instruction(
+        '%a = f32[2]{0} custom-call(%p), custom_call_target="x, metadata={op_name=\\"fake\\"}", '
+        'metadata={op_name="real" stack_frame_id=3}'
+    )
+    assert quoted.metadata.op_name == "real" and quoted.metadata.stack_frame_id == 3
+    nested = hlo.parse_instruction(
+        "%b = f32[2]{0} add(%p, %q), frontend_attributes={inner={x, sharding={replicated}}}, "
+        "sharding={devices=[2]<=[2]}"
+    )
+    assert nested.attr("sharding") == "{devices=[2]<=[2]}"
+    assert nested.attr("frontend_attributes") == "{inner={x, sharding={replicated}}}"

@@ -89,6 +89,40 @@ def test_shardvizs_own_failure_reading_a_program_is_not_said_to_be_a_failed_comp
     assert compiling.trace_here(lambda a: (a * 2).sum(), jnp.ones(8)).values  # the same program reads fine
 
 
+def test_shardvizs_own_failure_reading_the_jaxpr_while_xla_compiles_is_a_bug_in_shardviz(monkeypatch):
+    """The jaxpr is read on a worker thread while XLA compiles: a failure there still reaches the
+    caller, after the compile, as shardviz's own bug, never as a failed compile or a hang."""
+
+    def broken(*args, **kwargs):
+        raise KeyError("a name shardviz expected")
+
+    monkeypatch.setattr(assembling, "name_values", broken)
+    with pytest.raises(ShardingError) as err:
+        compiling.trace_here(lambda a: (a * 2).sum(), jnp.ones(8))
+    text = str(err.value)
+    assert "did not compile" not in text and "did not lower" not in text
+    assert "a bug in shardviz" in text and "KeyError" in text and "a name shardviz expected" in text
+
+
+def test_a_failed_compile_is_said_to_be_one_even_when_the_jaxpr_reading_beside_it_fails(monkeypatch):
+    """XLA's refusal is the user's to fix and is named as such; the worker thread's own failure,
+    which the caller never waits for then, does not replace it."""
+
+    def xla_refuses(lowered, read_partitioner):
+        raise RuntimeError("INVALID_ARGUMENT: a refusal of XLA's")
+
+    def broken(*args, **kwargs):
+        raise KeyError("a name shardviz expected")
+
+    monkeypatch.setattr(compiling, "_compile", xla_refuses)
+    monkeypatch.setattr(assembling, "name_values", broken)
+    with pytest.raises(ShardingError) as err:
+        compiling.trace_here(lambda a: (a * 2).sum(), jnp.ones(8))
+    text = str(err.value)
+    assert "traced but did not compile" in text and "a refusal of XLA's" in text
+    assert "a bug in shardviz" not in text and "KeyError" not in text
+
+
 # --------------------------------------------------------------------------
 # names
 

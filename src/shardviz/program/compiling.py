@@ -11,10 +11,13 @@ compiling never donate or move a buffer. :mod:`.assemble` reads the result.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import glob
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -65,6 +68,20 @@ def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
     except Exception as err:
         raise ShardingError(f"{name} traced but did not lower: {type(err).__name__}: {err}") from err
     _check_compilable_meshes(lowered, name)
+    with collections_held():
+        return _compile_and_read(fun, name, tree, leaves, paths, traced, lowered, read_partitioner)
+
+
+def _compile_and_read(
+    fun: Callable[..., Any],
+    name: str,
+    tree: Any,
+    leaves: Sequence[Any],
+    paths: Sequence[str],
+    traced: Any,
+    lowered: Any,
+    read_partitioner: bool,
+) -> Program:
     # XLA's compile lets go of Python's lock: the jaxpr is read meanwhile on another thread.
     reading = _in_background(read_jaxpr, fun, name, traced, leaves, paths)
     try:
@@ -84,6 +101,36 @@ def trace_here(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Program:
             f"{name} compiled, but shardviz failed to read the compiled program (a bug in shardviz, not in "
             f"{name}; please report it): {type(err).__name__}: {err}"
         ) from err
+
+
+@contextlib.contextmanager
+def collections_held() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while a program is read, then let be as before.
+
+    Reading a program makes thousands of small objects, most of which live on in the Program. Every
+    few hundred of them start a collection, and now and then a full one over the whole heap, JAX's
+    included, which cost more than the reading itself (docs/performance.md). Held, the new objects
+    are looked at once, in the first collection after the reading. Nested and threaded reads share
+    one hold; the collector is enabled again only if it was when the first began.
+    """
+    global _HELD, _ENABLED_BEFORE
+    with _HOLD_LOCK:
+        if _HELD == 0:
+            _ENABLED_BEFORE = gc.isenabled()
+            gc.disable()
+        _HELD += 1
+    try:
+        yield
+    finally:
+        with _HOLD_LOCK:
+            _HELD -= 1
+            if _HELD == 0 and _ENABLED_BEFORE:
+                gc.enable()
+
+
+_HOLD_LOCK = threading.Lock()
+_HELD = 0
+_ENABLED_BEFORE = True
 
 
 def _in_background(work: Callable[..., T], *args: Any) -> Future[T]:

@@ -90,8 +90,16 @@ class Instruction:
         return _read_once(self.read, "attributes", self.text[self.operand_span[1] :], _parse_attributes)
 
     def attr(self, key: str) -> str | None:
-        if f"{key}=" not in self.text:  # most lookups miss; skip the split
+        text = self.text
+        if f"{key}=" not in text:  # most lookups miss; skip the split
             return None
+        # A braced value (metadata, sharding) is cut out where it starts: with no quote before it and
+        # every bracket before it closed, its ", key={" is at the top level, as the split would find it.
+        tail = self.operand_span[1]
+        at = text.find(f", {key}={{", tail)
+        if at >= 0 and _plain_and_closed(text, tail, at):
+            start = at + len(key) + 3
+            return text[start : closing_index(text, start)]
         for k, v in self.attributes:
             if k == key:
                 return v
@@ -290,6 +298,18 @@ def _read_once(read: dict[tuple[str, str], object] | None, kind: str, text: str,
     if key not in read:
         read[key] = parse(text)
     return cast(_T, read[key])
+
+
+def _plain_and_closed(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` holds no quote and closes every bracket it opens."""
+    part = text[start:end]
+    return (
+        '"' not in part
+        and "'" not in part
+        and part.count("{") == part.count("}")
+        and part.count("[") == part.count("]")
+        and part.count("(") == part.count(")")
+    )
 
 
 def _operand_name(text: str) -> str:
