@@ -65,9 +65,9 @@ def matmul(a, b):
 def traced_with(monkeypatch: pytest.MonkeyPatch, broken: dict[str, Any], fun: Any, *args: Any) -> shardviz.Program:
     real = compiling._compile
 
-    def compile_then_break(lowered: Any, read_partitioner: bool) -> tuple[Any, str | None]:
-        compiled, text = real(lowered, read_partitioner)
-        return Unanswered(compiled, broken), text
+    def compile_then_break(lowered: Any, read_partitioner: bool, *early: Any) -> tuple[Any, Any, Any]:
+        compiled, texts, module_reading = real(lowered, read_partitioner, *early)
+        return Unanswered(compiled, broken), texts, module_reading
 
     monkeypatch.setattr(compiling, "_compile", compile_then_break)
     return shardviz.trace(fun, *args)
@@ -99,6 +99,9 @@ def test_output_shardings_unanswered_anywhere_is_refused_by_name(monkeypatch, ar
 
 @pytest.mark.parametrize("answer", [None, "", RuntimeError("no text on this backend")])
 def test_no_module_text_is_refused_not_shown_as_no_collectives(monkeypatch, args, answer):
+    """Where XLA's dump gave no module to read while it compiled (a cached executable, a backend that
+    dumps nothing), the executable's own text is the only source of the collectives."""
+    monkeypatch.setattr(compiling, "_read_module_early", lambda *args: None)
     broken = {"as_text": answer if isinstance(answer, Exception) else (lambda: answer)}
     with pytest.raises(ShardingError, match="compiled module"):
         traced_with(monkeypatch, broken, matmul, *args)

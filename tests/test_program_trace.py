@@ -493,3 +493,46 @@ def test_odd_file_names_come_back_exactly():
     assert c.source_file == odd and c.source_line == 2
     payload = prog.to_json()
     assert payload["files"][payload["collectives"][0]["file"]] == odd
+
+
+def _unrolled_step(layers: int):
+    def forward(params, x):
+        w_in, w_out = params
+        for k in range(layers):
+            x = x + jnp.tanh(x @ w_in[k]) @ w_out[k]
+        return (x**2).mean()
+
+    def step(params, x):
+        loss, grads = jax.value_and_grad(forward)(params, x)
+        return loss, jax.tree.map(lambda p, g: p - 0.01 * g, params, grads)
+
+    return step
+
+
+def test_the_module_read_while_xla_generates_code_is_the_program_read_after_the_compile(monkeypatch):
+    """trace reads the optimized module and XLA's dumps on its worker thread once XLA starts generating
+    code. The Program must be the one read after the compile from the executable's own text: the same
+    payload, to the byte, and the early reading must have happened."""
+    import importlib
+    import json
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    mesh = mesh_2x4()
+    params = (put(mesh, (12, 64, 128), P(None, "x", "y")), put(mesh, (12, 128, 64), P(None, "y", "x")))
+    x = put(mesh, (32, 64), P("x", None))
+    read_early = []
+    real = compiling._read_module_early
+
+    def spy(*args):
+        found = real(*args)
+        read_early.append(found is not None)
+        return found
+
+    monkeypatch.setattr(compiling, "_read_module_early", spy)
+    early = shardviz.trace(_unrolled_step(12), params, x)
+    monkeypatch.setattr(compiling, "_read_module_early", lambda *args: None)
+    after = shardviz.trace(_unrolled_step(12), params, x)
+    assert read_early == [True]
+    assert early.memory_timeline is not None and early.collectives and early.hbm_bytes > 0
+    assert json.dumps(early.to_json(), sort_keys=True) == json.dumps(after.to_json(), sort_keys=True)
+    assert (early.hbm_bytes, early.matmul_flops) == (after.hbm_bytes, after.matmul_flops)

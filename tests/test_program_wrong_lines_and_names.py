@@ -108,7 +108,7 @@ def test_a_failed_compile_is_said_to_be_one_even_when_the_jaxpr_reading_beside_i
     """XLA's refusal is the user's to fix and is named as such; the worker thread's own failure,
     which the caller never waits for then, does not replace it."""
 
-    def xla_refuses(lowered, read_partitioner):
+    def xla_refuses(lowered, read_partitioner, *early):
         raise RuntimeError("INVALID_ARGUMENT: a refusal of XLA's")
 
     def broken(*args, **kwargs):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +25,9 @@ from ..array.model import DeviceColumns, MeshInfo
 from ..errors import ShardingError
 from . import axes as _axes
 from . import collective_places as places
-from . import hlo
 from .arguments import context_mesh, unwrapped
-from .collectives import ArrayLines, read_collective, stacks_of
+from .collectives import ArrayLines, read_collective
 from .device_bytes import count_on_device
-from .frames import user_frame
 from .inputs_outputs import (
     dynamic_leaves,
     input_layouts,
@@ -43,12 +41,11 @@ from .jaxpr_walk import Redirects, constraint_redirects, walk
 from .memory import MemoryTimeline, memory_timeline
 from .model import (
     Collective,
-    LineFlops,
     MemoryStats,
     SourceListing,
-    SourceLocation,
     TraceOrigin,
 )
+from .module_reading import ModuleReading, read_module
 from .program import Program
 from .totals import program_totals
 from .values import NamedValues, ValueReader, name_values
@@ -109,19 +106,22 @@ def assemble(
     leaves: Sequence[Any],
     traced: Any,
     compiled: Any,
-    dumps: dict[str, str],
     kept: list[int] | None,
     reading: JaxprReading,
+    read: ModuleReading | None = None,
+    dumps: Mapping[str, str] | None = None,
 ) -> Program:
-    """The Program ``traced`` compiled to: read from ``compiled``, XLA's ``dumps`` and ``reading``."""
-    module = hlo.parse_module(_compiled_text(compiled, name))
+    """The Program ``traced`` compiled to: read from ``compiled``, ``reading`` (the jaxpr's) and ``read``
+    (the module's, read while XLA generated code), or else from the compiled module's text and ``dumps``."""
+    if read is None:
+        read = read_module(_compiled_text(compiled, name), dumps or {})
+    module = read.module
     io = _read_io(compiled, traced, leaves, reading.array_leaf, name)
     mesh_info, devices, to_mesh = _mesh_placement(io.mesh, io.assignment, module.num_partitions)
-    reader = _value_reader(io, module, to_mesh, traced, dumps, reading, _sharding_mode(mesh_info))
+    reader = _value_reader(io, read, to_mesh, traced, reading, _sharding_mode(mesh_info))
     values = reader.laid_out(reading.named)
-    stacks = stacks_of(module)
-    collectives = _collectives(module, mesh_info, to_mesh, reading, values, kept, traced, reader, stacks)
-    line_flops, memory, cost = _line_flops(module, stacks), _memory(compiled), _cost_analysis(compiled)
+    collectives = _collectives(read, mesh_info, to_mesh, reading, values, kept, traced, reader)
+    line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
     return Program(
         name=name,
@@ -149,17 +149,16 @@ def assemble(
         layout_changes=layout_changes(input_paths, io.inputs, output_paths, io.outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
-        memory_timeline=_timeline(dumps, module, input_paths, output_paths, kept, values, memory, stacks),
-        hbm_bytes=hlo.hbm_bytes(module).bytes,
+        memory_timeline=_timeline(read, input_paths, output_paths, kept, values, memory),
+        hbm_bytes=read.hbm_bytes,
     )
 
 
 def _value_reader(
     io: _Io,
-    module: hlo.Module,
+    read: ModuleReading,
     to_mesh: np.ndarray | None,
     traced: Any,
-    dumps: dict[str, str],
     reading: JaxprReading,
     mode: str,
 ) -> ValueReader:
@@ -169,11 +168,12 @@ def _value_reader(
         mesh=io.mesh,
         assignment=io.assignment,
         to_mesh=to_mesh,
-        single_device=module.num_partitions == 1,
+        single_device=read.module.num_partitions == 1,
         inputs=io.inputs,
         outputs=io.outputs,
         jaxpr=traced.jaxpr.jaxpr,
-        before_partitioning=dumps.get("before_partitioning"),
+        before_partitioning=None,
+        index=read.partitioner_index,
         source=reading.source,
         input_paths=reading.input_paths,
         output_paths=reading.output_paths,
@@ -188,7 +188,7 @@ def _origin(
 
 
 def _collectives(
-    module: hlo.Module,
+    read: ModuleReading,
     mesh_info: MeshInfo | None,
     to_mesh: np.ndarray | None,
     reading: JaxprReading,
@@ -196,41 +196,33 @@ def _collectives(
     kept: list[int] | None,
     traced: Any,
     reader: ValueReader,
-    stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
 ) -> tuple[Collective, ...]:
     """Every collective of the module on the user's line, numbered by pass, counted as the device moves it."""
-    ops = hlo.collective_ops(module)
+    module, ops = read.module, list(read.collective_ops)
     arrays = ArrayLines(module, values, reading.input_paths, reading.output_paths, kept, traced.jaxpr.jaxpr)
     source, redirects = reading.source, reading.redirects
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
-    numbered = places.number_passes(collectives, ops, module, stacks, reader.place_passes, reader.trip_places)
+    numbered = places.number_passes(collectives, ops, module, read.stacks, reader.place_passes, reader.trip_places)
     return count_on_device(numbered, values)
 
 
 def _timeline(
-    dumps: dict[str, str],
-    module: hlo.Module,
+    read: ModuleReading,
     input_paths: Sequence[str],
     output_paths: Sequence[str],
     kept: list[int] | None,
     values: Sequence[Any],
     memory: MemoryStats | None,
-    stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]],
 ) -> MemoryTimeline | None:
     """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
-    if "buffer_assignment" not in dumps or "live_range" not in dumps:
-        return None
-    try:
-        allocations = hlo.parse_buffer_assignment(dumps["buffer_assignment"])
-        live = hlo.parse_live_ranges(dumps["live_range"])
-    except hlo.HloParseError:
+    if read.allocations is None or read.live_ranges is None:
         return None
     made = {v.label: v.stack for v in values if v.role == "output"}
     return memory_timeline(
-        allocations,
-        live,
-        module,
-        stacks,
+        read.allocations,
+        read.live_ranges,
+        read.module,
+        read.stacks,
         input_paths,
         output_paths,
         kept,
@@ -321,23 +313,6 @@ def _abstract(leaf: Any) -> Any:
     if isinstance(leaf, np.ndarray):
         return jax.ShapeDtypeStruct(leaf.shape, leaf.dtype)
     return leaf
-
-
-def _line_flops(
-    module: hlo.Module, stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]
-) -> tuple[LineFlops, ...]:
-    """Each dot's flops on the user's line that causes it (as collectives take theirs), largest first."""
-    by_line: dict[tuple[str, int] | None, LineFlops] = {}
-    for dot in hlo.dot_flops(module)[0]:
-        stack = stacks(dot.inst)
-        meta = dot.inst.metadata
-        if not stack and meta.source_file and meta.source_line is not None:
-            stack = (SourceLocation(meta.source_file, meta.source_line),)
-        mine = user_frame(stack)
-        key = None if mine is None else (mine.file, mine.line)
-        before = by_line.get(key)
-        by_line[key] = LineFlops(mine if before is None else before.source, dot.flops + (before.flops if before else 0))
-    return tuple(sorted(by_line.values(), key=lambda f: -f.flops))
 
 
 def _memory(compiled: Any) -> MemoryStats | None:

@@ -1,12 +1,22 @@
 """One trace, lower and compile of ``f`` in this process, read back as a Program.
 
 The steps: check the arguments (a tracer, a deleted array), trace with
-``jax.jit`` (or ``f``'s own jit), lower, and compile once. Under Auto axes
-the compile also dumps XLA's module just before SPMD partitioning into a
-temporary folder, removed at once; that is where the partitioner's
-shardings are read (:mod:`shardviz.program.xla_shardings`). Nothing runs on
-a device and nothing the user passed is changed: tracing, lowering and
-compiling never donate or move a buffer. :mod:`.assemble` reads the result.
+``jax.jit`` (or ``f``'s own jit), lower, and compile once. The compile has
+XLA dump into a private temporary folder, removed at once, what shardviz
+reads: the optimized module, its buffer assignment and live ranges and,
+under Auto axes, the module just before SPMD partitioning (the
+partitioner's shardings, :mod:`shardviz.program.xla_shardings`).
+
+XLA's compile lets go of Python's lock, so the reading overlaps it on one
+worker thread: first the jaxpr (every value's name, line, scope and pass,
+:func:`.assemble.read_jaxpr`), then the optimized module and the dumps as
+soon as XLA has written them, while it generates the device code
+(:mod:`.module_reading`). A dump read early counts only if its file has not
+grown since; otherwise, or where nothing was dumped, the module is read
+after the compile from the executable's own text. Python's garbage
+collector is held while a program is read. Nothing runs on a device and
+nothing the user passed is changed: tracing, lowering and compiling never
+donate or move a buffer. :mod:`.assemble` puts the Program together.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import jax
@@ -28,6 +38,7 @@ from ..errors import ShardingError
 from . import hlo
 from .arguments import argument_paths, argument_summary, check_leaves, function_name, is_jitted, tracing_error
 from .assemble import assemble, read_jaxpr
+from .module_reading import ModuleReading, read_module
 from .program import Program
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
@@ -82,10 +93,20 @@ def _compile_and_read(
     lowered: Any,
     read_partitioner: bool,
 ) -> Program:
-    # XLA's compile lets go of Python's lock: the jaxpr is read meanwhile on another thread.
+    # XLA's compile lets go of Python's lock: the jaxpr is read meanwhile on another thread, and then the
+    # optimized module, once XLA has written it and is generating code.
     reading = _in_background(read_jaxpr, fun, name, traced, leaves, paths)
+
+    def module_early(folder: str, compile_ended: threading.Event) -> Future[ModuleReading | None]:
+        def read_and_check() -> ModuleReading | None:
+            found = _read_module_early(folder, compile_ended, read_partitioner)
+            compile_ended.wait()
+            return found[0] if found is not None and _read_whole(found[1]) else None
+
+        return _in_background(read_and_check)
+
     try:
-        compiled, dumps = _compile(lowered, read_partitioner)
+        compiled, dumps, module_reading = _compile(lowered, read_partitioner, module_early)
     except Exception as err:
         raise ShardingError(
             f"{name} traced but did not compile for arguments {argument_summary(leaves, paths)}: "
@@ -93,7 +114,8 @@ def _compile_and_read(
         ) from err
     kept = _kept_inputs(lowered)
     try:
-        return assemble(fun, name, tree, leaves, traced, compiled, dumps, kept, reading.result())
+        read = module_reading.result() if module_reading is not None else None
+        return assemble(fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps)
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's
@@ -208,33 +230,87 @@ def _dump_parent() -> str | None:
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
 
 
-def _compile(lowered: Any, read_partitioner: bool) -> tuple[Any, dict[str, str]]:
+def _compile(
+    lowered: Any, read_partitioner: bool, while_compiling: Callable[[str, threading.Event], Future[Any]] | None = None
+) -> tuple[Any, dict[str, str], Future[Any] | None]:
     """Compile once, with XLA dumping into a private folder what shardviz reads: its buffer assignment
     and live ranges (memory over the program) and, under Auto axes, the module just before SPMD
-    partitioning (the partitioner's shardings). A backend that refuses dumps compiles plainly."""
+    partitioning (the partitioner's shardings). A backend that refuses dumps compiles plainly.
+
+    ``while_compiling(folder, compiled)`` starts work that may read the folder until the event
+    ``compiled`` is set; the folder is removed only once that work has ended, and its future is the
+    third item. The dumps are read after the compile only where it had none to read."""
     options = {"xla_dump_hlo_pass_re": _DUMP_OPTIONS["xla_dump_hlo_pass_re"] if read_partitioner else "^$"}
     try:
         private = tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent())
     except OSError:  # no folder to write in: the program is read without XLA's dumps
-        return lowered.compile(), {}
+        return lowered.compile(), {}, None
     with private as folder:
+        compiled_event = threading.Event()
+        early = while_compiling(folder, compiled_event) if while_compiling is not None else None
         try:
             compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         except Exception as err:
             if "xla_dump" not in str(err):
                 raise
-            return lowered.compile(), {}
-        texts = {}
-        patterns = {
-            "before_partitioning": _BEFORE_PARTITIONING,
-            "buffer_assignment": "*after_optimizations-buffer-assignment.txt",
-            "live_range": "*after_optimizations-live-range.txt",
-        }
-        for key, pattern in patterns.items():
-            if key == "before_partitioning" and not read_partitioner:
-                continue
-            found = sorted(glob.glob(os.path.join(folder, pattern)))
-            if found:
-                with open(found[0], encoding="utf-8", errors="replace") as f:
-                    texts[key] = f.read()
-    return compiled, texts
+            return lowered.compile(), {}, None
+        finally:
+            compiled_event.set()
+            if early is not None:
+                wait([early])  # the work reads the folder: it ends before the folder goes
+        if early is not None and (early.exception() is not None or early.result() is not None):
+            return compiled, {}, early
+        return compiled, _read_dumps(folder, read_partitioner), None
+
+
+def _read_module_early(
+    folder: str, compile_ended: threading.Event, read_partitioner: bool
+) -> tuple[ModuleReading, dict[str, int]] | None:
+    """The optimized module and XLA's dumps, read as soon as XLA has written them (its HLO passes are
+    over; on XLA:CPU the device code, generated next, takes most of the compile), with the size of each
+    file as read: the compile checks those against the files' final sizes before the reading counts.
+    None where the compile ends first or a file cannot be read yet."""
+    wanted = [k for k in _DUMPED if read_partitioner or k != "before_partitioning"]
+    while not compile_ended.is_set():
+        paths = {key: sorted(glob.glob(os.path.join(folder, _DUMPED[key]))) for key in wanted}
+        if all(paths.values()):
+            texts, sizes = {}, {}
+            for key, found in paths.items():
+                with open(found[0], "rb") as f:
+                    raw = f.read()
+                texts[key], sizes[found[0]] = raw.decode("utf-8", errors="replace"), len(raw)
+            try:
+                return read_module(texts["optimized_module"], texts), sizes
+            except hlo.HloParseError:  # a file still being written: read after the compile instead
+                return None
+        compile_ended.wait(0.002)
+    return None
+
+
+def _read_whole(sizes: dict[str, int]) -> bool:
+    """Whether every file read early was whole then: its size as read is its size now, the compile over."""
+    try:
+        return all(os.path.getsize(path) == size for path, size in sizes.items())
+    except OSError:
+        return False
+
+
+def _read_dumps(folder: str, read_partitioner: bool) -> dict[str, str]:
+    """XLA's dumps after the compile (the optimized module is the executable's own text then)."""
+    texts = {}
+    for key, pattern in _DUMPED.items():
+        if (key == "before_partitioning" and not read_partitioner) or key == "optimized_module":
+            continue
+        found = sorted(glob.glob(os.path.join(folder, pattern)))
+        if found:
+            with open(found[0], encoding="utf-8", errors="replace") as f:
+                texts[key] = f.read()
+    return texts
+
+
+_DUMPED = {
+    "before_partitioning": _BEFORE_PARTITIONING,
+    "buffer_assignment": "*after_optimizations-buffer-assignment.txt",
+    "live_range": "*after_optimizations-live-range.txt",
+    "optimized_module": "*after_optimizations.txt",
+}

@@ -55,6 +55,7 @@ class ValueReader:
         source: SourceListing | None,
         input_paths: Sequence[str] = (),
         output_paths: Sequence[str] = (),
+        index: Any = None,
     ) -> None:
         self.mode = mode
         self.mesh = mesh
@@ -68,7 +69,7 @@ class ValueReader:
         self.input_paths = tuple(input_paths)
         self.output_paths = tuple(output_paths)
         self.jaxpr = jaxpr
-        self._index: Any = None
+        self._index: Any = index  # the partitioner's choices by key, when already read
         self._cache: dict[tuple[Any, ...], Layout] = {}
         self._from_xla: dict[tuple[str, tuple[int, ...], str], Found] = {}
 
