@@ -114,7 +114,13 @@ PROGRAM_TESTS = _tests(
     "test_mut_program_passes.py",
     "test_mut_program_values.py",
     "test_mut_program_places.py",
+    "test_mut_program_auto.py",
+    "test_mut_program_io.py",
 )
+
+# pytest's own start trimmed for parts whose tests start no pytest of their own: no anyio (its event
+# loops), no unraisable-exception hooks (two gc.collect()s over a heap holding JAX at each exit)
+PURE_TEST_OPTIONS = ("-p", "no:anyio", "-p", "no:unraisableexception", "-p", "no:threadexception")
 
 # stand-in rows, estimates and programs, no trace: each mutant's tests take a fraction of a second
 COMPARE_TESTS = _tests(
@@ -157,9 +163,27 @@ PARTS: dict[str, Slice] = {
     "plan-comms": Slice(("plan/comms.py",), _tests("test_mut_comms.py", "test_plan_links.py")),
     "program": Slice(
         tuple(
-            f"program/{name}.py" for name in ("sources", "values", "frames", "scopes", "passes", "collective_places")
+            f"program/{name}.py"
+            for name in (
+                "sources",
+                "values",
+                "frames",
+                "scopes",
+                "passes",
+                "collective_places",
+                "pass_levels",
+                "inputs_outputs",
+            )
         ),
         PROGRAM_TESTS,
+        PURE_TEST_OPTIONS,
+    ),
+    # memory over the program: XLA's buffer assignment and live ranges as its dumps print them, read
+    # with hand-made modules and dumps (tests/test_mut_program_memory.py); nothing is compiled
+    "program-memory": Slice(
+        ("program/memory.py", "program/hlo/liveness.py"),
+        _tests("test_mut_program_memory.py"),
+        PURE_TEST_OPTIONS,
     ),
     # one slice for the whole package: one run of its tests for mutmut's stats, not one per module.
     # The plugin is off in the outer run: its hooks ran for every test there, so mutmut charged each of
