@@ -236,3 +236,40 @@ def test_a_change_of_spec_or_memory_kind_is_told_on_a_mesh_only() -> None:
     )
     assert changes(inputs, {"out['w']": Laid(COLS, mesh=None)}) == ()
     assert changes({"p['w']": Laid(ROWS, mesh=None)}, {"out['w']": Laid(COLS)}) == ()
+
+
+def test_a_static_scalar_before_the_arrays_is_not_taken_for_a_later_input() -> None:
+    x, y, z = np.ones((4, 2), np.float32), np.ones(3, np.int32), np.float32(1.0)
+    traced = infos(((4, 2), jnp.float32), ((3,), jnp.int32), ((), jnp.float32))
+    # 7.0 is a float32 scalar like z, but the trace takes x, y and z in that order
+    assert dynamic_leaves([x, "relu", 7.0, y, z], traced) == [True, False, False, True, True]
+
+
+def test_the_longer_run_of_keys_wins_however_the_paths_differ_before_it() -> None:
+    # out['x']['y'] ends like both; state['z']['x']['y'] shares two keys, other['y'] one
+    inputs = {"state['z']['x']['y']": Laid(ROWS), "other['y']": Laid(ROWS)}
+    assert changes(inputs, {"out['x']['y']": Laid(COLS)}) == (
+        LayoutChange("out['x']['y']", "state['z']['x']['y']", ROWS, COLS, "device", "device"),
+    )
+    inputs = {"p['x']['y']": Laid(ROWS), "q['y']": Laid(ROWS)}
+    assert changes(inputs, {"out[1]['x']['y']": Laid(COLS)}) == (
+        LayoutChange("out[1]['x']['y']", "p['x']['y']", ROWS, COLS, "device", "device"),
+    )
+
+
+def test_an_output_that_stands_for_no_input_leaves_the_next_outputs_checked() -> None:
+    inputs = {"a[0]": Laid(ROWS), "b[0]": Laid(ROWS), "p['w']": Laid(ROWS)}
+    outputs = {"out[0]": Laid(COLS), "out['w']": Laid(COLS)}  # the first ties
+    assert changes(inputs, outputs) == (LayoutChange("out['w']", "p['w']", ROWS, COLS, "device", "device"),)
+    outputs = {"out['v']": Laid(COLS, mesh=None), "out['w']": Laid(COLS)}  # the first is on no mesh
+    inputs = {"p['v']": Laid(ROWS), "p['w']": Laid(ROWS)}
+    assert changes(inputs, outputs) == (LayoutChange("out['w']", "p['w']", ROWS, COLS, "device", "device"),)
+
+
+def test_leaves_without_a_sharding_of_their_own_share_one_description_where_their_types_agree() -> None:
+    auto = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    rows = NamedSharding(auto, P("x", None))
+    a, b = np.ones((4, 4), np.float32), np.zeros((4, 4), np.float32)
+    first, second = input_layouts([a, b], [True, True], [rows, rows])
+    assert first.type_str == str(jax.typeof(a)) == "float32[4,4]"  # Auto axes: the type names no sharding
+    assert first is second

@@ -17,6 +17,7 @@ from typing import Any
 from shardviz.program import hlo
 from shardviz.program.collective_places import entry_users, layout_charge, number_passes, positions
 from shardviz.program.model import Collective, CollectivePart, SourceLocation
+from shardviz.program.pass_levels import PassLevels
 from shardviz.program.scopes import scope_of_op_name
 
 FILE = __file__
@@ -397,3 +398,63 @@ ENTRY %main (p0: f32[4]) -> f32[4] {
 }
 """
     assert charges(text) == {"ar": None}
+
+
+# --- pass levels read directly (program/pass_levels.py) ---------------------------------------------------
+
+
+def levels_of(body: str, places: dict[str, Any]) -> PassLevels:
+    m = module(body)
+    return PassLevels(m, lambda inst: places.get(inst.name))
+
+
+# TWO_LINES's instructions by the place each is made at: the dot's line (with its all-reduce), tanh's line
+TWO_LINE_PLACES = {"dot.0": FWD, "ar.0": FWD, "dot.1": FWD, "ar.1": FWD, "tanh.0": FWD_TANH, "tanh.1": FWD_TANH}
+
+
+def test_a_places_two_pieces_are_its_two_passes_by_what_each_reads() -> None:
+    levels = levels_of(TWO_LINES, TWO_LINE_PLACES)
+    # pass 2's dot reads pass 1's tanh, which read pass 1's all-reduce: one level up
+    assert levels.levels("main", FWD, 2) == {"dot.0": 1, "ar.0": 1, "dot.1": 2, "ar.1": 2}
+    assert levels.levels("main", FWD_TANH, 2) == {"tanh.0": 1, "tanh.1": 2}  # asked second, worked out apart
+    assert levels.pass_of("main", ["x", "ar.1", "dot.0"], FWD, 2) == 2  # the first name of the place's
+    assert levels.pass_of("main", ["tanh.0"], FWD_TANH, 2) == 1
+    assert levels.pass_of("main", ["x", "w0"], FWD, 2) is None  # none of the place's
+    assert levels.pass_of("main", ["dot.1"], FWD, 1) is None  # one pass: nothing to tell apart
+    assert levels.pass_of("other", ["dot.1"], FWD, 2) is None  # no such computation
+
+
+def test_a_backward_place_counts_its_passes_from_the_last() -> None:
+    backward = ("dot's line", "", True)  # a place of (chain, scope, backward)
+    places = {name: backward if place == FWD else place for name, place in TWO_LINE_PLACES.items()}
+    levels = levels_of(TWO_LINES, places)
+    assert levels.pass_of("main", ["dot.1"], backward, 2) == 1
+    assert levels.pass_of("main", ["dot.0"], backward, 2) == 2
+    # a place that says no direction, or says it in no third part, is forward
+    for place in ("dot's line and more", ("dot's line", True)):
+        named = {name: place if p == FWD else p for name, p in TWO_LINE_PLACES.items()}
+        assert levels_of(TWO_LINES, named).pass_of("main", ["dot.1"], place, 2) == 2
+
+
+def test_more_levels_than_passes_or_one_instruction_alone_say_nothing() -> None:
+    levels = levels_of(TWO_LINES, TWO_LINE_PLACES)
+    assert levels.levels("main", FWD, 1) is None  # two levels in a loop said to run once: no answer
+    alone = {"dot.0": FWD, "tanh.0": FWD_TANH, "dot.1": FWD_TANH, "tanh.1": FWD_TANH}
+    assert levels_of(TWO_LINES, alone).levels("main", FWD, 2) is None
+
+
+def test_what_reads_a_combined_collective_inherits_no_level_through_it() -> None:
+    body = f"""  %x = f32[8,8]{{1,0}} parameter(0)
+  %w0 = f32[8,8]{{1,0}} parameter(1)
+  %w1 = f32[8,8]{{1,0}} parameter(2)
+  %dot.0 = f32[8,8]{{1,0}} dot(%x, %w0), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, {meta("jit(f)/dot_general", DOT)}
+  %tanh.0 = f32[8,8]{{1,0}} tanh(%dot.0), {meta("jit(f)/tanh", TANH)}
+  %dot.1 = f32[8,8]{{1,0}} dot(%tanh.0, %w1), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, {meta("jit(f)/dot_general", DOT)}
+  %ar = (f32[8,8]{{1,0}}, f32[8,8]{{1,0}}) all-reduce(%dot.0, %dot.1), channel_id=1, replica_groups={{{{0,1}}}}, to_apply=%add, {meta("jit(f)/dot_general", DOT)}
+  %gte.0 = f32[8,8]{{1,0}} get-tuple-element(%ar), index=0
+  %neg = f32[8,8]{{1,0}} negate(%gte.0), {meta("jit(f)/dot_general", DOT)}
+  ROOT %tanh.1 = f32[8,8]{{1,0}} tanh(%dot.1), {meta("jit(f)/tanh", TANH)}
+"""
+    places = {"dot.0": FWD, "dot.1": FWD, "ar": FWD, "neg": FWD, "tanh.0": FWD_TANH, "tanh.1": FWD_TANH}
+    # the all-reduce moves both passes' dots: neither pass's, and neg, reading it, starts a piece of its own
+    assert levels_of(body, places).levels("main", FWD, 2) == {"dot.0": 1, "dot.1": 2, "neg": 1}

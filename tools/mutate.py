@@ -55,6 +55,9 @@ class Slice:
     modules: tuple[str, ...]  # globs under src/shardviz
     tests: tuple[str, ...]  # pytest arguments: files, -k, --deselect
     options: tuple[str, ...] = ()  # more pytest options for each mutant's run
+    # mutmut's timeout_multiplier and timeout_constant: a mutant's CPU limit is (its tests' clean time + constant)
+    # * multiplier * 2, and its wall-clock limit half that
+    timeouts: tuple[float, float] = (5.0, 30.0)
 
 
 def _tests(*names: str) -> tuple[str, ...]:
@@ -121,6 +124,9 @@ PROGRAM_TESTS = _tests(
 # pytest's own start trimmed for parts whose tests start no pytest of their own: no anyio (its event
 # loops), no unraisable-exception hooks (two gc.collect()s over a heap holding JAX at each exit)
 PURE_TEST_OPTIONS = ("-p", "no:anyio", "-p", "no:unraisableexception", "-p", "no:threadexception")
+# their tests take a second or two a mutant, so a mutant looping for ever is stopped after about 25 s of wall
+# time, not 150 s (the default below allows for the slower parts' traced programs)
+PURE_TEST_TIMEOUTS = (2.0, 12.0)
 
 # stand-in rows, estimates and programs, no trace: each mutant's tests take a fraction of a second
 COMPARE_TESTS = _tests(
@@ -177,6 +183,7 @@ PARTS: dict[str, Slice] = {
         ),
         PROGRAM_TESTS,
         PURE_TEST_OPTIONS,
+        PURE_TEST_TIMEOUTS,
     ),
     # memory over the program: XLA's buffer assignment and live ranges as its dumps print them, read
     # with hand-made modules and dumps (tests/test_mut_program_memory.py); nothing is compiled
@@ -184,6 +191,7 @@ PARTS: dict[str, Slice] = {
         ("program/memory.py", "program/hlo/liveness.py"),
         _tests("test_mut_program_memory.py"),
         PURE_TEST_OPTIONS,
+        PURE_TEST_TIMEOUTS,
     ),
     # one slice for the whole package: one run of its tests for mutmut's stats, not one per module.
     # The plugin is off in the outer run: its hooks ran for every test there, so mutmut charged each of
@@ -264,10 +272,10 @@ def setup_cfg(part: Slice) -> str:
         "process_isolation = forkserver\n"
         "forkserver_warmup = import\n"
         "preload_modules_file = preload.txt\n"
-        # a mutant gets its tests' own time (as measured clean) times 5, plus 30 s
-        # for the start of pytest and of JAX's backend; the machine is shared.
-        "timeout_multiplier = 5.0\n"
-        "timeout_constant = 30.0\n"
+        # by default a mutant gets its tests' own time (as measured clean) plus 30 s for the start of
+        # pytest and of JAX's backend, times 5 (the machine is shared), times 2 (mutmut's CPU limit)
+        f"timeout_multiplier = {part.timeouts[0]}\n"
+        f"timeout_constant = {part.timeouts[1]}\n"
     )
 
 
