@@ -26,7 +26,7 @@ Tests that start a Python process of their own see the mutant too:
 odd mutant and N killed ones drawn at random, and the same tests with no mutant,
 to show the verdicts do not come from the fork server: a kill must fail there
 and the clean tests must pass. ``--again`` reruns the survivors (after new
-tests); ``--fresh`` forgets earlier results; ``--trust-clean`` lets a run
+tests), with ``--only`` those matching its globs; ``--fresh`` forgets earlier results; ``--trust-clean`` lets a run
 that resumes a slice (stopped by ``timeout``, say) skip mutmut's clean run of
 all its tests, which the slice's first run passed. The summary lists each module's
 killed, survived, no tests and timeouts, and writes
@@ -442,13 +442,16 @@ def main() -> int:
     failed = False
     for name in slices_of(args.parts):
         work = prepare(name, args.fresh)
-        names: list[str] = unfinished(work, args.only) if args.only else []
-        if args.only and not names:
+        resume = bool(args.only) and not args.again
+        names: list[str] = unfinished(work, args.only) if resume else []
+        if resume and not names:
             print(f"{name}: every mutant matching {', '.join(args.only)} has a verdict")
             summarise(name, work)
             continue
         if args.again and (work / "summary.json").exists():
             names = list(json.loads((work / "summary.json").read_text())["not_killed"])
+            # with --only, the survivors (and mutants not run yet) of those globs alone
+            names = [m for m in names if not args.only or any(fnmatch.fnmatch(m, g) for g in args.only)]
         if args.again and not names and (work / "summary.json").exists():
             print(f"{name}: nothing to rerun")
         elif run_mutmut(work, names, args.trust_clean) != 0:

@@ -100,7 +100,6 @@ class MemoryTimeline:
 
 @dataclass(frozen=True)
 class _Context:
-    module: hlo.Module
     stack_of: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]
     input_paths: Sequence[str]
     output_paths: Sequence[str]
@@ -122,7 +121,7 @@ def memory_timeline(
 ) -> MemoryTimeline:
     """The timeline of one compiled program from its buffer assignment and live ranges."""
     context = _Context(
-        module, stack_of, input_paths, output_paths, kept or list(range(len(input_paths))), _results(module), made
+        stack_of, input_paths, output_paths, kept or list(range(len(input_paths))), _results(module), made
     )
     instructions = {inst.name: inst for _, inst in module.instructions()}
     steps = live.steps
