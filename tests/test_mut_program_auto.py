@@ -8,7 +8,9 @@ read off by hand: ``{devices=[2,2]<=[4]}`` cuts rows in two and columns in two o
 mesh order (``P('x', 'y')``); ``{devices=[2,1,2]<=[4] last_tile_dim_replicate}`` cuts only rows, each
 half held by two devices (``P('x', None)``). These tests came from mutation testing (docs/mutation.md):
 the Auto-axes path had no fast test; test_program_axes.py checks it on programs XLA compiles.
-Nothing is compiled.
+The last tests check what ``values()`` hands on besides each value's own layout: a call's output
+taking what its innermost call's value was given, each value's scope, and a scan's trips (the
+expected scopes and trips read off the programs by hand). Nothing is compiled.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from shardviz.program.hlo import parse_sharding
 from shardviz.program.jaxpr_walk import JaxprValue, walk
 from shardviz.program.model import Value
 from shardviz.program.values import ValueReader
@@ -43,18 +47,18 @@ SHARDINGS = {
 }  # fmt: skip
 
 
-def before_partitioning(walked: Sequence[JaxprValue]) -> str:
+def before_partitioning(walked: Sequence[JaxprValue], shardings: dict[str, Any] = SHARDINGS) -> str:
     """The module, each equation's instruction at the line and column JAX recorded for it; ``sin``'s
     equation has no instruction of its own (XLA merged it away)."""
     locations, frames, body = [], [], []
-    for k, v in enumerate(w for w in walked if w.primitive in SHARDINGS):
+    for k, v in enumerate(w for w in walked if w.primitive in shardings):
         f = v.frames[0]
         locations.append(
             f"{k + 1} {{file_name_id=1 function_name_id=1 line={f.line} end_line={f.line} "
             f"column={f.column} end_column={f.column}}}"
         )
         frames.append(f"{k + 1} {{file_location_id={k + 1} parent_frame_id=1}}")
-        text, sharding = SHARDINGS[str(v.primitive)]
+        text, sharding = shardings[str(v.primitive)]
         placed = "" if sharding is None else f", sharding={sharding}"
         root = "ROOT " if v.primitive == "mul" else ""
         op_name = f"jit(auto_mlp)/{v.primitive}"
@@ -163,3 +167,139 @@ def test_the_frames_written_into_the_module_are_the_equations_own(mesh: Mesh) ->
     dot = next(w for w in walk(closed) if w.primitive == "dot_general")
     first: Any = auto_mlp.__code__.co_firstlineno
     assert (dot.frames[0].file, dot.frames[0].line) == (__file__, first + 1)
+
+
+def reader_on(mesh: Mesh, assignment: Any, to_mesh: Any = None) -> ValueReader:
+    closed = jax.make_jaxpr(auto_mlp)(jnp.ones((8, 4)), jnp.ones((4, 6)))
+    return ValueReader(
+        mode="auto",
+        mesh=mesh,
+        assignment=assignment,
+        to_mesh=to_mesh,
+        single_device=False,
+        inputs=(),
+        outputs=(),
+        jaxpr=closed.jaxpr,
+        before_partitioning=None,
+        source=None,
+    )
+
+
+def test_partitions_placed_out_of_mesh_order_are_read_at_their_place_in_the_mesh(mesh: Mesh) -> None:
+    # partitions 0, 1, 2, 3 sit at mesh positions 0, 2, 1, 3: the rows' first half (partitions 0 and 1)
+    # is held at (x, y) = (0, 0) and (1, 0), so the rows are cut along y, not x
+    rows = parse_sharding("{devices=[2,1,2]0,1,2,3 last_tile_dim_replicate}")
+    placed = reader_on(mesh, tuple(mesh.devices.flat), np.array([0, 2, 1, 3]))
+    assert placed._from_hlo(rows, (8, 4), "float32")[0].spec == (("y",), ())
+    assert reader_on(mesh, tuple(mesh.devices.flat))._from_hlo(rows, (8, 4), "float32")[0].spec == (("x",), ())
+
+
+def test_xla_choices_that_name_no_mesh_place_are_unknown(mesh: Mesh) -> None:
+    def unsayable(text: str) -> tuple[Any, str, str]:
+        return (None, "unknown", f"XLA split it in a way no PartitionSpec over this mesh can say ({text})")
+
+    devices = tuple(mesh.devices.flat)
+    # one device, but no record of which device each partition is
+    one = "{maximal device=1}"
+    assert reader_on(mesh, None)._from_hlo(parse_sharding(one), (), "float32") == unsayable(one)
+    # a partition position past the last device
+    past = "{maximal device=4}"
+    assert reader_on(mesh, devices)._from_hlo(parse_sharding(past), (8, 4), "float32") == unsayable(past)
+    # rows cut in two, each half held per device by manual code: no PartitionSpec of this mesh
+    manual = "{devices=[2,1,2]<=[4] last_tile_dims={manual}}"
+    assert reader_on(mesh, devices)._from_hlo(parse_sharding(manual), (8, 4), "float32") == unsayable(manual)
+
+
+# --- what values() hands on besides each value's own layout ----------------------------------------------
+
+
+def _tanh(t):
+    return jnp.tanh(t)
+
+
+inner = jax.jit(_tanh)
+middle = jax.jit(lambda t: inner(t))
+passed_through = jax.jit(lambda t: t)
+
+
+def called(x, w):
+    y = middle(x @ w)
+    return passed_through(y) * 2
+
+
+def test_a_calls_outputs_take_the_layout_xla_chose_for_what_the_innermost_call_makes(mesh: Mesh) -> None:
+    closed = jax.make_jaxpr(called)(jnp.ones((8, 4)), jnp.ones((4, 6)))
+    walked = walk(closed)
+    text = before_partitioning(walked, {k: v for k, v in SHARDINGS.items() if k != "mul"})
+    reader = ValueReader(
+        mode="auto",
+        mesh=mesh,
+        assignment=tuple(mesh.devices.flat),
+        to_mesh=None,
+        single_device=False,
+        inputs=(),
+        outputs=(),
+        jaxpr=closed.jaxpr,
+        before_partitioning=text,
+        source=None,
+    )
+    values = reader.values(walked)
+    calls = [v for v in values if v.primitive in ("jit", "pjit")]
+    assert len(calls) == 3  # middle's, inner's (inside middle) and the pass-through's
+    tanh = next(v for v in values if v.primitive == "tanh")
+    assert tanh.layout.spec == (("x",), ())  # as chosen for the tanh
+    # the two calls around it (no instruction of their own) take it, two calls deep
+    for v in calls[:2]:
+        assert (v.layout, v.sharding_from, v.note) == (tanh.layout, "xla", "")
+    # the pass-through's body hands back its own input: no value of the walk to share with
+    assert calls[2].layout is None and calls[2].sharding_from == "unknown"
+
+
+def scoped(x, ws):
+    for i, w in enumerate(ws):
+        with jax.named_scope(f"layer_{i}"):
+            x = jnp.tanh(x @ w)
+    return x
+
+
+def test_named_scopes_tell_a_loops_passes_apart_so_none_is_numbered() -> None:
+    closed = jax.make_jaxpr(scoped)(jnp.ones((4, 4)), [jnp.ones((4, 4))] * 2)
+    walked = walk(closed)
+    values = reader_of(closed).values(walked)
+    tanhs = [v for v in values if v.primitive == "tanh"]
+    assert [v.scope for v in tanhs] == ["layer_0", "layer_1"]
+    assert [(v.pass_number, v.passes) for v in tanhs] == [(None, None), (None, None)]
+
+
+def trips(x, ws):
+    def body(c, w):
+        c = jnp.tanh(c @ w)
+        return c, None
+
+    c, _ = jax.lax.scan(body, x, ws)
+    return c
+
+
+def test_a_scans_body_lines_run_once_per_trip() -> None:
+    closed = jax.make_jaxpr(trips)(jnp.ones((4, 4)), jnp.ones((3, 4, 4)))
+    reader = reader_of(closed)
+    reader.values(walk(closed))
+    body_line = trips.__code__.co_firstlineno + 2
+    (counted,) = reader.trip_places
+    assert counted[0][0] == (__file__, body_line)
+    assert reader.place_passes[counted] == 3
+
+
+def reader_of(closed: Any) -> ValueReader:
+    return ValueReader(
+        mode="none",
+        mesh=None,
+        assignment=None,
+        to_mesh=None,
+        single_device=False,
+        inputs=(),
+        outputs=(),
+        jaxpr=closed.jaxpr,
+        before_partitioning=None,
+        source=None,
+    )
