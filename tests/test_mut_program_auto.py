@@ -25,6 +25,7 @@ import pytest
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from shardviz.array.describe import describe
 from shardviz.program.hlo import parse_sharding
 from shardviz.program.jaxpr_walk import JaxprValue, walk
 from shardviz.program.model import Value
@@ -288,6 +289,8 @@ def test_a_scans_body_lines_run_once_per_trip() -> None:
     (counted,) = reader.trip_places
     assert counted[0][0] == (__file__, body_line)
     assert reader.place_passes[counted] == 3
+    (tanh,) = [v for v in reader.values(walk(closed)) if v.primitive == "tanh"]
+    assert [(b.primitive, b.trip_count) for b in tanh.bodies] == [("scan", 3)]
 
 
 def reader_of(closed: Any) -> ValueReader:
@@ -303,3 +306,53 @@ def reader_of(closed: Any) -> ValueReader:
         before_partitioning=None,
         source=None,
     )
+
+
+def ref_twice(w_ref, x):
+    w = w_ref[...]
+    new = w * 2
+    w_ref[...] = new
+    again = w_ref[...]
+    return again + x, new
+
+
+def test_a_whole_read_of_a_ref_takes_what_the_ref_holds_only_where_nothing_else_says() -> None:
+    x = jnp.ones((4, 4))
+    closed = jax.make_jaxpr(ref_twice)(jax.new_ref(x), x)
+    walked = walk(closed)
+    held = describe(x * 2)
+    reader = reader_of(closed)
+    reader.outputs = (describe(x), held)
+    values = reader.values(walked)
+    reads = [v for v in values if v.primitive == "get"]
+    # the argument has no layout here: the first read stays unknown, and the second still takes
+    # what was written (new, an output)
+    assert [(v.sharding_from, v.note) for v in reads] == [("unknown", "the program has no mesh"), ("compiled", "")]
+    assert reads[1].layout is held
+    new = next(v for v in values if v.primitive == "mul")
+    assert (new.layout, new.sharding_from, new.note) == (held, "compiled", "")
+
+
+def test_a_read_of_a_ref_whose_type_names_its_layout_keeps_it() -> None:
+    mesh = jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Explicit,) * 2)
+    rows = NamedSharding(mesh, P("x", None))
+    x = jax.ShapeDtypeStruct((4, 4), jnp.float32, sharding=rows)
+    with jax.set_mesh(mesh):
+        closed = jax.make_jaxpr(ref_twice)(jax.new_ref(jax.device_put(jnp.ones((4, 4)), rows)), x)
+    walked = walk(closed)
+    argument = describe(jax.ShapeDtypeStruct((4, 4), jnp.float32, sharding=rows))
+    reader = ValueReader(
+        mode="explicit",
+        mesh=mesh,
+        assignment=tuple(mesh.devices.flat),
+        to_mesh=None,
+        single_device=False,
+        inputs=(argument, argument),
+        outputs=(),
+        jaxpr=closed.jaxpr,
+        before_partitioning=None,
+        source=None,
+    )
+    reads = [v for v in reader.values(walked) if v.primitive == "get"]
+    assert [v.sharding_from for v in reads] == ["jaxpr", "jaxpr"]  # the type said it: not "argument"
+    assert reads[0].layout.spec == (("x",), ())
