@@ -30,6 +30,7 @@ from shardviz.program.inputs_outputs import (
     input_shardings,
     layout_changes,
     output_layouts,
+    output_paths,
     output_shardings,
 )
 from shardviz.program.model import LayoutChange
@@ -169,15 +170,14 @@ def test_outputs_are_named_by_their_paths_under_out_and_laid_out_as_compiled() -
     traced = SimpleNamespace(
         out_info={"loss": jax.ShapeDtypeStruct((), jnp.float32), "grads": [jax.ShapeDtypeStruct((3, 2), jnp.int8)]}
     )
-    layouts, paths = output_layouts(traced, [one, two])
-    assert paths == ("out['grads'][0]", "out['loss']")
+    assert output_paths(traced) == ("out['grads'][0]", "out['loss']")
+    layouts = output_layouts(traced, [one, two])
     assert [(layout.shape, layout.dtype, layout.sharding) for layout in layouts] == [
         ((3, 2), "int8", one),
         ((), "float32", two),
     ]
     assert [layout.has_array for layout in layouts] == [False, False]
-    _, alone = output_layouts(SimpleNamespace(out_info=jax.ShapeDtypeStruct((2,), jnp.float32)), [one])
-    assert alone == ("out",)
+    assert output_paths(SimpleNamespace(out_info=jax.ShapeDtypeStruct((2,), jnp.float32))) == ("out",)
 
 
 @dataclass(frozen=True)
