@@ -26,10 +26,12 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardviz.array.describe import describe
+from shardviz.program import hlo
 from shardviz.program.hlo import parse_sharding
 from shardviz.program.jaxpr_walk import JaxprValue, walk
 from shardviz.program.model import Value
 from shardviz.program.values import ValueReader
+from shardviz.program.xla_shardings import index_module
 
 
 def auto_mlp(x, w):
@@ -356,3 +358,137 @@ def test_a_read_of_a_ref_whose_type_names_its_layout_keeps_it() -> None:
     reads = [v for v in reader.values(walked) if v.primitive == "get"]
     assert [v.sharding_from for v in reads] == ["jaxpr", "jaxpr"]  # the type said it: not "argument"
     assert reads[0].layout.spec == (("x",), ())
+
+
+# --- names: what the lines bind, through calls and around gradients ----------------------------------
+
+
+def labels_of(f: Any, *args: Any) -> dict[str, list[str]]:
+    """Each primitive's values' labels, in order."""
+    closed = jax.make_jaxpr(f)(*args)
+    out: dict[str, list[str]] = {}
+    for v in reader_of(closed).values(walk(closed)):
+        if v.role != "input":
+            out.setdefault(str(v.primitive), []).append(v.label)
+    return out
+
+
+X4 = jnp.ones((4, 4))
+
+
+def dead_chain(x):
+    z = jnp.sin(x)
+    u = jnp.cos(z)  # noqa: F841
+    return x * 2
+
+
+def after_grad(x):
+    g = jax.grad(lambda t: jnp.sum(jnp.sin(t)))(x)
+    y = jnp.cos(g)
+    return y * 2
+
+
+def times_three(x):
+    return x * 3
+
+
+def plus_one(x):
+    return x + 1
+
+
+def two_helpers(x):
+    h = jnp.tanh(times_three(x))
+    p = plus_one(h)
+    return p
+
+
+def mid_call(x):
+    return times_three(x)
+
+
+def outer_call(x):
+    return mid_call(x)
+
+
+def two_deep(x):
+    pred = mid_call(x)
+    return pred - 1
+
+
+def three_deep(x):
+    pred = outer_call(x)
+    return pred - 1
+
+
+def binds_y(x):
+    y = times_three(x)
+    return y - 1
+
+
+def caller_of_binds_y(x):
+    pred = binds_y(x)
+    return pred / 2
+
+
+def test_a_value_read_only_by_a_dead_value_is_named_by_nothing() -> None:
+    labels = labels_of(dead_chain, X4)
+    assert labels["sin"][0].startswith("%") and labels["cos"][0].startswith("%")
+
+
+def test_a_line_after_a_gradient_still_names_its_value() -> None:
+    assert labels_of(after_grad, X4)["cos"][-1] == "y"
+
+
+def test_a_helpers_value_is_named_by_its_calls_line_unless_that_line_names_its_own() -> None:
+    labels = labels_of(two_helpers, X4)
+    assert labels["tanh"] == ["h"]
+    assert labels["mul"][0].startswith("%")  # h = jnp.tanh(times_three(x)): the line's own value is h
+    assert labels["add"] == ["p"]  # p = plus_one(h), checked after the line that named its own
+
+
+def test_a_helpers_value_is_named_by_the_first_line_out_that_binds_one_name() -> None:
+    assert labels_of(two_deep, X4)["mul"] == ["pred"]  # two calls out
+    assert labels_of(three_deep, X4)["mul"] == ["pred"]  # three calls out
+    # binds_y's line names it y; the line calling binds_y names only what binds_y hands back
+    labels = labels_of(caller_of_binds_y, X4)
+    assert labels["mul"] == ["y"] and labels["sub"] == ["pred"]
+
+
+def nested_scopes(x):
+    with jax.named_scope("outer"), jax.named_scope("inner"):
+        y = jnp.tanh(x)
+    return y * 2
+
+
+def test_a_values_key_holds_its_whole_scope() -> None:
+    closed = jax.make_jaxpr(nested_scopes)(X4)
+    (tanh,) = [v for v in reader_of(closed).values(walk(closed)) if v.primitive == "tanh"]
+    assert tanh.key.endswith("|tanh|outer/inner")
+
+
+def test_xlas_choices_read_once_elsewhere_are_used_as_given(mesh: Mesh) -> None:
+    closed = jax.make_jaxpr(auto_mlp)(jnp.ones((8, 4)), jnp.ones((4, 6)))
+    walked = walk(closed)
+    reader = ValueReader(
+        mode="auto",
+        mesh=mesh,
+        assignment=tuple(mesh.devices.flat),
+        to_mesh=None,
+        single_device=False,
+        inputs=(),
+        outputs=(),
+        jaxpr=closed.jaxpr,
+        before_partitioning=None,
+        source=None,
+        index=index_module(hlo.parse_module(before_partitioning(walked))),
+    )
+    (tanh,) = [v for v in reader.values(walked) if v.primitive == "tanh"]
+    assert (tanh.sharding_from, tanh.layout.spec) == ("xla", (("x",), ()))
+
+
+def test_an_explicit_value_read_with_no_mesh_is_unknown() -> None:
+    closed = jax.make_jaxpr(jnp.tanh)(X4)
+    reader = reader_of(closed)
+    reader.mode = "explicit"  # and no mesh to read its type on
+    (tanh,) = [v for v in reader.values(walk(closed)) if v.primitive == "tanh"]
+    assert (tanh.layout, tanh.sharding_from, tanh.note) == (None, "unknown", "its type in the jaxpr names no layout")
