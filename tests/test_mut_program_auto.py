@@ -492,3 +492,21 @@ def test_an_explicit_value_read_with_no_mesh_is_unknown() -> None:
     reader.mode = "explicit"  # and no mesh to read its type on
     (tanh,) = [v for v in reader.values(walk(closed)) if v.primitive == "tanh"]
     assert (tanh.layout, tanh.sharding_from, tanh.note) == (None, "unknown", "its type in the jaxpr names no layout")
+
+
+def one_line_loop(x, ws):
+    for w in ws:
+        x = jnp.tanh(x @ w)
+    return jnp.sum(x)
+
+
+def test_a_one_line_loop_of_two_passes_names_each_passes_last_value_and_no_gradient() -> None:
+    labels = labels_of(one_line_loop, X4, [X4, X4])
+    assert labels["tanh"] == ["x", "x"] and all(label.startswith("%") for label in labels["dot_general"])
+    closed = jax.make_jaxpr(jax.grad(one_line_loop))(X4, [X4, X4])
+    walked = walk(closed)
+    reader = reader_of(closed)
+    values = reader.values(walked)
+    assert len(reader.passes) == len(walked)  # every value's pass, handed on for the collectives
+    backward = [v for v, w in zip(values, walked) if any(p.startswith("transpose") for p in w.name_stack)]
+    assert backward and all(v.label.startswith("%") for v in backward)
