@@ -11,6 +11,7 @@ inputs and outputs against ``jax.typeof`` of the real arrays.
 from __future__ import annotations
 
 import inspect
+import os
 import pathlib
 import re
 
@@ -616,12 +617,35 @@ def test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile(tmp
     assert ended.is_set()
     ended.clear()
     (tmp_path / "m.cpu_after_optimizations-live-range.txt").write_text("")
+    safety = threading.Timer(5, ended.set)  # a wrong wait ends, and shows, rather than hanging
+    safety.start()
     assert compiling._read_module_early(str(tmp_path), ended, False) is None  # the cut module
+    assert not ended.is_set(), "it waited for a dump it does not need"
     whole = (pathlib.Path(__file__).with_name("fixtures") / "hlo" / "matmul_contracting.hlo").read_text()
     (tmp_path / "m.cpu_after_optimizations.txt").write_text(whole)
     found = compiling._read_module_early(str(tmp_path), ended, False)
-    assert found is not None
+    safety.cancel()
+    assert found is not None and not ended.is_set()
     reading, sizes = found
     assert [op.kind for op in reading.collective_ops] == ["all-reduce", "all-reduce"]  # as the fixture holds
     assert sizes == {str(p): p.stat().st_size for p in tmp_path.iterdir()}
     assert reading.allocations is None  # an empty buffer assignment is no memory picture
+
+
+def test_a_forked_child_starts_its_own_reading_worker(recwarn):
+    """A forked child (multiprocessing's default on Linux) has none of its parent's threads: the worker
+    that reads while XLA compiles must start afresh there, or work handed to it is never run. (JAX's own
+    backend does not survive a fork, so the child asks the worker directly rather than tracing.)"""
+    import importlib
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    assert compiling._in_background(lambda: "parent").result(timeout=30) == "parent"  # the worker runs here
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if its work is done
+        try:
+            done = compiling._in_background(lambda: "child").result(timeout=10) == "child"
+        except BaseException:
+            done = False
+        os._exit(0 if done else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the child's work was never run"
