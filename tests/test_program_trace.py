@@ -14,6 +14,7 @@ import inspect
 import os
 import pathlib
 import re
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -632,20 +633,43 @@ def test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile(tmp
     assert reading.allocations is None  # an empty buffer assignment is no memory picture
 
 
-def test_a_forked_child_starts_its_own_reading_worker(recwarn):
+def _forked(check: Callable[[], bool]) -> bool:
+    """Whether ``check()`` holds in a forked child (which exits at once, JAX untouched)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            held = check()
+        except BaseException:
+            held = False
+        os._exit(0 if held else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_a_forked_child_starts_its_own_reading_worker_and_collector_hold(recwarn):
     """A forked child (multiprocessing's default on Linux) has none of its parent's threads: the worker
-    that reads while XLA compiles must start afresh there, or work handed to it is never run. (JAX's own
-    backend does not survive a fork, so the child asks the worker directly rather than tracing.)"""
+    that reads while XLA compiles must start afresh there, or work handed to it is never run, and a hold
+    on the collector by a read the parent had under way must not outlive that read in the child. (JAX's
+    own backend does not survive a fork, so the child asks the worker and the hold directly.)"""
+    import gc
     import importlib
 
     compiling = importlib.import_module("shardviz.program.compiling")
     assert compiling._in_background(lambda: "parent").result(timeout=30) == "parent"  # the worker runs here
-    pid = os.fork()
-    if pid == 0:  # the child: exit 0 only if its work is done
-        try:
-            done = compiling._in_background(lambda: "child").result(timeout=10) == "child"
-        except BaseException:
-            done = False
-        os._exit(0 if done else 1)
-    _, status = os.waitpid(pid, 0)
-    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "the child's work was never run"
+
+    def fresh() -> bool:
+        worked = compiling._in_background(lambda: "child").result(timeout=10) == "child"
+        collecting = gc.isenabled()  # the parent's read, under way at the fork, holds nothing here
+        with compiling.collections_held():
+            held = not gc.isenabled()
+        return worked and collecting and held and gc.isenabled()
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with compiling.collections_held():  # a read in progress when the fork happens
+            assert _forked(fresh), "the child's worker or collector hold was its parent's"
+        gc.disable()  # the user's own choice, no read under way: the child keeps it
+        assert _forked(lambda: not gc.isenabled()), "the child turned the collector on"
+    finally:
+        gc.enable() if was else gc.disable()

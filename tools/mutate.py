@@ -177,7 +177,7 @@ PARTS: dict[str, Slice] = {
                     "test_the_collector_is_held_once_for_nested_and_threaded_reads",
                     "test_a_dump_read_early_counts_only_if_no_file_grew_after_it",
                     "test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile",
-                    "test_a_forked_child_starts_its_own_reading_worker",
+                    "test_a_forked_child_starts_its_own_reading_worker_and_collector_hold",
                 )
             ),
             *(
