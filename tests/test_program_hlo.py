@@ -414,3 +414,32 @@ def test_a_braced_attribute_inside_a_quoted_or_bracketed_value_is_not_taken_for_
     )
     assert nested.attr("sharding") == "{devices=[2]<=[2]}"
     assert nested.attr("frontend_attributes") == "{inner={x, sharding={replicated}}}"
+
+
+_INLINE_LINE_MODULE = """HloModule jit_f, entry_computation_layout={(f32[8,16]{1,0}, f32[16,4]{1,0})->f32[8,4]{1,0}}
+
+ENTRY %main.4 (Arg_0.1: f32[8,16], Arg_1.2: f32[16,4]) -> f32[8,4] {
+  %Arg_0.1 = f32[8,16]{1,0} parameter(0)
+  %Arg_1.2 = f32[16,4]{1,0} parameter(1)
+  ROOT %dot.3 = f32[8,4]{1,0} dot(%Arg_0.1, %Arg_1.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/home/user/model.py" source_line=12}
+}
+"""
+
+
+def test_a_dot_whose_line_is_printed_inline_is_charged_to_that_line():
+    """Older XLA printed ``source_file`` and ``source_line`` in the metadata, with no stack frames:
+    the dot's flops (2 x 8 x 4 x 16 = 1,024, counted by hand) go to that line."""
+    from shardviz.program.model import SourceLocation
+    from shardviz.program.module_reading import read_module
+
+    read = read_module(_INLINE_LINE_MODULE, {})
+    assert [(f.source, f.flops) for f in read.line_flops] == [(SourceLocation("/home/user/model.py", 12), 1024)]
+
+
+def test_memory_is_read_only_from_both_the_buffer_assignment_and_the_live_ranges():
+    """One of the two dumps alone is no memory picture: neither is read."""
+    from shardviz.program.module_reading import read_module
+
+    for dumps in ({"buffer_assignment": "BufferAssignment:\n"}, {"live_range": "BufferLiveRange:\n"}):
+        read = read_module(_INLINE_LINE_MODULE, dumps)
+        assert read.allocations is None and read.live_ranges is None

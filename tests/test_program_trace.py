@@ -11,7 +11,10 @@ inputs and outputs against ``jax.typeof`` of the real arrays.
 from __future__ import annotations
 
 import inspect
+import os
+import pathlib
 import re
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
@@ -536,3 +539,137 @@ def test_the_module_read_while_xla_generates_code_is_the_program_read_after_the_
     assert early.memory_timeline is not None and early.collectives and early.hbm_bytes > 0
     assert json.dumps(early.to_json(), sort_keys=True) == json.dumps(after.to_json(), sort_keys=True)
     assert (early.hbm_bytes, early.matmul_flops) == (after.hbm_bytes, after.matmul_flops)
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_python_garbage_collector_is_left_as_the_user_had_it(enabled):
+    """trace holds the collector while it reads a program and hands it back as it found it: on, or
+    off where the user had turned it off."""
+    import gc
+
+    was = gc.isenabled()
+    seen = []
+
+    def step(a):
+        seen.append(gc.isenabled())  # while tracing: JAX's own work runs with the user's setting
+        return jnp.tanh(a @ a).sum()
+
+    try:
+        gc.enable() if enabled else gc.disable()
+        shardviz.trace(step, jnp.ones((8, 8)))
+        assert gc.isenabled() is enabled and seen == [enabled]
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_the_collector_is_held_once_for_nested_and_threaded_reads():
+    """Two reads overlapping (threads, or a read inside another) share one hold: the collector comes
+    back on only when the last ends, and only if it was on when the first began."""
+    import gc
+    import importlib
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with compiling.collections_held():
+            assert not gc.isenabled()
+            with compiling.collections_held():
+                assert not gc.isenabled()
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        with compiling.collections_held():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+def test_a_dump_read_early_counts_only_if_no_file_grew_after_it(tmp_path):
+    import importlib
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    dumped = tmp_path / "module.cpu_after_optimizations.txt"
+    dumped.write_text("HloModule m\n")
+    assert compiling._read_whole({str(dumped): len("HloModule m\n")})
+    dumped.write_text("HloModule m\nENTRY %main {\n")  # XLA was still writing it
+    assert not compiling._read_whole({str(dumped): len("HloModule m\n")})
+    assert not compiling._read_whole({str(tmp_path / "gone.txt"): 0})
+
+
+def test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile(tmp_path):
+    """Nothing is read until the optimized module, the buffer assignment and the live ranges are all
+    there (and, under Auto axes, the partitioner's module); a module cut short reads as nothing (the
+    compile's own text is read after it instead), and an ended compile stops the waiting."""
+    import importlib
+    import threading
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    ended = threading.Event()
+    (tmp_path / "m.cpu_after_optimizations.txt").write_text("HloModule m\n\nENTRY %main {\n")  # cut short
+    (tmp_path / "m.cpu_after_optimizations-buffer-assignment.txt").write_text("")
+    ended.set()
+    assert compiling._read_module_early(str(tmp_path), ended, False) is None  # the compile ended first
+    ended.clear()
+    waiting = threading.Timer(0.05, ended.set)
+    waiting.start()
+    assert compiling._read_module_early(str(tmp_path), ended, False) is None  # no live ranges: never read
+    assert ended.is_set()
+    ended.clear()
+    (tmp_path / "m.cpu_after_optimizations-live-range.txt").write_text("")
+    safety = threading.Timer(5, ended.set)  # a wrong wait ends, and shows, rather than hanging
+    safety.start()
+    assert compiling._read_module_early(str(tmp_path), ended, False) is None  # the cut module
+    assert not ended.is_set(), "it waited for a dump it does not need"
+    whole = (pathlib.Path(__file__).with_name("fixtures") / "hlo" / "matmul_contracting.hlo").read_text()
+    (tmp_path / "m.cpu_after_optimizations.txt").write_text(whole)
+    found = compiling._read_module_early(str(tmp_path), ended, False)
+    safety.cancel()
+    assert found is not None and not ended.is_set()
+    reading, sizes = found
+    assert [op.kind for op in reading.collective_ops] == ["all-reduce", "all-reduce"]  # as the fixture holds
+    assert sizes == {str(p): p.stat().st_size for p in tmp_path.iterdir()}
+    assert reading.allocations is None  # an empty buffer assignment is no memory picture
+
+
+def _forked(check: Callable[[], bool]) -> bool:
+    """Whether ``check()`` holds in a forked child (which exits at once, JAX untouched)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            held = check()
+        except BaseException:
+            held = False
+        os._exit(0 if held else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def test_a_forked_child_starts_its_own_reading_worker_and_collector_hold(recwarn):
+    """A forked child (multiprocessing's default on Linux) has none of its parent's threads: the worker
+    that reads while XLA compiles must start afresh there, or work handed to it is never run, and a hold
+    on the collector by a read the parent had under way must not outlive that read in the child. (JAX's
+    own backend does not survive a fork, so the child asks the worker and the hold directly.)"""
+    import gc
+    import importlib
+
+    compiling = importlib.import_module("shardviz.program.compiling")
+    assert compiling._in_background(lambda: "parent").result(timeout=30) == "parent"  # the worker runs here
+
+    def fresh() -> bool:
+        worked = compiling._in_background(lambda: "child").result(timeout=10) == "child"
+        collecting = gc.isenabled()  # the parent's read, under way at the fork, holds nothing here
+        with compiling.collections_held():
+            held = not gc.isenabled()
+        return worked and collecting and held and gc.isenabled()
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with compiling.collections_held():  # a read in progress when the fork happens
+            assert _forked(fresh), "the child's worker or collector hold was its parent's"
+        gc.disable()  # the user's own choice, no read under way: the child keeps it
+        assert _forked(lambda: not gc.isenabled()), "the child turned the collector on"
+    finally:
+        gc.enable() if was else gc.disable()

@@ -193,6 +193,37 @@ PARTS: dict[str, Slice] = {
         PURE_TEST_OPTIONS,
         PURE_TEST_TIMEOUTS,
     ),
+    # how trace reads a program while XLA compiles it, and the HLO reader's attributes: the tests that
+    # read fixtures and the few traces that take each path (early, after the compile, no dumps)
+    "program-reading": Slice(
+        ("program/compiling.py", "program/module_reading.py", "program/hlo/module.py"),
+        (
+            "tests/test_program_hlo.py",
+            "tests/test_program_compiled_failures.py::test_no_module_text_is_refused_not_shown_as_no_collectives",
+            *(
+                f"tests/test_program_trace.py::{name}"
+                for name in (
+                    "test_one_compile_and_no_dump_left_behind",
+                    "test_the_module_read_while_xla_generates_code_is_the_program_read_after_the_compile",
+                    "test_python_garbage_collector_is_left_as_the_user_had_it",
+                    "test_the_collector_is_held_once_for_nested_and_threaded_reads",
+                    "test_a_dump_read_early_counts_only_if_no_file_grew_after_it",
+                    "test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile",
+                    "test_a_forked_child_starts_its_own_reading_worker_and_collector_hold",
+                )
+            ),
+            *(
+                f"tests/test_program_wrong_lines_and_names.py::{name}"
+                for name in (
+                    "test_shardvizs_own_failure_reading_a_program_is_not_said_to_be_a_failed_compile",
+                    "test_shardvizs_own_failure_reading_the_jaxpr_while_xla_compiles_is_a_bug_in_shardviz",
+                    "test_a_failed_compile_is_said_to_be_one_even_when_the_jaxpr_reading_beside_it_fails",
+                    "test_without_dev_shm_the_dump_goes_to_the_temporary_folder",
+                    "test_with_no_folder_to_dump_into_the_program_is_read_without_memory_over_it",
+                )
+            ),
+        ),
+    ),
     # one slice for the whole package: one run of its tests for mutmut's stats, not one per module.
     # The plugin is off in the outer run: its hooks ran for every test there, so mutmut charged each of
     # their mutants every test; now they count only for the pytester runs that load the plugin.

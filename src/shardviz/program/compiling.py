@@ -166,6 +166,21 @@ def _in_background(work: Callable[..., T], *args: Any) -> Future[T]:
 _WORKER: ThreadPoolExecutor | None = None
 
 
+def _after_fork_in_child() -> None:
+    """A forked child (multiprocessing's default on Linux, a fork server) has none of the parent's
+    threads: a worker inherited from the parent would take work and never run it, and a hold on the
+    collector from a read in another thread would never end. The child starts both afresh."""
+    global _WORKER, _HOLD_LOCK, _HELD
+    _WORKER = None
+    _HOLD_LOCK = threading.Lock()
+    if _HELD and _ENABLED_BEFORE:
+        gc.enable()
+    _HELD = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _kept_inputs(lowered: Any) -> list[int] | None:
     """The array inputs the compiled module takes as parameters, in order (JAX drops unused ones)."""
     kept = getattr(getattr(lowered, "_lowering", None), "compile_args", {}).get("kept_var_idx")
