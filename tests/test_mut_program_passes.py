@@ -28,7 +28,7 @@ from shardviz.program.passes import (
     user_chain,
 )
 from shardviz.program.scopes import is_gradient, scope_of_components, scope_of_op_name, split_top_level
-from shardviz.program.sources import line_text
+from shardviz.program.sources import expression_columns, line_text
 
 MINE = __file__  # a test file is the user's own code
 JAXS = str(Path(jax.__file__).resolve().parent / "_src" / "core.py")
@@ -61,6 +61,28 @@ def test_a_lines_text_is_read_without_its_indentation(tmp_path: Path) -> None:
     assert line_text(str(source), 2) == "h = x @ w"
     assert line_text(str(source), 3) == "return h"
     assert line_text(str(tmp_path / "missing.py"), 1) == ""
+
+
+def test_a_tuple_of_expressions_columns_are_counted_in_bytes_with_the_indentation(tmp_path: Path) -> None:
+    source = tmp_path / "block.py"
+    lines = [
+        "def block(x):",
+        "    q, k = x @ wq, f(x)",  # x @ wq at bytes 11-17, f(x) at 19-23
+        "    a, b = f('\u00e9'), g(x)",  # the quoted letter takes two bytes: f('..') at 11-18, g(x) at 20-24
+        "    a, b = split(x)",
+        "    a, b = x, y, z",
+        "    a, *b = x, y",
+        "    a, b = x, *y",
+        "    y = f(x)",
+        "    a, b = [x, y]",
+        "    if x: a, b = x, y",
+    ]
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    file = str(source)
+    assert expression_columns(file, 2) == ((11, 17), (19, 23))
+    assert expression_columns(file, 3) == ((11, 18), (20, 24))
+    assert [expression_columns(file, n) for n in (4, 5, 6, 7, 8, 10)] == [None] * 6
+    assert expression_columns(file, 9) == ((12, 13), (15, 16))
 
 
 # --- scopes -------------------------------------------------------------------------------
@@ -142,6 +164,44 @@ def test_a_one_line_loop_repeating_its_operations_at_the_same_columns_is_one_run
     # two runs that each do not repeat keep their numbers
     assert run_numbers([A, A, B, A, A], [dot, tanh, add, dot, tanh]) == [0, 0, 0, 1, 1]
     assert run_numbers([None, A], [dot, dot]) == [None, 0]
+
+
+def test_a_backward_place_splits_into_no_more_passes_than_its_forward_twin_ran() -> None:
+    # one forward product a * b, and its gradient: one product per operand at the same place
+    mul = ("mul", 5)
+    assert run_numbers([A, A_GRAD, A_GRAD], [mul, mul, mul]) == [0, 0, 0]
+    # a one-line loop of three passes, and its backward pass repeating one product per pass
+    assert run_numbers([A] * 3 + [A_GRAD] * 3, [mul] * 6) == [0, 1, 2, 0, 1, 2]
+    # two passes forward; the backward's four products are two per pass, not four passes
+    assert run_numbers([A] * 2 + [A_GRAD] * 4, [mul] * 6) == [0, 1, 0, 0, 1, 1]
+    # a gradient with no forward twin of its own repeats as it likes
+    assert run_numbers([A_GRAD, A_GRAD], [mul, mul]) == [0, 1]
+    # the forward twin counts wherever it comes, and with the same extra only
+    assert run_numbers([A_GRAD, A_GRAD, A], [mul, mul, mul]) == [0, 0, 0]
+    seven, seven_grad = (A[0], "", False, 7), (A[0], "", True, 7)
+    assert run_numbers([seven, seven_grad, seven_grad], [mul] * 3) == [0, 0, 0]
+    assert run_numbers([A, seven_grad, seven_grad], [mul] * 3) == [0, 0, 1]
+    # a forward line met on two runs (another line between) is two passes however each run repeats
+    assert run_numbers([A, B, A, B, A_GRAD, A_GRAD], [mul, "tanh"] * 2 + [mul, mul]) == [0, 0, 1, 1, 0, 1]
+    # a loop of other lines: three forward runs, three backward runs of two products each
+    B_GRAD = (B[0], "", True, None)
+    places = [A, B, A, B, A, B, B_GRAD, A_GRAD, A_GRAD, B_GRAD, A_GRAD, A_GRAD, B_GRAD, A_GRAD, A_GRAD]
+    signatures = [mul, "tanh"] * 3 + ["sub", mul, mul] * 3
+    assert run_numbers(places, signatures)[6:] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+
+
+def test_two_calls_on_one_line_are_no_passes_but_a_loops_calls_are() -> None:
+    # a, b = f(x), f(y): line 30 of f runs under two calls of line 10, with line 10's own value between
+    at_8, at_16 = ((10, 8, 10, 14),), ((10, 16, 10, 22),)
+    places = [C, A, C]
+    assert run_numbers(places, calls=[at_8, (), at_16]) == [0, 0, 0]
+    assert run_numbers(places) == [0, 0, 1]
+    # for ...: x = f(x * 2): the same call on every pass, line 10's product between (whose own
+    # passes its repeats tell apart: f's lines are line 10's callees)
+    assert run_numbers([A, C, A, C, A, C], [("mul", 1), ("tanh", 2)] * 3, [(), at_8] * 3) == [0, 0, 1, 1, 2, 2]
+    # both calls inside a loop of two passes that runs line 11 too
+    places = [C, C, B, C, C, B]
+    assert run_numbers(places, calls=[at_8, at_16, (), at_8, at_16, ()]) == [0, 0, 0, 1, 1, 1]
 
 
 def test_passes_count_forward_from_the_first_and_backward_from_the_last() -> None:

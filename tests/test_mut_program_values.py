@@ -110,6 +110,96 @@ def ref_step(w_ref, x):
     return again @ x, new
 
 
+def three_terms(q, k, v):
+    s = q + k + v
+    return s * 2
+
+
+def loop_of_three_terms(a, b, c):
+    for _ in range(3):
+        a = a + b + c
+    return a
+
+
+def one_line_matmuls(x, w):
+    for _ in range(3):
+        x = x @ w
+    return x
+
+
+def product(a, b):
+    y = a * b
+    return y.sum()
+
+
+def chained(a, b, c):
+    y = jnp.einsum("ij,jk,kl->il", a, b, c)
+    return y * 2
+
+
+square = jax.jit(lambda t: t * t)
+cube = jax.jit(lambda t: t * t * t)
+
+
+def two_jitted_calls(x):
+    a, b = square(x), cube(x)
+    return a + b
+
+
+def helper(x):
+    h = jnp.tanh(x)
+    return h * 3
+
+
+def two_helper_calls(x):
+    a, b = helper(x), helper(x * 2)
+    return a + b
+
+
+def two_alike_helper_calls(x):
+    a, b = helper(x), helper(x)
+    return a + b
+
+
+def scaled_tanh(x):
+    return jnp.tanh(x) * 3
+
+
+def binds_inside(x):
+    y = scaled_tanh(x)
+    return y
+
+
+def two_calls_that_bind_inside(x):
+    a, b = binds_inside(x), binds_inside(x)
+    return a + b
+
+
+def passes_on(x):
+    return scaled_tanh(x)
+
+
+def passes_on_twice(x):
+    return passes_on(x)
+
+
+def deep_calls(x):
+    y = scaled_tanh(x) + 1
+    two = passes_on(x)
+    three = passes_on_twice(x)
+    return y + two + three
+
+
+def residual(x, w):
+    return x + jnp.tanh(x @ w)
+
+
+def residual_loop(x, w):
+    for _ in range(3):
+        x = residual(x, w)
+    return x.sum()
+
+
 def read(
     f: Callable[..., Any],
     *args: Any,
@@ -217,11 +307,107 @@ def test_what_a_called_function_hands_back_takes_the_name_its_call_binds() -> No
     assert total.label == f"%{total.name}"  # `return jnp.sum(pred)` binds nothing
 
 
+def test_the_operations_of_one_line_are_one_pass_and_a_loops_repeats_one_pass_each() -> None:
+    # q + k + v: two adds that start at one column and end at two, once
+    _, values = read(three_terms, X, X, X)
+    adds = [v for v in made(values) if v.primitive == "add"]
+    assert [v.source.line for v in adds] == [line(three_terms, 1)] * 2
+    assert [(v.pass_number, v.passes) for v in adds] == [(None, None)] * 2
+    assert [v.label for v in adds] == [f"%{adds[0].name}", "s"]
+    # the same line in a loop of three: three passes of two adds, not six
+    _, values = read(loop_of_three_terms, X, X, X)
+    adds = made(values)
+    assert [(v.primitive, v.pass_number, v.passes) for v in adds] == [("add", k, 3) for k in (1, 1, 2, 2, 3, 3)]
+    assert [v.label for v in adds[1::2]] == ["a"] * 3
+    # a one-line loop of one product: still a pass per product
+    _, values = read(one_line_matmuls, X, X)
+    assert [(v.pass_number, v.passes) for v in made(values)] == [(1, 3), (2, 3), (3, 3)]
+
+
+def test_a_gradients_products_of_one_forward_product_are_one_pass() -> None:
+    _, values = read(jax.grad(product, argnums=(0, 1)), X, X)
+    on_the_line = [v for v in made(values) if v.source.line == line(product, 1)]
+    # the forward a * b, then its gradient's b * g and a * g
+    assert [v.primitive for v in on_the_line] == ["mul"] * 3
+    assert all(v.pass_number is None and v.passes is None for v in on_the_line)
+
+
+def test_one_lines_einsum_of_three_operands_is_one_pass() -> None:
+    _, values = read(chained, X, X, X)
+    dots = [v for v in made(values) if v.primitive == "dot_general"]
+    assert len(dots) == 2 and {v.source.line for v in dots} == {line(chained, 1)}
+    assert [(v.pass_number, v.passes) for v in dots] == [(None, None)] * 2
+    assert dots[-1].label == "y"
+
+
+def test_a_tuple_of_jitted_calls_names_each_call_and_their_bodies_run_once() -> None:
+    _, values = read(two_jitted_calls, X)
+    calls = [v for v in made(values) if v.source.line == line(two_jitted_calls, 1)]
+    assert [(v.primitive, v.label) for v in calls] == [("jit", "a"), ("jit", "b")]
+    # cube's t * t * t: two products on its one line, run once
+    cubes = [v for v in made(values) if v.stack[0].function == "<lambda>" and len(v.stack) > 1]
+    assert [v.primitive for v in cubes] == ["mul"] * 3  # square's one, cube's two
+    assert all(v.pass_number is None for v in cubes)
+
+
+def test_a_tuple_of_helper_calls_names_each_call_and_each_calls_lines() -> None:
+    _, values = read(two_helper_calls, X)
+    tanhs = [v for v in made(values) if v.primitive == "tanh"]
+    assert [v.label for v in tanhs] == ["h", "h"]
+    returned = [v for v in made(values) if v.source.line == line(helper, 2)]
+    assert [v.label for v in returned] == ["a", "b"]
+    # two calls on one line are no loop's two passes
+    assert all(v.pass_number is None and v.passes is None for v in tanhs + returned)
+    doubled = [v for v in made(values) if v.source.line == line(two_helper_calls, 1)]
+    assert [v.label for v in doubled] == [f"%{doubled[0].name}"]  # x * 2 is neither a nor b
+    # the same with nothing made between the calls
+    _, values = read(two_alike_helper_calls, X)
+    assert [v.label for v in made(values) if v.primitive == "tanh"] == ["h", "h"]
+    assert [v.label for v in made(values) if v.source.line == line(helper, 2)] == ["a", "b"]
+
+
+def test_what_a_called_function_hands_back_is_named_on_every_pass_of_a_loop() -> None:
+    for f in (residual_loop, jax.value_and_grad(residual_loop)):
+        _, values = read(f, X, X)
+        returned = [v for v in made(values) if v.source.line == line(residual, 1) and "transpose" not in v.key]
+        returned = [v for v in returned if v.primitive != "sub"]  # the gradient's 1 - tanh² beside tanh
+        # each pass: x @ w, tanh, and the sum the loop's line binds as x
+        assert [v.primitive for v in returned][:9] == ["dot_general", "tanh", "add"] * 3
+        assert [v.label for v in returned[2:9:3]] == ["x"] * 3
+        assert [v.pass_number for v in returned[2:9:3]] == [1, 2, 3]
+        assert all(v.label == f"%{v.name}" for v in returned[:9] if v.primitive != "add")
+    # a gradient alone needs no loss: the last pass's sum is dead, and nothing else takes its name
+    _, values = read(jax.grad(residual_loop), X, X)
+    returned = [v for v in made(values) if v.source.line == line(residual, 1) and "transpose" not in v.key]
+    assert [(v.label, v.sharding_from == "dead") for v in returned if v.label == "x" or v.primitive == "add"] == [
+        ("x", False),
+        ("x", False),
+        (f"%{returned[-1].name}", True),
+    ]
+
+
+def test_a_call_names_by_the_nearest_line_that_binds_a_name() -> None:
+    _, values = read(deep_calls, X)
+    results = [v for v in made(values) if v.source.line == line(scaled_tanh, 1) and v.primitive == "mul"]
+    # y's line names its own sum; the next two calls name their results one and two calls out
+    assert [v.label for v in results] == [f"%{results[0].name}", "two", "three"]
+    # a name bound one call out is kept, though the line two calls out binds another
+    _, values = read(two_calls_that_bind_inside, X)
+    results = [v for v in made(values) if v.source.line == line(scaled_tanh, 1) and v.primitive == "mul"]
+    assert [v.label for v in results] == ["y", "y"]
+
+
 def test_gradients_keep_the_jaxprs_names() -> None:
     _, values = read(jax.grad(loss), X, X)
     backward = [v for v in made(values) if v.primitive in ("mul", "dot_general", "add_any", "broadcast_in_dim")]
     assert backward and all(v.label == f"%{v.name}" for v in backward)
     assert [v.label for v in made(values) if v.primitive == "tanh"] == ["pred"]
+    # a loop's backward passes too, though each pass's forward value is named after its line
+    _, values = read(jax.grad(lambda ws, x: layers(x, ws).sum()), [X, X, X], X)
+    backward = [v for v in made(values) if "transpose" in v.key]
+    assert {v.pass_number for v in backward if v.source.line == line(layers, 2)} == {1, 2, 3}
+    assert backward and all(v.label == f"%{v.name}" for v in backward)
+    assert [v.label for v in made(values) if v.primitive == "tanh"] == ["x"] * 3
 
 
 def test_values_nobody_reads_are_dead_unnamed_and_numbered_apart() -> None:

@@ -20,7 +20,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz.program.report import render_program
-from shardviz.program.scopes import scope_of_name_stack, scope_of_op_name
+from shardviz.program.scopes import is_gradient, scope_of_name_stack, scope_of_op_name
 
 
 def line_of(fn, snippet: str) -> int:
@@ -160,6 +160,66 @@ def test_a_tuple_of_expressions_names_each_part():
     prog = shardviz.trace(tuple_of_products, jnp.ones((4, 8)), jnp.ones((8, 3)), jnp.ones((8, 3)), jnp.ones((8, 3)))
     products = [v for v in prog.values if v.primitive == "dot_general"]
     assert [v.label for v in products] == ["q", "k", "v"]
+
+
+@jax.jit
+def attention(p, x):
+    q, k, v = x @ p["wq"], x @ p["wk"], x @ p["wv"]
+    weights = jax.nn.softmax(q @ k.swapaxes(-1, -2) / 4.0, axis=-1)
+    return (weights @ v) @ p["wo"]
+
+
+@jax.jit
+def feed_forward(p, x):
+    return jax.nn.gelu(x @ p["w1"]) @ p["w2"]
+
+
+def rms_norm(x):
+    return x / jnp.sqrt(jnp.mean(x * x, axis=-1, keepdims=True) + 1e-6)
+
+
+def parallel_block(p, x):
+    h = rms_norm(x)
+    a, m = attention(p, h), feed_forward(p, h)
+    return x + a + m
+
+
+def transformer_loss(params, x):
+    for p in params:
+        x = parallel_block(p, x)
+    return jnp.mean(x**2)
+
+
+def test_a_transformers_residual_sums_and_jitted_calls_read_one_pass_per_layer():
+    """A three-layer transformer trained data-parallel: ``x + a + m`` is two adds of one pass, not
+    two passes; ``a, m = attention(...), feed_forward(...)`` names both jitted calls; each layer's
+    weight gradients are reduced over the batch once per pass (q, k, v: three; w1, w2: two; wo: one)."""
+    mesh = Mesh(np.asarray(jax.devices()[:8]), ("data",))
+    weights = ("wq", "wk", "wv", "wo", "w1", "w2")
+    params = [{k: jax.device_put(jnp.ones((32, 32)) / 32, NamedSharding(mesh, P())) for k in weights}] * 3
+    x = jax.device_put(jnp.ones((16, 8, 32)), NamedSharding(mesh, P("data")))
+    prog = shardviz.trace(jax.value_and_grad(transformer_loss), params, x)
+
+    def forward(snippet, fn=parallel_block):
+        line = line_of(fn, snippet)
+        return [v for v in prog.values if v.source and v.source.line == line and not is_gradient(v.key)]
+
+    calls = [v for v in forward("a, m = attention") if v.label in ("a", "m")]
+    assert [(v.label, v.primitive, v.pass_number, v.passes) for v in calls] == [
+        (name, "jit", k, 3) for k in (1, 2, 3) for name in ("a", "m")
+    ]
+    adds = forward("return x + a + m")
+    assert [(v.primitive, v.pass_number, v.passes) for v in adds] == [("add", k, 3) for k in (1, 1, 2, 2, 3, 3)]
+    assert [v.label for v in adds[1::2]] == ["x", "x", "x"]  # what `x = parallel_block(p, x)` binds
+    parts = [p for c in prog.collectives for p in (c.parts or (c,)) if c.kind == "all-reduce"]
+    for snippet, fn, per_pass in (
+        ("q, k, v = ", attention, 3),
+        ("return (weights @ v)", attention, 1),
+        ("return jax.nn.gelu", feed_forward, 2),
+    ):
+        found = sorted(p.pass_number for p in parts if p.source and p.source.line == line_of(fn, snippet))
+        assert found == [k for k in (1, 2, 3) for _ in range(per_pass)], snippet
+        assert {p.passes for p in parts if p.source and p.source.line == line_of(fn, snippet)} == {3}
 
 
 def test_unread_results_are_labelled_apart_and_keys_are_unique():

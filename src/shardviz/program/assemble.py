@@ -46,15 +46,16 @@ from .model import (
     TraceOrigin,
 )
 from .module_reading import ModuleReading, read_module
+from .naming import NamedValues, name_values
 from .program import Program
 from .totals import program_totals
-from .values import NamedValues, ValueReader, name_values
+from .values import ValueReader
 
 
 @dataclass(frozen=True)
 class JaxprReading:
     """What the traced program alone says, before anything is compiled: its source, which
-    leaves are arrays, the inputs' and outputs' paths, every value named (:func:`.values.name_values`)
+    leaves are arrays, the inputs' and outputs' paths, every value named (:func:`.naming.name_values`)
     and where ``with_sharding_constraint`` re-lays out values. ``trace`` reads it while XLA compiles."""
 
     source: SourceListing | None

@@ -111,7 +111,10 @@ _USER_FRAMES_KEPT = 4096
 def _read_user_frames(traceback: Any) -> tuple[SourceLocation, ...]:
     try:
         frames = _source_info.user_frames(traceback)
-        return tuple(SourceLocation(f.file_name, f.start_line, f.start_column, f.function_name) for f in frames)
+        return tuple(
+            SourceLocation(f.file_name, f.start_line, f.start_column, f.function_name, f.end_line, f.end_column)
+            for f in frames
+        )
     except Exception:  # a traceback JAX cannot read gives no line rather than a failure
         return ()
 

@@ -27,6 +27,10 @@ class SourceLocation:
     line: int
     column: int = 0
     function: str = ""
+    # Where the expression ends. Two operations on one line differ here (``q + k + v``'s adds
+    # start at one column), but a line is one line wherever on it, so equality ignores them.
+    end_line: int = field(default=0, compare=False)
+    end_column: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)

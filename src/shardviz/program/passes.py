@@ -40,51 +40,68 @@ def place(stack: Sequence[SourceLocation], scope: str, name_text: str, extra: Ha
     return (chain, scope, is_gradient(name_text), extra)
 
 
-def run_numbers(places: Sequence[Place | None], signatures: Sequence[Hashable] | None = None) -> list[int | None]:
+def run_numbers(
+    places: Sequence[Place | None],
+    signatures: Sequence[Hashable] | None = None,
+    calls: Sequence[Hashable] | None = None,
+) -> list[int | None]:
     """For each position, which run of its place it is in (0 first); None where it has no place.
 
     A stretch of one place is broken by a position of another place whose call
     chain does not pass through this place's line (another line of the loop's
-    body, not a function this line calls).
+    body, not a function this line calls). With ``calls`` (where on its callers'
+    lines each position's call is), two calls of one function on one line
+    (``a, b = mlp(x), mlp(y)``) each have their own runs: they are no loop's passes.
     """
     out: list[int | None] = [None] * len(places)
-    last: dict[Place, int] = {}
-    run: dict[Place, int] = {}
+    last: dict[Hashable, int] = {}
+    run: dict[Hashable, int] = {}
     for j, here in enumerate(places):
         if here is None:
             continue
-        before = last.get(here)
+        key = here if calls is None else (here, calls[j])
+        before = last.get(key)
         if before is None:
-            run[here] = 0
+            run[key] = 0
         elif _broken(places, before, j, here):
-            run[here] += 1
-        last[here] = j
-        out[j] = run[here]
+            run[key] += 1
+        last[key] = j
+        out[j] = run[key]
     return out if signatures is None else _split_repeats(places, out, signatures)
 
 
 def _split_repeats(
     places: Sequence[Place | None], runs: Sequence[int | None], signatures: Sequence[Hashable]
 ) -> list[int | None]:
-    """Runs that repeat one block of operations, each at the same columns, split into one run per repeat.
+    """Runs that repeat one block of operations, each at the same place in the source, split into
+    one run per repeat.
 
     A loop whose body is this one line (``for w in ws: x = tanh(x @ w)``) leaves
     no other line between its passes; the same operations at the same columns
-    over and over are its passes (a nested ``tanh(tanh(x @ w) @ w)`` has its
-    calls at other columns, so it is no repeat).
+    over and over are its passes (``q + k + v``'s two adds, or a nested
+    ``tanh(tanh(x @ w) @ w)``'s calls, end at other columns, so they are no repeat).
+    A backward pass is the exception: a gradient makes several operations of one
+    forward operation, all at its place (``a * b`` gives one product per operand),
+    so a backward place splits into no more passes than its forward twin ran.
     """
     members: dict[tuple[Place, int], list[int]] = {}
     for k, (here, r) in enumerate(zip(places, runs)):
         if here is not None and r is not None:
             members.setdefault((here, r), []).append(k)
+    runs_of: dict[Place, int] = {}
+    for here, _ in members:
+        runs_of[here] = runs_of.get(here, 0) + 1
     pieces: dict[tuple[Place, int], list[list[int]]] = {}
-    for key, found in members.items():
-        seq = [signatures[k] for k in found]
-        period = next(
-            (q for q in range(1, len(seq) // 2 + 1) if len(seq) % q == 0 and seq == seq[:q] * (len(seq) // q)),
-            None,
-        )
+    forward: dict[Place, int] = {}  # each forward place's passes, once split
+    for key in sorted(members, key=lambda key: bool(key[0][2])):  # forward places first
+        here, found = key[0], members[key]
+        most = None
+        if here[2] and (here[0], here[1], False, here[3]) in forward:
+            most = forward[(here[0], here[1], False, here[3])] // runs_of[here]
+        period = _period([signatures[k] for k in found], most)
         pieces[key] = [found] if period is None else [found[i : i + period] for i in range(0, len(found), period)]
+        if not here[2]:
+            forward[here] = forward.get(here, 0) + len(pieces[key])
     out: list[int | None] = [None] * len(runs)
     next_run: dict[Place, int] = {}
     for (here, _), chunks in sorted(pieces.items(), key=lambda kv: kv[1][0][0]):
@@ -94,6 +111,15 @@ def _split_repeats(
                 out[k] = n
             next_run[here] = n + 1
     return out
+
+
+def _period(seq: Sequence[Hashable], most: int | None) -> int | None:
+    """The shortest block that ``seq`` repeats at least twice (and at most ``most`` times), or None."""
+    for q in range(1, len(seq) // 2 + 1):
+        times = len(seq) // q
+        if len(seq) % q == 0 and (most is None or times <= most) and list(seq) == list(seq[:q]) * times:
+            return q
+    return None
 
 
 def _broken(places: Sequence[Place | None], start: int, stop: int, here: Place) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import linecache
 from functools import cache
+from typing import cast
 
 
 def line_text(file: str, line: int) -> str:
@@ -43,3 +44,21 @@ def bound_names(text: str) -> tuple[str, ...] | None:
     if isinstance(target, (ast.Tuple, ast.List)) and all(isinstance(e, ast.Name) for e in target.elts):
         return tuple(e.id for e in target.elts if isinstance(e, ast.Name)) or None
     return None
+
+
+def expression_columns(file: str, line: int) -> tuple[tuple[int, int], ...] | None:
+    """Where each expression of a line ``a, b = f(x), g(x)`` starts and ends, as Python numbers a
+    line's columns (bytes from the line's start, indentation included), one per bound name;
+    None for any other line. An operation (or call) at exactly one of these is what that name binds."""
+    raw = linecache.getline(file, line)
+    names = bound_names(raw.strip())
+    if names is None or len(names) < 2:
+        return None
+    statement = ast.parse(raw.strip()).body[0]  # an assignment: only its target binds several names
+    value = cast(ast.Assign, statement).value
+    if not isinstance(value, (ast.Tuple, ast.List)) or len(value.elts) != len(names):
+        return None
+    if any(isinstance(e, ast.Starred) for e in value.elts):
+        return None
+    indent = len(raw.encode()) - len(raw.lstrip().encode())
+    return tuple((indent + e.col_offset, indent + (e.end_col_offset or 0)) for e in value.elts)
