@@ -1,4 +1,4 @@
-"""Each value's name and layout (program/values.py), on small programs made with ``jax.make_jaxpr``.
+"""Each value's name and layout (program/naming.py, program/values.py), on small programs made with ``jax.make_jaxpr``.
 
 No program is compiled: the values are read from the jaxpr as ``trace`` reads a
 traced program's, and the lines and names expected are counted by hand from the
@@ -185,9 +185,20 @@ def passes_on_twice(x):
 
 def deep_calls(x):
     y = scaled_tanh(x) + 1
+    one = scaled_tanh(x)
     two = passes_on(x)
     three = passes_on_twice(x)
-    return y + two + three
+    return y + one + two + three
+
+
+def binds_tanh(x):
+    y = jnp.tanh(x)
+    return y
+
+
+def calls_binds_tanh(x):
+    z = binds_tanh(x)
+    return jnp.sum(z * 2)
 
 
 def residual(x, w):
@@ -389,12 +400,17 @@ def test_what_a_called_function_hands_back_is_named_on_every_pass_of_a_loop() ->
 def test_a_call_names_by_the_nearest_line_that_binds_a_name() -> None:
     _, values = read(deep_calls, X)
     results = [v for v in made(values) if v.source.line == line(scaled_tanh, 1) and v.primitive == "mul"]
-    # y's line names its own sum; the next two calls name their results one and two calls out
-    assert [v.label for v in results] == [f"%{results[0].name}", "two", "three"]
+    # y's line names its own sum; the next three calls name their results one, two and three calls out
+    assert [v.label for v in results] == [f"%{results[0].name}", "one", "two", "three"]
     # a name bound one call out is kept, though the line two calls out binds another
     _, values = read(two_calls_that_bind_inside, X)
     results = [v for v in made(values) if v.source.line == line(scaled_tanh, 1) and v.primitive == "mul"]
     assert [v.label for v in results] == ["y", "y"]
+    # a call's result named inside it leaves the call's line no name to give: not to the
+    # gradient's 1 - tanh², made after it on the same line for the backward pass
+    _, values = read(jax.grad(calls_binds_tanh), X)
+    inside = [v for v in made(values) if v.source.line == line(binds_tanh, 1) and "transpose" not in v.key]
+    assert [(v.primitive, v.label) for v in inside] == [("tanh", "y"), ("sub", f"%{inside[1].name}")]
 
 
 def test_gradients_keep_the_jaxprs_names() -> None:
