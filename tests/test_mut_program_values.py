@@ -286,6 +286,16 @@ def test_each_pass_of_a_one_line_loop_names_its_last_value() -> None:
     assert [v.pass_number for v in inner] == [1, 1, 2, 2, 3, 3]
 
 
+def test_each_pass_of_a_one_line_loop_in_a_gradient_names_what_the_next_pass_reads() -> None:
+    # the forward pass also keeps 1 - tanh(x)**2 on the line, for the backward pass alone
+    for f in (jax.grad, jax.value_and_grad):
+        _, values = read(f(lambda ws, x: one_line_loop(x, ws).sum()), [X, X, X], X)
+        forward = [v for v in made(values) if v.source.line == line(one_line_loop, 2) and "transpose" not in v.key]
+        assert [v.primitive for v in forward] == ["dot_general", "tanh", "sub"] * 3
+        assert [v.label for v in forward if v.label == "x"] == ["x"] * 3
+        assert [v.primitive for v in forward if v.label == "x"] == ["tanh"] * 3
+
+
 def test_a_tuple_of_expressions_names_each_part_in_order() -> None:
     _, values = read(products, X, X, X, X)
     dots = [v for v in values if v.primitive == "dot_general"]

@@ -284,6 +284,20 @@ def reader_lines(jaxpr: Any, caller: tuple[str, int] | None = None) -> dict[int,
     return out
 
 
+def forward_reads(jaxpr: Any, backward: bool = False) -> set[int]:
+    """The variables (by ``id``) that an equation of the forward pass reads, not only a gradient's
+    (JAX's ``transpose``), which also reads what the forward pass kept for it (``1 - tanh(x)**2``)."""
+    out: set[int] = set()
+    for eqn in jaxpr.eqns:
+        mine = backward or "transpose" in str(eqn.source_info.name_stack)
+        if not mine:
+            out.update(id(v) for v in eqn.invars if isinstance(v, jex_core.Var))
+        for key in sorted(eqn.params):
+            for sub in _jaxprs(eqn.params[key]):
+                out |= forward_reads(sub, mine)
+    return out
+
+
 def ref_reads(jaxpr: Any) -> dict[int, Any]:
     """For each whole read of a ``Ref`` argument (``w = w_ref[...]``, ``jax.ref.get``), by the
     read value's ``id``, the variable the ref holds then: the argument itself until a whole

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .frames import is_user_file, user_frame
-from .jaxpr_walk import JaxprValue, _eqn_lists, reader_lines, ref_reads
+from .jaxpr_walk import JaxprValue, _eqn_lists, forward_reads, reader_lines, ref_reads
 from .model import SourceListing, SourceLocation, Value
 from .passes import count_scan_trips, passes_of, place, run_numbers, user_chain
 from .scopes import scope_of_components
@@ -139,10 +139,12 @@ def _labels(
         here = (v.source.file, v.source.line)
         if v.role == "output" or readers.get(id(w.var), set()) - {here}:
             handed.append(i)
-    named = _name_by_line(walked, values, where, handed, labels)
+    forward = forward_reads(jaxpr)
+    read_on = [id(w.var) in forward for w in walked]  # read by the forward pass, not only kept for the backward
+    named = _name_by_line(walked, values, where, (handed, read_on), labels)
     sources = [values[i].source for i in named]
     lines_named = {(source.file, source.line) for source in sources if source is not None}
-    _name_by_caller(walked, values, (handed, places, columns), named, labels, lines_named)
+    _name_by_caller(walked, values, (handed, read_on, places, columns), named, labels, lines_named)
     return labels
 
 
@@ -188,14 +190,15 @@ def _name_by_line(
     walked: Sequence[JaxprValue],
     values: Sequence[Value],
     where: tuple[Sequence[Any], Sequence[int | None], Sequence[Any]],
-    handed: Sequence[int],
+    hands: tuple[Sequence[int], Sequence[bool]],
     labels: list[str],
 ) -> set[int]:
     """Name, per pass of each line (and per call of a helper), the value it hands on by what it binds.
 
-    ``where`` is each value's place, run and call."""
+    ``where`` is each value's place, run and call; ``hands`` the values handed on and whether the
+    forward pass reads each value (:func:`_handed_per_pass`)."""
     named: set[int] = set()
-    for found in _handed_per_pass(walked, values, where, handed, named).values():
+    for found in _handed_per_pass(walked, values, where, hands, named).values():
         source = values[found[0]].source
         assert source is not None
         names = bound_names(line_text(source.file, source.line))
@@ -217,14 +220,16 @@ def _handed_per_pass(
     walked: Sequence[JaxprValue],
     values: Sequence[Value],
     where: tuple[Sequence[Any], Sequence[int | None], Sequence[Any]],
-    handed: Sequence[int],
+    hands: tuple[Sequence[int], Sequence[bool]],
     named: set[int],
 ) -> dict[tuple[Any, ...], list[int]]:
     """What each pass of each place (and each call) hands on, in order, leaving out values
-    already ``named``: the values ``handed`` (read on another line, or outputs), or else,
-    on every pass but a place's last, the pass's last live forward value (a one-line loop
-    hands its value on to the same line's next pass)."""
+    already ``named``: the values handed on (read on another line, or outputs), or else,
+    on every pass but a place's last, the pass's last forward value that the forward pass reads
+    (a one-line loop hands its value on to the same line's next pass; a gradient program also
+    keeps values there only its backward pass reads, as ``1 - tanh(x)**2``)."""
     places, runs, calls = where
+    handed, read_on = hands
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i in handed:
         if i not in named and places[i] is not None:
@@ -236,7 +241,8 @@ def _handed_per_pass(
     last: dict[tuple[Any, ...], int] = {}
     for i, (w, p) in enumerate(zip(walked, places)):
         r = runs[i]
-        if r is not None and r < final[p] and not w.dead and not any(t.startswith("transpose") for t in w.name_stack):
+        forward = read_on[i] and not any(t.startswith("transpose") for t in w.name_stack)
+        if r is not None and r < final[p] and not w.dead and forward:
             last[(p, r, calls[i], values[i].bodies)] = i
     for key, i in last.items():
         if i not in named:
@@ -264,7 +270,7 @@ def _name_by_expression(
 def _name_by_caller(
     walked: Sequence[JaxprValue],
     values: Sequence[Value],
-    where: tuple[Sequence[int], Sequence[Any], Sequence[Any]],
+    where: tuple[Sequence[int], Sequence[bool], Sequence[Any], Sequence[Any]],
     named: set[int],
     labels: list[str],
     lines_named: set[Any],
@@ -275,10 +281,11 @@ def _name_by_caller(
     returns is the last value made under the call that other lines read, on
     each pass of a loop (``for p in params: x = block(p, x)``). On a line
     ``a, b = predict(p, x), predict(p, y)`` each call names its own. ``where``
-    is the values handed on, each value's place by line, and what tells a loop's
-    passes apart. Callers one, two and three frames out are tried, innermost first.
+    is the values handed on, whether the forward pass reads each value, each value's
+    place by line, and what tells a loop's passes apart. Callers one, two and three
+    frames out are tried, innermost first.
     """
-    handed, places, columns = where
+    handed, read_on, places, columns = where
     chains = [user_chain(v.stack) for v in values]
     for depth in (1, 2, 3):
         callers = [
@@ -289,7 +296,9 @@ def _name_by_caller(
         # Values of the call's own line have no caller place, so nothing breaks a run between two
         # calls on one line: their runs need no telling apart, only their names (by ``calls``).
         runs = run_numbers(callers, columns)
-        for (here, _, _, _), found in _handed_per_pass(walked, values, (callers, runs, calls), handed, named).items():
+        for (here, _, _, _), found in _handed_per_pass(
+            walked, values, (callers, runs, calls), (handed, read_on), named
+        ).items():
             chain = here[0]
             if chain[0] in lines_named:  # the call's line names a value of its own
                 continue
