@@ -416,24 +416,35 @@ def test_a_braced_attribute_inside_a_quoted_or_bracketed_value_is_not_taken_for_
     assert nested.attr("frontend_attributes") == "{inner={x, sharding={replicated}}}"
 
 
-_INLINE_LINE_MODULE = """HloModule jit_f, entry_computation_layout={(f32[8,16]{1,0}, f32[16,4]{1,0})->f32[8,4]{1,0}}
+_INLINE_LINE_MODULE = """HloModule jit_f, entry_computation_layout={(f32[8,16]{1,0}, f32[16,4]{1,0}, f32[4,2]{1,0})->f32[8,2]{1,0}}
 
-ENTRY %main.4 (Arg_0.1: f32[8,16], Arg_1.2: f32[16,4]) -> f32[8,4] {
+ENTRY %main.9 (Arg_0.1: f32[8,16], Arg_1.2: f32[16,4], Arg_2.3: f32[4,2]) -> (f32[8,2], f32[8,2], f32[8,2]) {
   %Arg_0.1 = f32[8,16]{1,0} parameter(0)
   %Arg_1.2 = f32[16,4]{1,0} parameter(1)
-  ROOT %dot.3 = f32[8,4]{1,0} dot(%Arg_0.1, %Arg_1.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/home/user/model.py" source_line=12}
+  %Arg_2.3 = f32[4,2]{1,0} parameter(2)
+  %dot.4 = f32[8,4]{1,0} dot(%Arg_0.1, %Arg_1.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/home/user/model.py" source_line=12}
+  %dot.5 = f32[8,2]{1,0} dot(%dot.4, %Arg_2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/home/user/model.py" source_line=20}
+  %dot.6 = f32[8,2]{1,0} dot(%dot.4, %Arg_2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/dot_general" source_file="/home/user/model.py" source_line=12}
+  %dot.7 = f32[8,2]{1,0} dot(%dot.4, %Arg_2.3), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %tuple.8 = (f32[8,2]{1,0}, f32[8,2]{1,0}, f32[8,2]{1,0}) tuple(%dot.5, %dot.6, %dot.7)
 }
 """
 
 
-def test_a_dot_whose_line_is_printed_inline_is_charged_to_that_line():
+def test_dots_whose_lines_are_printed_inline_are_charged_to_those_lines():
     """Older XLA printed ``source_file`` and ``source_line`` in the metadata, with no stack frames:
-    the dot's flops (2 x 8 x 4 x 16 = 1,024, counted by hand) go to that line."""
+    each line gets its dots' flops, counted by hand (2 x rows x columns x contracted): line 12 has
+    1,024 + 128, line 20 has 128, and the dot with no line 128, largest first."""
     from shardviz.program.model import SourceLocation
     from shardviz.program.module_reading import read_module
 
     read = read_module(_INLINE_LINE_MODULE, {})
-    assert [(f.source, f.flops) for f in read.line_flops] == [(SourceLocation("/home/user/model.py", 12), 1024)]
+    model = "/home/user/model.py"
+    assert [(f.source, f.flops) for f in read.line_flops] == [
+        (SourceLocation(model, 12), 1152),
+        (SourceLocation(model, 20), 128),
+        (None, 128),
+    ]
 
 
 def test_memory_is_read_only_from_both_the_buffer_assignment_and_the_live_ranges():
