@@ -414,6 +414,14 @@ def test_a_braced_attribute_inside_a_quoted_or_bracketed_value_is_not_taken_for_
     )
     assert nested.attr("sharding") == "{devices=[2]<=[2]}"
     assert nested.attr("frontend_attributes") == "{inner={x, sharding={replicated}}}"
+    # a single-quoted string, and a value left open in square brackets or parentheses, before the real one
+    for before in (
+        "target='t, sharding={replicated}'",
+        "odd=[x, sharding={replicated}]",
+        "odd=(x, sharding={replicated})",
+    ):
+        inst = hlo.parse_instruction(f"%c = f32[2]{{0}} add(%p, %q), {before}, sharding={{devices=[2]<=[2]}}")
+        assert inst.attr("sharding") == "{devices=[2]<=[2]}", before
 
 
 _INLINE_LINE_MODULE = """HloModule jit_f, entry_computation_layout={(f32[8,16]{1,0}, f32[16,4]{1,0}, f32[4,2]{1,0})->f32[8,2]{1,0}}

@@ -172,6 +172,8 @@ PARTS: dict[str, Slice] = {
             f"program/{name}.py"
             for name in (
                 "sources",
+                "naming",
+                "jaxpr_walk",
                 "values",
                 "frames",
                 "scopes",
