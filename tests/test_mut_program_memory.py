@@ -682,3 +682,22 @@ def test_an_output_is_followed_back_through_at_most_eight_bitcasts() -> None:
 
     assert kind_of_s(8) == "output"
     assert kind_of_s(9) == "temporary"
+
+
+def test_a_value_taken_out_of_a_tuple_is_made_by_that_element_of_the_tuple() -> None:
+    """``get-tuple-element(tuple(a, m)), index=1`` is ``m``'s value: its maker is the multiply."""
+    from shardviz.program.memory import _maker
+
+    module = hlo.parse_module(
+        "HloModule m\n\nENTRY %main (p0: f32[2]) -> f32[2] {\n"
+        "  %p0 = f32[2]{0} parameter(0)\n"
+        '  %a = f32[2]{0} add(%p0, %p0), metadata={op_name="jit(f)/add"}\n'
+        '  %m = f32[2]{0} multiply(%p0, %p0), metadata={op_name="jit(f)/mul"}\n'
+        "  %t = (f32[2]{0}, f32[2]{0}) tuple(%a, %m)\n"
+        "  %first = f32[2]{0} get-tuple-element(%t), index=0\n"
+        "  ROOT %g = f32[2]{0} get-tuple-element(%t), index=1\n"
+        "}\n"
+    )
+    instructions = {inst.name: inst for _, inst in module.instructions()}
+    assert _maker("g", instructions) is instructions["m"]
+    assert _maker("first", instructions) is instructions["a"]

@@ -252,10 +252,14 @@ def _backward_start(steps: Sequence[str], instructions: Mapping[str, hlo.Instruc
 def _maker(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:
     """The instruction that made a value, followed back through tuples, copies and the like."""
     inst = instructions.get(name)
+    taken: int | None = None  # the element a get-tuple-element took, for the tuple it took it from
     for _ in range(8):
         if inst is None or inst.opcode not in _HANDS_ON or not inst.operands or _op_name(inst):
             return inst
-        inst = instructions.get(inst.operands[0])
+        element = taken if inst.opcode == "tuple" and taken is not None and taken < len(inst.operands) else 0
+        index = inst.attr("index") if inst.opcode == "get-tuple-element" else None
+        taken = int(index) if index is not None and index.isdigit() else None
+        inst = instructions.get(inst.operands[element])
     return inst
 
 
