@@ -93,6 +93,22 @@ def before_partitioning(walked: Sequence[JaxprValue], shardings: dict[str, Any] 
     )
 
 
+def value_reader(jaxpr: Any, **given: Any) -> ValueReader:
+    """A ValueReader of ``jaxpr`` that knows nothing but what ``given`` says (no mesh, no layouts)."""
+    known: dict[str, Any] = {
+        "mode": "none",
+        "mesh": None,
+        "assignment": None,
+        "to_mesh": None,
+        "single_device": False,
+        "inputs": (),
+        "outputs": (),
+        "before_partitioning": None,
+        "source": None,
+    }
+    return ValueReader(jaxpr=jaxpr, **{**known, **given})
+
+
 @pytest.fixture(scope="module")
 def mesh() -> Mesh:
     return jax.make_mesh((2, 2), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
@@ -101,17 +117,12 @@ def mesh() -> Mesh:
 def read(mesh: Mesh | None, text: str | None = "") -> tuple[ValueReader, dict[str | None, Value]]:
     closed = jax.make_jaxpr(auto_mlp)(jnp.ones((8, 4)), jnp.ones((4, 6)))
     walked = walk(closed)
-    reader = ValueReader(
+    reader = value_reader(
+        closed.jaxpr,
         mode="auto",
         mesh=mesh,
         assignment=None if mesh is None else tuple(mesh.devices.flat),
-        to_mesh=None,
-        single_device=False,
-        inputs=(),
-        outputs=(),
-        jaxpr=closed.jaxpr,
         before_partitioning=before_partitioning(walked) if text == "" else text,
-        source=None,
     )
     values = reader.values(walked)
     return reader, {v.primitive: v for v in values if v.role != "input"}
@@ -174,17 +185,12 @@ def test_the_frames_written_into_the_module_are_the_equations_own(mesh: Mesh) ->
 
 def reader_on(mesh: Mesh, assignment: Any, to_mesh: Any = None) -> ValueReader:
     closed = jax.make_jaxpr(auto_mlp)(jnp.ones((8, 4)), jnp.ones((4, 6)))
-    return ValueReader(
+    return value_reader(
+        closed.jaxpr,
         mode="auto",
         mesh=mesh,
         assignment=assignment,
         to_mesh=to_mesh,
-        single_device=False,
-        inputs=(),
-        outputs=(),
-        jaxpr=closed.jaxpr,
-        before_partitioning=None,
-        source=None,
     )
 
 
@@ -234,17 +240,12 @@ def test_a_calls_outputs_take_the_layout_xla_chose_for_what_the_innermost_call_m
     closed = jax.make_jaxpr(called)(jnp.ones((8, 4)), jnp.ones((4, 6)))
     walked = walk(closed)
     text = before_partitioning(walked, {k: v for k, v in SHARDINGS.items() if k != "mul"})
-    reader = ValueReader(
+    reader = value_reader(
+        closed.jaxpr,
         mode="auto",
         mesh=mesh,
         assignment=tuple(mesh.devices.flat),
-        to_mesh=None,
-        single_device=False,
-        inputs=(),
-        outputs=(),
-        jaxpr=closed.jaxpr,
         before_partitioning=text,
-        source=None,
     )
     values = reader.values(walked)
     calls = [v for v in values if v.primitive in ("jit", "pjit")]
@@ -296,18 +297,7 @@ def test_a_scans_body_lines_run_once_per_trip() -> None:
 
 
 def reader_of(closed: Any) -> ValueReader:
-    return ValueReader(
-        mode="none",
-        mesh=None,
-        assignment=None,
-        to_mesh=None,
-        single_device=False,
-        inputs=(),
-        outputs=(),
-        jaxpr=closed.jaxpr,
-        before_partitioning=None,
-        source=None,
-    )
+    return value_reader(closed.jaxpr)
 
 
 def ref_twice(w_ref, x):
@@ -343,17 +333,12 @@ def test_a_read_of_a_ref_whose_type_names_its_layout_keeps_it() -> None:
         closed = jax.make_jaxpr(ref_twice)(jax.new_ref(jax.device_put(jnp.ones((4, 4)), rows)), x)
     walked = walk(closed)
     argument = describe(jax.ShapeDtypeStruct((4, 4), jnp.float32, sharding=rows))
-    reader = ValueReader(
+    reader = value_reader(
+        closed.jaxpr,
         mode="explicit",
         mesh=mesh,
         assignment=tuple(mesh.devices.flat),
-        to_mesh=None,
-        single_device=False,
         inputs=(argument, argument),
-        outputs=(),
-        jaxpr=closed.jaxpr,
-        before_partitioning=None,
-        source=None,
     )
     reads = [v for v in reader.values(walked) if v.primitive == "get"]
     assert [v.sharding_from for v in reads] == ["jaxpr", "jaxpr"]  # the type said it: not "argument"
@@ -469,17 +454,11 @@ def test_a_values_key_holds_its_whole_scope() -> None:
 def test_xlas_choices_read_once_elsewhere_are_used_as_given(mesh: Mesh) -> None:
     closed = jax.make_jaxpr(auto_mlp)(jnp.ones((8, 4)), jnp.ones((4, 6)))
     walked = walk(closed)
-    reader = ValueReader(
+    reader = value_reader(
+        closed.jaxpr,
         mode="auto",
         mesh=mesh,
         assignment=tuple(mesh.devices.flat),
-        to_mesh=None,
-        single_device=False,
-        inputs=(),
-        outputs=(),
-        jaxpr=closed.jaxpr,
-        before_partitioning=None,
-        source=None,
         index=index_module(hlo.parse_module(before_partitioning(walked))),
     )
     (tanh,) = [v for v in reader.values(walked) if v.primitive == "tanh"]
