@@ -701,3 +701,4 @@ def test_a_value_taken_out_of_a_tuple_is_made_by_that_element_of_the_tuple() -> 
     instructions = {inst.name: inst for _, inst in module.instructions()}
     assert _maker("g", instructions) is instructions["m"]
     assert _maker("first", instructions) is instructions["a"]
+    assert _maker("t", instructions) is instructions["a"]  # the tuple itself: as made by its first element
