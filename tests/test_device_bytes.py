@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz import ShardingError
 from shardviz.plan.estimate import widening_note
-from shardviz.program.device_bytes import (
+from shardviz.program.memory.device_bytes import (
     MadeDtypes,
     count_on_device,
     counted_dtype,
@@ -34,7 +34,7 @@ from shardviz.program.device_bytes import (
     short_dtype,
 )
 from shardviz.program.model import SourceLocation, Value
-from shardviz.program.report import render_program
+from shardviz.program.result.report import render_program
 from shardviz.testing import CollectiveBudgetExceeded, assert_collectives
 from shardviz.testing.errors import SnapshotChanged
 from shardviz.testing.snapshot import assert_collectives_snapshot
@@ -341,8 +341,8 @@ def test_a_snapshot_recorded_as_xla_cpu_counted_is_compared_that_way(data8, tmp_
 
 def _collective(hlo: str, kind: str, result_bytes: int, group_size: int = 4, **fields):
     """A Collective as ``trace`` reads one, its bytes the module's; ``hlo`` one line of XLA's text."""
+    from shardviz.program.memory.wire import wire_bytes
     from shardviz.program.model import Collective
-    from shardviz.program.wire import wire_bytes
 
     base = dict(
         kind=kind, name="c", axes=("x",), group_size=group_size, groups=(tuple(range(group_size)),),

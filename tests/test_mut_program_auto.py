@@ -1,4 +1,4 @@
-"""Values under Auto axes laid out as XLA's partitioner chose (program/values.py), read from a module
+"""Values under Auto axes laid out as XLA's partitioner chose (program/values/layouts.py), read from a module
 written as XLA dumps it just before SPMD partitioning.
 
 The module below is what XLA prints for ``auto_mlp``, cut down to the instructions that matter, with
@@ -28,10 +28,10 @@ from jax.sharding import PartitionSpec as P
 from shardviz.array.describe import describe
 from shardviz.program import hlo
 from shardviz.program.hlo import parse_sharding
-from shardviz.program.jaxpr_walk import JaxprValue, walk
+from shardviz.program.lines.jaxpr_walk import JaxprValue, walk
 from shardviz.program.model import Value
-from shardviz.program.values import ValueReader
-from shardviz.program.xla_shardings import index_module
+from shardviz.program.values.layouts import ValueReader
+from shardviz.program.values.xla_shardings import index_module
 
 
 def auto_mlp(x, w):

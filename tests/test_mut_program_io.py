@@ -1,4 +1,4 @@
-"""A program's inputs and outputs (program/inputs_outputs.py) on stand-ins for JAX's compiled and traced
+"""A program's inputs and outputs (program/values/inputs_outputs.py) on stand-ins for JAX's compiled and traced
 programs: which leaves it takes as arrays, their shardings when JAX cannot say them, their layouts, and
 the outputs laid out unlike the input they stand for.
 
@@ -23,7 +23,8 @@ from jax.sharding import AxisType, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from shardviz.errors import ShardingError
-from shardviz.program.inputs_outputs import (
+from shardviz.program.model import LayoutChange
+from shardviz.program.values.inputs_outputs import (
     _layout_of,
     dynamic_leaves,
     input_layouts,
@@ -33,7 +34,6 @@ from shardviz.program.inputs_outputs import (
     output_paths,
     output_shardings,
 )
-from shardviz.program.model import LayoutChange
 
 
 class Unanswered:

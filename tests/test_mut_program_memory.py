@@ -1,4 +1,4 @@
-"""Memory over the program (program/memory.py, program/hlo/liveness.py) on XLA's own dumps.
+"""Memory over the program (program/memory/timeline.py, program/memory/liveness.py) on XLA's own dumps.
 
 tests/fixtures/memory/ holds what XLA wrote for two small programs (tests/make_memory_fixtures.py):
 ``step`` (one gradient step, its weights donated) and ``scanned`` (a three-trip scan with two
@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import pytest
 
 from shardviz.program import hlo
-from shardviz.program.hlo.liveness import (
+from shardviz.program.memory.liveness import (
     Allocation,
     AssignedValue,
     LiveRanges,
@@ -29,7 +29,7 @@ from shardviz.program.hlo.liveness import (
     parse_live_ranges,
     value_key,
 )
-from shardviz.program.memory import KINDS, LiveBuffer, MemoryGroup, MemoryTimeline, memory_timeline
+from shardviz.program.memory.timeline import KINDS, LiveBuffer, MemoryGroup, MemoryTimeline, memory_timeline
 from shardviz.program.model import SourceLocation
 
 HERE = Path(__file__).parent
@@ -686,7 +686,7 @@ def test_an_output_is_followed_back_through_at_most_eight_bitcasts() -> None:
 
 def test_a_value_taken_out_of_a_tuple_is_made_by_that_element_of_the_tuple() -> None:
     """``get-tuple-element(tuple(a, m)), index=1`` is ``m``'s value: its maker is the multiply."""
-    from shardviz.program.memory import _maker
+    from shardviz.program.memory.timeline import _maker
 
     module = hlo.parse_module(
         "HloModule m\n\nENTRY %main (p0: f32[2]) -> f32[2] {\n"

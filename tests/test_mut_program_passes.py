@@ -1,6 +1,6 @@
 """How a Python loop's passes are told apart, and what a line's scope and text are, worked by hand.
 
-program/passes.py numbers passes from the order values come out in; these tests
+program/lines/passes.py numbers passes from the order values come out in; these tests
 give it orders written out here and the passes a reader counts from them. The
 scopes are JAX's name stacks and XLA's op_names as they print them
 (``jit(step)/transpose(jvp(layers_2))/attn/dot_general``). These tests came from
@@ -14,9 +14,8 @@ from pathlib import Path
 
 import jax
 
-from shardviz.program.frames import user_frame
-from shardviz.program.model import Body, SourceLocation
-from shardviz.program.passes import (
+from shardviz.program.lines.frames import user_frame
+from shardviz.program.lines.passes import (
     Pass,
     count_scan_trips,
     is_scan_trip,
@@ -27,8 +26,9 @@ from shardviz.program.passes import (
     total_passes,
     user_chain,
 )
-from shardviz.program.scopes import is_gradient, scope_of_components, scope_of_op_name, split_top_level
-from shardviz.program.sources import expression_columns, line_text
+from shardviz.program.lines.scopes import is_gradient, scope_of_components, scope_of_op_name, split_top_level
+from shardviz.program.lines.sources import expression_columns, line_text
+from shardviz.program.model import Body, SourceLocation
 
 MINE = __file__  # a test file is the user's own code
 JAXS = str(Path(jax.__file__).resolve().parent / "_src" / "core.py")

@@ -1,5 +1,5 @@
 """Which pass of a Python loop a collective belongs to, and which output or input XLA added it for
-(program/collective_places.py), on compiled modules written out by hand.
+(program/collectives/places.py), on compiled modules written out by hand.
 
 Each module below is what XLA prints for a small loop, cut down to the instructions
 that matter, with the user's line in each instruction's metadata (``source_line``, as
@@ -15,10 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from shardviz.program import hlo
-from shardviz.program.collective_places import entry_users, layout_charge, number_passes, positions
+from shardviz.program.collectives.places import entry_users, layout_charge, number_passes, positions
+from shardviz.program.lines.pass_levels import PassLevels
+from shardviz.program.lines.scopes import scope_of_op_name
 from shardviz.program.model import Collective, CollectivePart, SourceLocation
-from shardviz.program.pass_levels import PassLevels
-from shardviz.program.scopes import scope_of_op_name
 
 FILE = __file__
 DOT, TANH = 20, 21  # the loop body's lines: h = x @ w, then x = jnp.tanh(h)
@@ -400,7 +400,7 @@ ENTRY %main (p0: f32[4]) -> f32[4] {
     assert charges(text) == {"ar": None}
 
 
-# --- pass levels read directly (program/pass_levels.py) ---------------------------------------------------
+# --- pass levels read directly (program/lines/pass_levels.py) ---------------------------------------------------
 
 
 def levels_of(body: str, places: dict[str, Any]) -> PassLevels:

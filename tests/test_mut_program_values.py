@@ -1,4 +1,4 @@
-"""Each value's name and layout (program/naming.py, program/values.py), on small programs made with ``jax.make_jaxpr``.
+"""Each value's name and layout (program/lines/naming.py, program/values/layouts.py), on small programs made with ``jax.make_jaxpr``.
 
 No program is compiled: the values are read from the jaxpr as ``trace`` reads a
 traced program's, and the lines and names expected are counted by hand from the
@@ -23,9 +23,9 @@ from jax.sharding import PartitionSpec as P
 
 from shardviz.array.describe import describe
 from shardviz.program.hlo import parse_sharding
-from shardviz.program.jaxpr_walk import walk
+from shardviz.program.lines.jaxpr_walk import walk
 from shardviz.program.model import SourceListing, Value
-from shardviz.program.values import ValueReader, spec_tuple
+from shardviz.program.values.layouts import ValueReader, spec_tuple
 
 FILE = __file__
 

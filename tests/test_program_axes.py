@@ -14,8 +14,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from shardviz.program import hlo
-from shardviz.program.axes import group_axes, mesh_coordinates, pair_axes, positions_to_mesh, tiles_to_spec
-from shardviz.program.wire import wire_bytes
+from shardviz.program.memory.wire import wire_bytes
+from shardviz.program.values.axes import group_axes, mesh_coordinates, pair_axes, positions_to_mesh, tiles_to_spec
 
 MESHES = [((2, 2, 3), ("a", "b", "c")), ((3, 4), ("a", "b")), ((12,), ("a",)), ((4, 1, 3), ("a", "b", "c"))]
 

@@ -25,7 +25,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz import ShardingError
 
-compiling = importlib.import_module("shardviz.program.compiling")
+compiling = importlib.import_module("shardviz.program.compiling.trace_here")
 
 
 class Unanswered:

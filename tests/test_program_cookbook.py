@@ -24,8 +24,8 @@ from jax.sharding import AxisType
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.program.frames import is_user_file
-from shardviz.program.report import render_program
+from shardviz.program.lines.frames import is_user_file
+from shardviz.program.result.report import render_program
 
 
 @jax.tree_util.register_static

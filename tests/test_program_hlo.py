@@ -21,7 +21,7 @@ from jax._src.lib import xla_client
 from jaxlib import _hlo
 
 from shardviz.program import hlo
-from shardviz.program.axes import group_axes, pair_axes
+from shardviz.program.values.axes import group_axes, pair_axes
 
 FIXTURES = pathlib.Path(__file__).with_name("fixtures") / "hlo"
 SCRIPT = "tests/make_hlo_fixtures.py"
@@ -443,8 +443,8 @@ def test_dots_whose_lines_are_printed_inline_are_charged_to_those_lines():
     """Older XLA printed ``source_file`` and ``source_line`` in the metadata, with no stack frames:
     each line gets its dots' flops, counted by hand (2 x rows x columns x contracted): line 12 has
     1,024 + 128, line 20 has 128, and the dot with no line 128, largest first."""
+    from shardviz.program.compiling.module_reading import read_module
     from shardviz.program.model import SourceLocation
-    from shardviz.program.module_reading import read_module
 
     read = read_module(_INLINE_LINE_MODULE, {})
     model = "/home/user/model.py"
@@ -457,7 +457,7 @@ def test_dots_whose_lines_are_printed_inline_are_charged_to_those_lines():
 
 def test_memory_is_read_only_from_both_the_buffer_assignment_and_the_live_ranges():
     """One of the two dumps alone is no memory picture: neither is read."""
-    from shardviz.program.module_reading import read_module
+    from shardviz.program.compiling.module_reading import read_module
 
     for dumps in ({"buffer_assignment": "BufferAssignment:\n"}, {"live_range": "BufferLiveRange:\n"}):
         read = read_module(_INLINE_LINE_MODULE, dumps)

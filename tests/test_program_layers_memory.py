@@ -19,8 +19,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.program.report import render_program
-from shardviz.program.scopes import is_gradient, scope_of_name_stack, scope_of_op_name
+from shardviz.program.lines.scopes import is_gradient, scope_of_name_stack, scope_of_op_name
+from shardviz.program.result.report import render_program
 
 
 def line_of(fn, snippet: str) -> int:

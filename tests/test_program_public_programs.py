@@ -38,8 +38,8 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from program_checks import assert_every_collective_has_a_line_or_an_output, assert_layers_told_apart, charges
-from shardviz.program.report import render_program
-from shardviz.program.scopes import is_gradient
+from shardviz.program.lines.scopes import is_gradient
+from shardviz.program.result.report import render_program
 
 MiB = 1 << 20
 

@@ -26,9 +26,9 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from shardviz.program.frames import is_user_file
-from shardviz.program.report import render_program
-from shardviz.program.totals import charges
+from shardviz.program.lines.frames import is_user_file
+from shardviz.program.memory.totals import charges
+from shardviz.program.result.report import render_program
 
 
 def line_of(fn, snippet: str) -> int:

@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from decoding import strip_ansi
-from shardviz.program.report import render_program, spec_text
+from shardviz.program.result.report import render_program, spec_text
 from shardviz.text import ansi
 
 

@@ -18,8 +18,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
+from shardviz.program.lines.passes import count_scan_trips, is_scan_trip
 from shardviz.program.model import Body
-from shardviz.program.passes import count_scan_trips, is_scan_trip
 
 LAYERS = 4
 

@@ -438,7 +438,7 @@ def test_one_compile_and_no_dump_left_behind(monkeypatch, tmp_path):
 
     monkeypatch.setattr(stages.Lowered, "compile", counting)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    tracing = importlib.import_module("shardviz.program.compiling")
+    tracing = importlib.import_module("shardviz.program.compiling.trace_here")
     monkeypatch.setattr(tracing, "_dump_parent", lambda: str(tmp_path))
     mesh = mesh_2x4()
     prog = shardviz.trace(matmul, put(mesh, (16, 32), P("x", "y")), put(mesh, (32, 8), P("y", None)))
@@ -519,7 +519,7 @@ def test_the_module_read_while_xla_generates_code_is_the_program_read_after_the_
     import importlib
     import json
 
-    compiling = importlib.import_module("shardviz.program.compiling")
+    compiling = importlib.import_module("shardviz.program.compiling.trace_here")
     mesh = mesh_2x4()
     params = (put(mesh, (12, 64, 128), P(None, "x", "y")), put(mesh, (12, 128, 64), P(None, "y", "x")))
     x = put(mesh, (32, 64), P("x", None))
@@ -568,7 +568,7 @@ def test_the_collector_is_held_once_for_nested_and_threaded_reads():
     import gc
     import importlib
 
-    compiling = importlib.import_module("shardviz.program.compiling")
+    compiling = importlib.import_module("shardviz.program.compiling.trace_here")
     was = gc.isenabled()
     try:
         gc.enable()
@@ -589,7 +589,7 @@ def test_the_collector_is_held_once_for_nested_and_threaded_reads():
 def test_a_dump_read_early_counts_only_if_no_file_grew_after_it(tmp_path):
     import importlib
 
-    compiling = importlib.import_module("shardviz.program.compiling")
+    compiling = importlib.import_module("shardviz.program.compiling.trace_here")
     dumped = tmp_path / "module.cpu_after_optimizations.txt"
     dumped.write_text("HloModule m\n")
     assert compiling._read_whole({str(dumped): len("HloModule m\n")})
@@ -605,7 +605,7 @@ def test_the_early_reading_waits_for_every_dump_and_gives_way_to_the_compile(tmp
     import importlib
     import threading
 
-    compiling = importlib.import_module("shardviz.program.compiling")
+    compiling = importlib.import_module("shardviz.program.compiling.trace_here")
     ended = threading.Event()
     (tmp_path / "m.cpu_after_optimizations.txt").write_text("HloModule m\n\nENTRY %main {\n")  # cut short
     (tmp_path / "m.cpu_after_optimizations-buffer-assignment.txt").write_text("")
@@ -654,7 +654,7 @@ def test_a_forked_child_starts_its_own_reading_worker_and_collector_hold(recwarn
     import gc
     import importlib
 
-    compiling = importlib.import_module("shardviz.program.compiling")
+    compiling = importlib.import_module("shardviz.program.compiling.trace_here")
     assert compiling._in_background(lambda: "parent").result(timeout=30) == "parent"  # the worker runs here
 
     def fresh() -> bool:

@@ -217,7 +217,7 @@ def test_explicit_axes_code_runs_under_the_what_if_mesh():
 def test_a_notebook_cells_step_keeps_its_cell_and_line_texts_on_a_what_if_mesh():
     from IPython.core.interactiveshell import InteractiveShell
 
-    from shardviz.program.report import render_program
+    from shardviz.program.result.report import render_program
 
     shell = InteractiveShell.instance()
     try:

@@ -24,10 +24,10 @@ from jaxlib import _hlo
 import shardviz
 from shardviz.errors import ShardingError
 from shardviz.program import hlo
-from shardviz.program.scopes import is_gradient
+from shardviz.program.lines.scopes import is_gradient
 
-assembling = importlib.import_module("shardviz.program.assemble")
-compiling = importlib.import_module("shardviz.program.compiling")
+assembling = importlib.import_module("shardviz.program.compiling.assemble")
+compiling = importlib.import_module("shardviz.program.compiling.trace_here")
 
 
 def line_of(fn, snippet: str) -> int:

@@ -168,20 +168,17 @@ PARTS: dict[str, Slice] = {
     # the link models alone against their hand counts: minutes rather than hours
     "plan-comms": Slice(("plan/comms.py",), _tests("test_mut_comms.py", "test_plan_links.py")),
     "program": Slice(
-        tuple(
-            f"program/{name}.py"
-            for name in (
-                "sources",
-                "naming",
-                "jaxpr_walk",
-                "values",
-                "frames",
-                "scopes",
-                "passes",
-                "collective_places",
-                "pass_levels",
-                "inputs_outputs",
-            )
+        (
+            "program/lines/sources.py",
+            "program/lines/naming.py",
+            "program/lines/jaxpr_walk.py",
+            "program/values/layouts.py",
+            "program/lines/frames.py",
+            "program/lines/scopes.py",
+            "program/lines/passes.py",
+            "program/collectives/places.py",
+            "program/lines/pass_levels.py",
+            "program/values/inputs_outputs.py",
         ),
         PROGRAM_TESTS,
         PURE_TEST_OPTIONS,
@@ -190,7 +187,7 @@ PARTS: dict[str, Slice] = {
     # memory over the program: XLA's buffer assignment and live ranges as its dumps print them, read
     # with hand-made modules and dumps (tests/test_mut_program_memory.py); nothing is compiled
     "program-memory": Slice(
-        ("program/memory.py", "program/hlo/liveness.py"),
+        ("program/memory/timeline.py", "program/memory/liveness.py"),
         _tests("test_mut_program_memory.py"),
         PURE_TEST_OPTIONS,
         PURE_TEST_TIMEOUTS,
@@ -198,7 +195,7 @@ PARTS: dict[str, Slice] = {
     # how trace reads a program while XLA compiles it, and the HLO reader's attributes: the tests that
     # read fixtures and the few traces that take each path (early, after the compile, no dumps)
     "program-reading": Slice(
-        ("program/compiling.py", "program/module_reading.py", "program/hlo/module.py"),
+        ("program/compiling/trace_here.py", "program/compiling/module_reading.py", "program/hlo/module.py"),
         (
             "tests/test_program_hlo.py",
             "tests/test_program_compiled_failures.py::test_no_module_text_is_refused_not_shown_as_no_collectives",

@@ -28,8 +28,8 @@ from .array.payload import PAYLOAD_VERSION
 from .compare.comparison import FORMAT_VERSION as COMPARE_PAYLOAD_VERSION
 from .compare.comparison import Comparison
 from .program.model import ProgramData
-from .program.payload import PROGRAM_PAYLOAD_VERSION
 from .program.program import Program
+from .program.result.payload import PROGRAM_PAYLOAD_VERSION
 from .tree.describe import tree_result
 from .tree.payload import TREE_PAYLOAD_VERSION
 from .tree.tree import TreeLayout

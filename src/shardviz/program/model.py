@@ -209,7 +209,7 @@ class Collective(Located):
     it (loops multiply); ``count_exact`` is False when a loop without a known
     trip count (counted once) or a conditional branch is on the way.
     ``wire_bytes`` estimates what one device sends per run, see
-    :mod:`shardviz.program.wire`; a combined collective's is the sum of its
+    :mod:`shardviz.program.memory.wire`; a combined collective's is the sum of its
     ``parts``, each on its own line. ``source`` is the innermost frame of
     the user's own code (None when the stack has none); ``stack`` is the
     whole stack, library frames included. ``note`` says why the line differs
@@ -219,7 +219,7 @@ class Collective(Located):
     ``bytes_from`` says: ``on_device`` in the program's dtypes, as a TPU or
     GPU moves them (the default), or ``on_cpu`` as XLA:CPU's module moves them
     (it widens bfloat16 and float16 to float32 around collectives); both are
-    kept (:mod:`shardviz.program.device_bytes`).
+    kept (:mod:`shardviz.program.memory.device_bytes`).
     """
 
     kind: str
@@ -413,7 +413,7 @@ class ProgramData:
     matmul_flops: float | None = None
     line_flops: tuple[LineFlops, ...] = ()  # the same flops by the user's line that causes them, largest first
     # per device: bytes live at each step of the compiled schedule, the peak and what is live then
-    # (shardviz.program.memory.MemoryTimeline); None where XLA's buffer assignment could not be read
+    # (shardviz.program.memory.timeline.MemoryTimeline); None where XLA's buffer assignment could not be read
     memory_timeline: Any = None
     # per device: bytes the module's operations read and write in the program's dtypes, loops counted
     # (hlo.hbm_bytes; not XLA:CPU's bytes_accessed, which counts its f32 converts); None when not read

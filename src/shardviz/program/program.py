@@ -6,10 +6,10 @@ from typing import Any
 
 from ..plan.estimate import Estimate, estimate, estimates_payload
 from ..text.ranges import format_bytes
-from .device_bytes import recounted
+from .memory.device_bytes import recounted
 from .model import ProgramData
-from .payload import program_payload
-from .report import plural, render_program
+from .result.payload import program_payload
+from .result.report import plural, render_program
 
 
 class Program(ProgramData):

@@ -19,8 +19,8 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from ..array.checks import check_spec, spec_from_entries
 from ..array.grammar import parse_spec
 from ..errors import ShardingError
-from .arguments import context_mesh
-from .compiling import trace_here
+from .compiling.arguments import context_mesh
+from .compiling.trace_here import trace_here
 from .program import Program
 from .whatif.parent import trace_in_child
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ShardingError
-from ..program.device_bytes import counted_dtype, short_dtype
-from ..program.frames import is_user_file
 from ..program.hlo import COLLECTIVE_KINDS
+from ..program.lines.frames import is_user_file
+from ..program.memory.device_bytes import counted_dtype, short_dtype
 from ..program.model import Collective, ProgramData, SourceLocation
 from .errors import CollectiveBudgetExceeded, FailurePage
 from .messages import exact_bytes, format_bytes, function_names, label_of, layer_of, line_code, where

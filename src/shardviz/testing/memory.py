@@ -14,7 +14,7 @@ from ..array.describe import describe
 from ..errors import ShardingError
 from ..kinds import ARRAY, PROGRAM
 from ..program.model import ProgramData
-from ..program.report import memory_lines
+from ..program.result.report import memory_lines
 from ..tree.audit import replication_findings
 from ..tree.describe import tree_result
 from ..tree.model import TreeData, leaf_name

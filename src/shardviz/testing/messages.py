@@ -6,8 +6,8 @@ import math
 import os
 from typing import Any
 
+from ..program.lines.sources import line_text
 from ..program.model import SourceLocation
-from ..program.sources import line_text
 from ..text.files import file_label
 from ..text.lines import pad, text_width
 from ..text.ranges import format_bytes

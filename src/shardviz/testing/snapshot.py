@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ShardingError
-from ..program.device_bytes import recounted
+from ..program.memory.device_bytes import recounted
 from ..program.model import ProgramData
 from .collectives import line_charges
 from .errors import FailurePage, SnapshotChanged

@@ -5,7 +5,7 @@ count twice): width, pad, centre, fit (cut in the middle), clip (cut at the
 end), wrap, flow, and emit of coloured segments; ``ranges.py`` writes device-id
 lists, index intervals and byte counts as short text; ``ansi.py`` decides
 whether and how to colour. Every report (``picture.py`` for an array,
-``tree/report.py``, ``program/report.py``) is laid out with these. The
+``tree/report.py``, ``program/result/report.py``) is laid out with these. The
 array's picture is three modules: ``picture.py`` plans it (header, legend,
 how much to merge), ``blocks.py`` groups blocks into boxes, ``boxes.py`` draws
 grids of boxes or the list that replaces them. Nothing here imports the

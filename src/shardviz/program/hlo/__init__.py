@@ -32,7 +32,6 @@ from .collectives import (
 from .flops import DotFlops, MatmulFlops, dot_flops, matmul_flops
 from .groups import ReplicaGroups, iota_array, mesh_form_groups, parse_replica_groups, parse_source_target_pairs
 from .hbm import HbmBytes, hbm_bytes
-from .liveness import Allocation, AssignedValue, LiveRanges, parse_buffer_assignment, parse_live_ranges
 from .mlir import declared_mesh_axis_names
 from .module import (
     Computation,
@@ -50,8 +49,6 @@ from .shardings import HloSharding, parse_sharding
 __all__ = [
     "COLLECTIVE_KINDS",
     "NUMPY_NAMES",
-    "Allocation",
-    "AssignedValue",
     "CollectiveOp",
     "Computation",
     "DotFlops",
@@ -60,7 +57,6 @@ __all__ = [
     "HloParseError",
     "HloSharding",
     "Instruction",
-    "LiveRanges",
     "MatmulFlops",
     "Metadata",
     "Module",
@@ -78,9 +74,7 @@ __all__ = [
     "known_trip_count",
     "matmul_flops",
     "mesh_form_groups",
-    "parse_buffer_assignment",
     "parse_instruction",
-    "parse_live_ranges",
     "parse_metadata",
     "parse_module",
     "parse_replica_groups",

@@ -15,7 +15,7 @@ What an operation touches, not its buffers' sizes: a slice of an operand
 (``dynamic-slice``, ``slice``, ``gather``; a scanned layer's weights) reads
 only the slice, and an in-place ``dynamic-update-slice`` (a scan's stacked
 outputs) writes only its update. Collectives are left out: their bytes are
-the network's (:mod:`shardviz.program.wire`). Bookkeeping (parameters,
+the network's (:mod:`shardviz.program.memory.wire`). Bookkeeping (parameters,
 tuples, bitcasts, constants, control flow) costs nothing.
 """
 

@@ -30,7 +30,7 @@ import jax
 from jax.sharding import AxisType, NamedSharding
 
 from ...errors import ShardingError
-from ..compiling import trace_here
+from ..compiling.trace_here import trace_here
 from .parent import Jitted, available_bytes, compile_bytes
 
 

@@ -11,18 +11,18 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 
-from ..array.checks import spec_from_entries, spec_repr
-from ..array.layout import Layout
-from ..text import ansi
-from ..text.files import file_label
-from ..text.lines import clip as _fit
-from ..text.lines import flow_after as _flow
-from ..text.ranges import format_bytes
-from .device_bytes import counted_dtype, other_total, short_dtype
-from .frames import is_user_file
-from .memory import MemoryGroup, MemoryTimeline
-from .model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
-from .sources import line_text
+from ...array.checks import spec_from_entries, spec_repr
+from ...array.layout import Layout
+from ...text import ansi
+from ...text.files import file_label
+from ...text.lines import clip as _fit
+from ...text.lines import flow_after as _flow
+from ...text.ranges import format_bytes
+from ..lines.frames import is_user_file
+from ..lines.sources import line_text
+from ..memory.device_bytes import counted_dtype, other_total, short_dtype
+from ..memory.timeline import MemoryGroup, MemoryTimeline
+from ..model import Collective, CollectivePart, LayoutChange, ProgramData, SourceLocation
 
 MIN_WIDTH = 60
 BAR_WIDTH = 28

@@ -13,19 +13,19 @@ from typing import Any
 
 import numpy as np
 
-from ..array.devices import memory_kinds
-from ..array.grammar import format_spec
-from ..array.payload import device_columns_payload, kinds_payload, mesh_payload
-from ..array.runs import encode_runs
-from ..text.files import file_label
-from .device_bytes import counted_dtype, other_total
-from .frames import is_user_file
-from .memory_payload import memory_timeline_payload
-from .model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
-from .scopes import is_gradient
-from .source_blocks import Blocks
-from .sources import line_text
-from .wire import FORMULAS
+from ...array.devices import memory_kinds
+from ...array.grammar import format_spec
+from ...array.payload import device_columns_payload, kinds_payload, mesh_payload
+from ...array.runs import encode_runs
+from ...text.files import file_label
+from ..lines.frames import is_user_file
+from ..lines.scopes import is_gradient
+from ..lines.source_blocks import Blocks
+from ..lines.sources import line_text
+from ..memory.device_bytes import counted_dtype, other_total
+from ..memory.timeline_payload import memory_timeline_payload
+from ..memory.wire import FORMULAS
+from ..model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
 
 PROGRAM_PAYLOAD_VERSION = 1
 HLO_TEXT_LIMIT = 2000  # characters of a collective's instruction text; longer is cut and flagged

@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
-from . import hlo
-from .model import Collective, CollectivePart, SourceLocation
-from .pass_levels import PassLevels
-from .passes import Place, is_scan_trip, number_in_order, place, total_passes
-from .scopes import scope_of_op_name
+from .. import hlo
+from ..lines.pass_levels import PassLevels
+from ..lines.passes import Place, is_scan_trip, number_in_order, place, total_passes
+from ..lines.scopes import scope_of_op_name
+from ..model import Collective, CollectivePart, SourceLocation
 
 # Instructions that hand an array on, laid out anew or not, without computing with another array.
 _HANDS_ON = frozenset(

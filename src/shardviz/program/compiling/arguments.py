@@ -15,7 +15,7 @@ from typing import Any
 import jax
 from jax.sharding import Mesh
 
-from ..errors import ShardingError
+from ...errors import ShardingError
 
 
 def context_mesh() -> Any:

@@ -5,7 +5,7 @@ The steps: check the arguments (a tracer, a deleted array), trace with
 XLA dump into a private temporary folder, removed at once, what shardviz
 reads: the optimized module, its buffer assignment and live ranges and,
 under Auto axes, the module just before SPMD partitioning (the
-partitioner's shardings, :mod:`shardviz.program.xla_shardings`).
+partitioner's shardings, :mod:`shardviz.program.values.xla_shardings`).
 
 XLA's compile lets go of Python's lock, so the reading overlaps it on one
 worker thread: first the jaxpr (every value's name, line, scope and pass,
@@ -34,12 +34,12 @@ from typing import Any, TypeVar
 import jax
 from jax.sharding import AxisType, Mesh, NamedSharding
 
-from ..errors import ShardingError
-from . import hlo
+from ...errors import ShardingError
+from .. import hlo
+from ..program import Program
 from .arguments import argument_paths, argument_summary, check_leaves, function_name, is_jitted, tracing_error
 from .assemble import assemble, read_jaxpr
 from .module_reading import ModuleReading, read_module
-from .program import Program
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
 _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}

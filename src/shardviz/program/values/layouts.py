@@ -5,9 +5,9 @@
 - a program on one device: that device;
 - Explicit axes: the value's type (``aval.sharding``), as ``jax.typeof`` prints it;
 - Auto (or mixed) axes: what XLA's partitioner chose, from its module just
-  before SPMD partitioning (:mod:`shardviz.program.xla_shardings`), turned
+  before SPMD partitioning (:mod:`shardviz.program.values.xla_shardings`), turned
   into a PartitionSpec only when it is exactly one
-  (:func:`shardviz.program.axes.tiles_to_spec`);
+  (:func:`shardviz.program.values.axes.tiles_to_spec`);
 - inside shard_map: a per-device block, no global layout.
 """
 
@@ -21,14 +21,14 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
 
-from ..array.checks import spec_from_entries
-from ..array.describe import describe
-from ..array.layout import Layout
+from ...array.checks import spec_from_entries
+from ...array.describe import describe
+from ...array.layout import Layout
+from .. import hlo
+from ..lines.jaxpr_walk import JaxprValue
+from ..lines.naming import NamedValues, name_values
+from ..model import SourceListing, Value
 from . import axes as _axes
-from . import hlo
-from .jaxpr_walk import JaxprValue
-from .model import SourceListing, Value
-from .naming import NamedValues, name_values
 from .xla_shardings import find_sharding, index_module
 
 Found = tuple[Layout | None, str, str]  # layout, where it came from, why not

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from .hlo import HloSharding, Instruction, Module, parse_sharding
-from .jaxpr_walk import JaxprValue
+from ..hlo import HloSharding, Instruction, Module, parse_sharding
+from ..lines.jaxpr_walk import JaxprValue
 
 # Equations whose outputs HLO names after the loop it lowers to.
 _PRIMITIVE_ALIASES = {"scan": "while"}

@@ -16,10 +16,10 @@ from typing import Any
 
 import jax
 
-from ..array.describe import describe
-from ..array.layout import Layout
-from ..errors import ShardingError
-from .model import (
+from ...array.describe import describe
+from ...array.layout import Layout
+from ...errors import ShardingError
+from ..model import (
     LayoutChange,
 )
 

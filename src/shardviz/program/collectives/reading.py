@@ -14,21 +14,21 @@ from typing import Any
 
 import numpy as np
 
-from ..array.model import MeshInfo
-from . import axes as _axes
-from . import collective_places as places
-from . import hlo
-from .frames import user_frame
-from .jaxpr_walk import RESHARDING_KINDS, Redirects, user_frames
-from .model import (
+from ...array.model import MeshInfo
+from .. import hlo
+from ..lines.frames import user_frame
+from ..lines.jaxpr_walk import RESHARDING_KINDS, Redirects, user_frames
+from ..lines.scopes import scope_of_op_name
+from ..memory.wire import wire_bytes
+from ..model import (
     AxisPiece,
     Collective,
     CollectivePart,
     SourceListing,
     SourceLocation,
 )
-from .scopes import scope_of_op_name
-from .wire import wire_bytes
+from ..values import axes as _axes
+from . import places
 
 
 def read_collective(

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 
-from . import hlo
+from .. import hlo
 
 
 class PassLevels:

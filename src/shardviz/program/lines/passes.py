@@ -18,8 +18,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
+from ..model import Body, SourceLocation
 from .frames import is_user_file
-from .model import Body, SourceLocation
 from .scopes import is_gradient
 
 Place = tuple[Hashable, ...]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .scanning import HloParseError
+from ..hlo.scanning import HloParseError
 
 
 @dataclass(frozen=True)

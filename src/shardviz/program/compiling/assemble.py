@@ -19,16 +19,26 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding
 
-from ..array.devices import mesh_columns
-from ..array.layout import Layout
-from ..array.model import DeviceColumns, MeshInfo
-from ..errors import ShardingError
-from . import axes as _axes
-from . import collective_places as places
-from .arguments import context_mesh, unwrapped
-from .collectives import ArrayLines, read_collective
-from .device_bytes import count_on_device
-from .inputs_outputs import (
+from ...array.devices import mesh_columns
+from ...array.layout import Layout
+from ...array.model import DeviceColumns, MeshInfo
+from ...errors import ShardingError
+from ..collectives import places
+from ..collectives.reading import ArrayLines, read_collective
+from ..lines.jaxpr_walk import Redirects, constraint_redirects, walk
+from ..lines.naming import NamedValues, name_values
+from ..memory.device_bytes import count_on_device
+from ..memory.timeline import MemoryTimeline, memory_timeline
+from ..memory.totals import program_totals
+from ..model import (
+    Collective,
+    MemoryStats,
+    SourceListing,
+    TraceOrigin,
+)
+from ..program import Program
+from ..values import axes as _axes
+from ..values.inputs_outputs import (
     dynamic_leaves,
     input_layouts,
     input_shardings,
@@ -37,19 +47,9 @@ from .inputs_outputs import (
     output_paths,
     output_shardings,
 )
-from .jaxpr_walk import Redirects, constraint_redirects, walk
-from .memory import MemoryTimeline, memory_timeline
-from .model import (
-    Collective,
-    MemoryStats,
-    SourceListing,
-    TraceOrigin,
-)
+from ..values.layouts import ValueReader
+from .arguments import context_mesh, unwrapped
 from .module_reading import ModuleReading, read_module
-from .naming import NamedValues, name_values
-from .program import Program
-from .totals import program_totals
-from .values import ValueReader
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import hlo
-from .collectives import stacks_of
-from .frames import user_frame
-from .model import LineFlops, SourceLocation
-from .xla_shardings import index_module
+from .. import hlo
+from ..collectives.reading import stacks_of
+from ..lines.frames import user_frame
+from ..memory import liveness
+from ..model import LineFlops, SourceLocation
+from ..values.xla_shardings import index_module
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,8 @@ class ModuleReading:
     line_flops: tuple[LineFlops, ...]
     hbm_bytes: float
     partitioner_index: Any | None  # the partitioner's choices by key (Auto axes), None without its dump
-    allocations: tuple[hlo.Allocation, ...] | None  # None without the buffer assignment's dump
-    live_ranges: hlo.LiveRanges | None
+    allocations: tuple[liveness.Allocation, ...] | None  # None without the buffer assignment's dump
+    live_ranges: liveness.LiveRanges | None
 
 
 def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
@@ -55,12 +56,14 @@ def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
     )
 
 
-def _memory_dumps(dumps: Mapping[str, str]) -> tuple[tuple[hlo.Allocation, ...] | None, hlo.LiveRanges | None]:
+def _memory_dumps(
+    dumps: Mapping[str, str],
+) -> tuple[tuple[liveness.Allocation, ...] | None, liveness.LiveRanges | None]:
     """The buffer assignment and live ranges; None where the backend wrote none (or another form)."""
     if "buffer_assignment" not in dumps or "live_range" not in dumps:
         return None, None
     try:
-        return tuple(hlo.parse_buffer_assignment(dumps["buffer_assignment"])), hlo.parse_live_ranges(
+        return tuple(liveness.parse_buffer_assignment(dumps["buffer_assignment"])), liveness.parse_live_ranges(
             dumps["live_range"]
         )
     except hlo.HloParseError:

@@ -22,8 +22,8 @@ from typing import Any
 from jax import tree_util
 from jax.extend import core as jex_core
 
+from ..model import Body, SourceLocation
 from .frames import user_frame
-from .model import Body, SourceLocation
 
 try:  # the frames JAX itself calls the user's
     from jax._src import source_info_util as _source_info

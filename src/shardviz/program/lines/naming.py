@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..model import SourceListing, SourceLocation, Value
 from .frames import is_user_file, user_frame
 from .jaxpr_walk import JaxprValue, _eqn_lists, forward_reads, reader_lines, ref_reads
-from .model import SourceListing, SourceLocation, Value
 from .passes import count_scan_trips, passes_of, place, run_numbers, user_chain
 from .scopes import scope_of_components
 from .sources import bound_names, expression_columns, line_text

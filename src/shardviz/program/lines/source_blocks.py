@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ..model import SourceLocation
 from .frames import is_user_file
-from .model import SourceLocation
 
 MAX_BLOCK_LINES = 400  # a block longer than this keeps only the lines something is on
 

@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import hlo
-from .frames import user_frame
-from .hlo.liveness import Allocation, LiveRanges
-from .model import SourceLocation
-from .scopes import is_gradient, scope_of_op_name
-from .sources import bound_names, line_text
+from .. import hlo
+from ..lines.frames import user_frame
+from ..lines.scopes import is_gradient, scope_of_op_name
+from ..lines.sources import bound_names, line_text
+from ..model import SourceLocation
+from .liveness import Allocation, LiveRanges
 
 KINDS = ("argument", "output", "saved", "temporary")
 

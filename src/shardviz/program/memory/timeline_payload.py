@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..array.runs import encode_runs
-from .memory import KINDS, MemoryTimeline
-from .model import SourceLocation
+from ...array.runs import encode_runs
+from ..model import SourceLocation
+from .timeline import KINDS, MemoryTimeline
 
 # Buffers smaller than this share of the peak are left out of ``buffers`` (they still count in
 # ``step_bytes``): a strip cannot show them, and a big step has thousands.

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jax
 
-from .model import SourceLocation
+from ..model import SourceLocation
 
 _SHARDVIZ = str(Path(__file__).resolve().parents[1])
 _INSTALLED = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")

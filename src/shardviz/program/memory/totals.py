@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from .model import Collective, SourceLocation, Total, Totals
+from ..model import Collective, SourceLocation, Total, Totals
 
 UNATTRIBUTED = "?"
 

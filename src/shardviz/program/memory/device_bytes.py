@@ -28,9 +28,9 @@ from typing import TypeVar
 
 import jax.numpy as jnp
 
-from ..errors import ShardingError
-from .hlo import NUMPY_NAMES, parse_instruction
-from .model import BytesIn, Collective, CollectivePart, ProgramData, SourceLocation, Value
+from ...errors import ShardingError
+from ..hlo import NUMPY_NAMES, parse_instruction
+from ..model import BytesIn, Collective, CollectivePart, ProgramData, SourceLocation, Value
 from .totals import program_totals
 from .wire import wire_bytes
 
