@@ -15,8 +15,8 @@ Two parts:
   Enter pressed (real key events), and the page times, from that keydown,
   the first redraw (the mutation that puts the new type line in the DOM: the
   widget's own engine draws it before the kernel answers) and the round trip
-  (the arrival of the kernel's ``edit_answered``, the last message of its
-  answer); then to the next frame. The kernel's peak RSS comes from /proc,
+  (the arrival of the kernel's answer: one message writing the ``answer``
+  trait); then to the next frame. The kernel's peak RSS comes from /proc,
   the page's heap from CDP.
 
 Nothing leaves 127.0.0.1: the harness is served from memory through
@@ -392,8 +392,8 @@ w = shardviz.show(x)"""
 
 
 # Installed before JupyterLab loads: notes when the page sends a kernel message,
-# when a message holding a new payload comes back, and when the one that ends
-# the kernel's answer (edit_answered, set after every other trait) arrives.
+# when the kernel's answer comes back (one write of the answer trait: payload,
+# edit number and texts in one message).
 WS_SPY_JS = """(() => {
     const log = { sent: [], busy: [], payloads: [], answered: [], longTasks: [] };
     window.__svWs = log;
@@ -420,11 +420,13 @@ WS_SPY_JS = """(() => {
         add.call(socket, 'message', (event) => {
             const t = performance.now();
             const s = text(event.data);
-            if (s.includes('"edit_answered"')) {
+            // The kernel's answer is one update of the answer trait, payload and edit number together.
+            if (s.includes('"answer"') && s.includes('"seq"') && s.includes('"payload"')) {
                 const entry = { t, epoch: epoch(), date: firstDate(s), frame: null };
                 log.answered.push(entry);
+                log.payloads.push({ t, epoch: entry.epoch, date: entry.date });
                 requestAnimationFrame(() => { entry.frame = performance.now(); });
-            } else if (s.includes('"payload"')) log.payloads.push({ t, epoch: epoch(), date: firstDate(s) });
+            }
             else if (s.includes('"execution_state":"busy"') || s.includes('"execution_state": "busy"'))
                 log.busy.push({ t, epoch: epoch(), date: firstDate(s) });
         });
@@ -443,7 +445,7 @@ WS_SPY_JS = """(() => {
 
 # Installed before each edit. The widget draws its own engine's answer in the
 # keystroke's task (the first redraw); the round trip ends when the kernel's
-# answer has arrived (the edit_answered message, the last of it) and the type
+# answer has arrived (the one message of the answer trait) and the type
 # line shows the new layout. Resolves with the in-page times.
 ARM_JS = """(output) => {
     const input = output.querySelector('[data-role="spec-input"]');

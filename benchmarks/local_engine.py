@@ -17,7 +17,7 @@ numbers to ``results-local-engine.md`` / ``.json`` in ``--out``):
    simulated CPU devices (8x8x8); a spec is typed with real key events and
    Enter pressed; the page times from that keydown to the first mutation that
    redraws the grid (the local answer), and to the websocket frame that
-   carries the kernel's ``edit_answered`` (the kernel's answer, which leaves
+   carries the kernel's answer (one write of the ``answer`` trait, which leaves
    the picture as it is).
 3. **Bundles**: bytes of ``static/widget.js`` and ``standalone.js``, raw and
    gzipped, and the bytes the engine and its hosts (``js/engine/``,
@@ -199,7 +199,7 @@ def page_bench(browser: Any, folder: pathlib.Path, *, edits: int, warm: int) -> 
 # ----------------------------------------------------------------------------
 # 2. JupyterLab: typed spec to the first redrawn grid
 
-# Records when a websocket frame carrying the kernel's edit_answered arrives.
+# Records when a websocket frame carrying the kernel's answer (the answer trait) arrives.
 ANSWER_SPY_JS = """(() => {
     window.__svAnswers = [];
     const decoder = new TextDecoder();
@@ -210,7 +210,11 @@ ANSWER_SPY_JS = """(() => {
         if (socket.__svAnswerSpy) return;
         socket.__svAnswerSpy = true;
         add.call(socket, 'message', (event) => {
-            if (text(event.data).includes('"edit_answered"')) window.__svAnswers.push(performance.now());
+            // The kernel's answer is one update of the answer trait, payload and edit number together.
+            const s = text(event.data);
+            if (s.includes('"answer"') && s.includes('"seq"') && s.includes('"payload"')) {
+                window.__svAnswers.push(performance.now());
+            }
         });
     };
     WebSocket.prototype.addEventListener = function (type, fn, options) {

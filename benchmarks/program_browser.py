@@ -100,8 +100,12 @@ async function timed(el, action) {
   };
 }
 
+// The one `answer` trait Python writes whole (docs/payload.md, the edit protocol).
 const traitsOf = (payload) => ({
-  payload, error: "", error_source: "", notice: "", input_specs: payload.inputs.map((i) => i.spec_text),
+  answer: {
+    seq: 0, payload, error: "", error_source: "", notice: "",
+    texts: { input_specs: payload.inputs.map((i) => i.spec_text) },
+  },
 });
 
 window.bench = {

@@ -68,10 +68,11 @@ def summary(values: list[float | None]) -> dict[str, float]:
 
 
 def widget_payloads() -> list[dict[str, Any]]:
-    """What the TreeWidget syncs: no rules, then each rule set (payload plus rules_text and code)."""
+    """What the TreeWidget answers: no rules, then each rule set (the payload and the rules text it shows)."""
     tree = what_if_state((10_000 - 4) // (3 * len(LAYER)))
     plain = TreeState(original=tree, rules_text="", applied=None, tree_layout=describe_tree(tree))
-    return [plain.payload] + [plain.with_rules(rules)[0].payload for rules in (RULES, OTHER_RULES)]
+    states = [plain] + [plain.with_rules(rules)[0] for rules in (RULES, OTHER_RULES)]
+    return [{"payload": state.payload, "rules_text": state.rules_text} for state in states]
 
 
 def run(quick: bool) -> dict[str, Any]:
