@@ -11,6 +11,9 @@ layers written as one ``lax.scan`` and its gradient (``jax.value_and_grad``):
   bare and traced samples interleaved; medians and the ratio of medians.
   Under Auto axes the trace also dumps XLA's module before partitioning
   during its one compile; under Explicit axes it does not need to.
+- issue 41's small program, a 24-layer unrolled ``h = tanh(h @ W[i]) + seed``
+  on ``h [64, 256]`` and 24 ``[256, 256]`` weights: it compiles quickly, so
+  the trace's fixed part (trace minus bare compile, in ms) shows in its ratio;
 - the payload (``Program.to_json()`` as compact JSON): bytes raw and gzipped,
   and the time to build it; the terminal report's time.
 
@@ -190,6 +193,45 @@ def measure_unrolled(samples: int) -> dict[str, Any]:
     }
 
 
+SMALL_WIDTH, SMALL_BATCH = 256, 64
+
+
+def small_forward() -> Callable[..., Any]:
+    """A fresh 24-layer forward pass, ``h = tanh(h @ W[i]) + seed``, one weight per layer (issue 41)."""
+
+    def forward(weights, h, seed):
+        for w in weights:
+            h = jnp.tanh(h @ w) + seed
+        return h
+
+    return forward
+
+
+def measure_small(samples: int) -> dict[str, Any]:
+    """The small unrolled program against a bare compile: it compiles quickly, so trace's fixed part shows."""
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto, AxisType.Auto))
+    weights = [
+        jax.device_put(jnp.full((SMALL_WIDTH, SMALL_WIDTH), 0.01), NamedSharding(mesh, P(None, "model")))
+        for _ in range(LAYERS)
+    ]
+    h = jax.device_put(jnp.ones((SMALL_BATCH, SMALL_WIDTH)), NamedSharding(mesh, P("data", None)))
+    args = (weights, h, jnp.float32(0.5))
+    jax.jit(small_forward()).lower(*args).compile()
+    shardviz.trace(small_forward(), *args)
+    bare, traced = [], []
+    for _ in range(samples):
+        bare.append(seconds(lambda: jax.jit(small_forward()).lower(*args).compile()))
+        traced.append(seconds(lambda: shardviz.trace(small_forward(), *args)))
+    bare_ms, trace_ms = statistics.median(bare) * 1e3, statistics.median(traced) * 1e3
+    return {
+        "bare_compile_ms": bare_ms,
+        "trace_ms": trace_ms,
+        "fixed_ms": trace_ms - bare_ms,
+        "ratio": trace_ms / bare_ms,
+        "values": len(shardviz.trace(small_forward(), *args).values),
+    }
+
+
 def measure_dumps(samples: int) -> dict[str, Any]:
     """What XLA's dumps cost the one compile: buffer assignment and live ranges into a private
     folder in /dev/shm (what trace does where it can) and on the disk-backed temporary folder."""
@@ -237,6 +279,7 @@ def main() -> dict[str, Any]:
     started = time.perf_counter()
     rows = [measure(AxisType.Auto, samples), measure(AxisType.Explicit, samples)]
     unrolled = measure_unrolled(samples)
+    small = measure_small(samples)
     dumps = measure_dumps(samples)
     print(
         f"{LAYERS}-layer scanned MLP ({WIDTH}x{HIDDEN}, batch {BATCH}) and its gradient, "
@@ -252,6 +295,12 @@ def main() -> dict[str, Any]:
         f"({unrolled['step_payload_gzip_bytes'] / 1024:.1f} KiB gzip, {unrolled['step_values']} values)"
     )
     print(
+        f"\n{LAYERS}-layer small forward pass (h [{SMALL_BATCH}, {SMALL_WIDTH}], {LAYERS} weights "
+        f"[{SMALL_WIDTH}, {SMALL_WIDTH}], {small['values']} values): bare compile "
+        f"{small['bare_compile_ms']:.0f} ms, shardviz.trace "
+        f"{small['trace_ms']:.0f} ms, {small['ratio']:.2f}x; trace's fixed part {small['fixed_ms']:.0f} ms"
+    )
+    print(
         "\nXLA's dumps (buffer assignment, live ranges) in one compile of the scanned step: "
         + ", ".join(f"{k} {v:.0f} ms" for k, v in dumps["ms"].items())
     )
@@ -261,6 +310,7 @@ def main() -> dict[str, Any]:
         "program": {"layers": LAYERS, "width": WIDTH, "hidden": HIDDEN, "batch": BATCH},
         "rows": rows,
         "unrolled": unrolled,
+        "small": small,
         "dumps": dumps,
         "total_s": time.perf_counter() - started,
     }

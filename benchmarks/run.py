@@ -415,6 +415,19 @@ def program_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                 unrolled["step_payload_bytes"] < TARGETS["program_payload_bytes"],
             ),
         ]
+    small = r.get("small")
+    if small:
+        extra.append(
+            target_row(
+                f"`shardviz.trace` vs a bare compile, small {program['layers']}-layer unrolled forward pass "
+                f"(`h = tanh(h @ W[i]) + seed`, h [64, 256], {small['values']} values, Auto axes); "
+                "trace's fixed part in ms",
+                f"{ratio(small['ratio'])} ({ms(small['trace_ms'])} vs {ms(small['bare_compile_ms'])} ms; "
+                f"fixed {ms(small['fixed_ms'])} ms)",
+                f"≤ {TARGETS['trace_over_compile']}x",
+                small["ratio"] <= TARGETS["trace_over_compile"],
+            )
+        )
     return [
         *(row for row in extra if row is not None),
         target_row(
@@ -475,6 +488,14 @@ def tree_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
             f"{ms(w['bare_loop']['median_ms'])} ms)",
             f"≤ {TARGETS['tree_over_loop']}x",
             w["ratio"] <= TARGETS["tree_over_loop"],
+        ),
+        target_row(
+            f"`describe_tree` + `to_json`, {r['flat']['leaves']:,} bf16 leaves in one dict, three specs in turn, on a "
+            f"{r['flat']['devices']}-device AbstractMesh, vs the same loop (medians)",
+            f"{ratio(r['flat']['ratio'])} ({ms(r['flat']['describe_and_payload']['median_ms'])} vs "
+            f"{ms(r['flat']['bare_loop']['median_ms'])} ms)",
+            f"≤ {TARGETS['tree_over_loop']}x",
+            r["flat"]["ratio"] <= TARGETS["tree_over_loop"],
         ),
         target_row(
             f"tree payload bytes per leaf, {what}",

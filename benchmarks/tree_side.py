@@ -11,6 +11,9 @@ Starts JAX with 8 simulated CPU devices, then measures:
   bytes per leaf, raw and gzipped, and what carrying every leaf's whole type
   string instead of its group's pieces would add; a rules edit's kernel side
   (``apply_rules`` then describe and payload);
+- **flat**: issue 41's tree, 10,000 bf16 leaves ``(256 * (1 + i % 7), 512)``
+  in one dict, specs ``P("a", ("b", "c"))``, ``P(None, "b")`` and ``P()`` in
+  turn on a 16x16x16 AbstractMesh, against the same bare loop;
 - **concrete**: a small transformer's real arrays with Adam state on a 2x4
   mesh of Auto axes (the counter on one device), ``describe_tree`` plus
   payload against treescope's rendering of the same tree
@@ -102,6 +105,22 @@ def what_if_state(layers: int) -> Any:
     return {"params": params(jnp.bfloat16), "opt_state": adam}
 
 
+def flat_state(leaves: int) -> dict[str, jax.ShapeDtypeStruct]:
+    """Issue 41's tree: ``leaves`` bf16 matrices of seven heights, three specs in turn, on a 16x16x16 mesh.
+
+    Each leaf gets its own spec and sharding objects, as a comprehension that writes ``P(...)`` per leaf
+    makes them.
+    """
+    mesh = AbstractMesh((16, 16, 16), ("a", "b", "c"))
+    specs = (lambda: P("a", ("b", "c")), lambda: P(None, "b"), lambda: P())
+    return {
+        f"w{i}": jax.ShapeDtypeStruct(
+            (256 * (1 + i % 7), 512), jnp.bfloat16, sharding=NamedSharding(mesh, specs[i % 3]())
+        )
+        for i in range(leaves)
+    }
+
+
 def concrete_state(layers: int, axis_type: AxisType) -> Any:
     """A small decoder's real arrays and Adam state on a 2x4 mesh; the counter on device 0."""
     mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(axis_type,) * 2)
@@ -189,6 +208,18 @@ def main(quick: bool) -> dict[str, Any]:
     w["ratio"] = w["describe_and_payload"]["median_ms"] / w["bare_loop"]["median_ms"]
     w["bytes_per_leaf"] = w["payload_bytes"] / leaves
 
+    # ------------------------------------------------------------ issue 41's flat tree, 4096 devices
+    flat = flat_state(10_000)
+    describe_and_payload(flat)
+    out["flat"] = {
+        "devices": 4096,
+        "leaves": len(flat),
+        "bare_loop": timed(lambda: bare_loop(flat), repeats),
+        "describe_and_payload": timed(lambda: describe_and_payload(flat), repeats),
+    }
+    f = out["flat"]
+    f["ratio"] = f["describe_and_payload"]["median_ms"] / f["bare_loop"]["median_ms"]
+
     # ------------------------------------------------------------ concrete, 8 devices, vs treescope
     import treescope
 
@@ -229,6 +260,9 @@ def table(r: dict[str, Any]) -> str:
         "| --- | ---: | ---: | ---: |",
         f"| what-if: describe_tree + payload, {w['leaves']:,} leaves on {w['devices']:,} devices (ms) "
         f"vs the bare loop | {ms(w['describe_and_payload'])} | {ms(w['bare_loop'])} | {w['ratio']:.2f}x |",
+        f"| flat: describe_tree + payload, {r['flat']['leaves']:,} bf16 leaves, three specs, on 4,096 devices (ms) "
+        f"vs the bare loop | {ms(r['flat']['describe_and_payload'])} | {ms(r['flat']['bare_loop'])} "
+        f"| {r['flat']['ratio']:.2f}x |",
         f"| what-if: describe_tree alone / payload alone (ms) | {ms(w['describe_only'])} / {ms(w['payload_only'])} "
         f"| | |",
         f"| what-if: first call in the process (ms) | {w['first_call_ms']:.1f} | | |",
