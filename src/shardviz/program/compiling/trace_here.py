@@ -94,10 +94,13 @@ def _compile_and_read(
     read_partitioner: bool,
 ) -> Program:
     # XLA's compile lets go of Python's lock: the jaxpr is read meanwhile on another thread, and then the
-    # optimized module, once XLA has written it and is generating code.
-    reading = _in_background(read_jaxpr, fun, name, traced, leaves, paths)
+    # optimized module, once XLA has written it and is generating code. The reading starts once the dump
+    # folder is made, as the compile begins: started sooner, it holds the lock the folder's calls wait for.
+    readings: list[Future[Any]] = []
 
     def module_early(folder: str, compile_ended: threading.Event) -> Future[ModuleReading | None]:
+        readings.append(_in_background(read_jaxpr, fun, name, traced, leaves, paths))
+
         def read_and_check() -> ModuleReading | None:
             found = _read_module_early(folder, compile_ended, read_partitioner)
             compile_ended.wait()
@@ -112,6 +115,8 @@ def _compile_and_read(
             f"{name} traced but did not compile for arguments {argument_summary(leaves, paths)}: "
             f"{type(err).__name__}: {err}"
         ) from err
+    # Compiled without a dump folder: the jaxpr is read now.
+    reading = readings[0] if readings else _in_background(read_jaxpr, fun, name, traced, leaves, paths)
     kept = _kept_inputs(lowered)
     try:
         read = module_reading.result() if module_reading is not None else None
