@@ -118,7 +118,7 @@ test-jax-oldest: $(STAMPS)/jax-oldest $(STAMPS)/js-build
 # The docs site: the guides, the API reference and the course's pages, in _site/docs (mkdocs.yml).
 docs: install
 	$(PY) -m shardviz.export.course notebooks _site/course-pages
-	$(PY) tools/docs_site.py build _site/docs
+	$(PY) tools/docs_site.py build _site/docs --course _site/course-pages
 
 clean:
 	rm -rf $(STAMPS) src/shardviz/static js/fixtures .pytest_cache dist _site $(OLDEST_VENV)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import pathlib
 import shutil
+import subprocess
+import sys
 import textwrap
 import zipfile
 
@@ -124,3 +126,36 @@ def test_describe_trace_tree_compare_and_save_html_from_the_installed_wheel(whee
     page = pathlib.Path(facts["page"]).read_text(encoding="utf-8")
     bundle = (site.parent / "static" / "standalone.js").read_text(encoding="utf-8")
     assert bundle[:400] in page and "<script src=" not in page
+
+
+USER_TYPES = """import shardviz
+
+layout = shardviz.describe
+count: int = shardviz.describe
+"""
+
+
+def test_a_users_mypy_reads_the_installed_wheels_types(wheel_install, tmp_path):
+    # a venv of the wheel alone: mypy needs only shardviz's own files, not JAX's, to judge this line
+    bare = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(bare)], check=True, timeout=300)
+    python = str(bare / "bin" / "python")
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", str(wheel_install.wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stderr
+    (tmp_path / "user.py").write_text(USER_TYPES)
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--python-executable", python, "--no-incremental", "user.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # typed (py.typed shipped): mypy knows describe returns a Layout; untyped it would say import-untyped
+    assert "import-untyped" not in checked.stdout, checked.stdout
+    assert 'Incompatible types in assignment (expression has type "def describe(' in checked.stdout, checked.stdout
+    assert "-> Layout" in checked.stdout and checked.stdout.count("error:") == 1, checked.stdout
