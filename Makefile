@@ -115,7 +115,7 @@ test-jax-oldest: $(STAMPS)/jax-oldest $(STAMPS)/js-build
 	$(OLDEST_VENV)/bin/python -c "import jax; assert jax.__version__ == '$(JAX_OLDEST)', jax.__version__"
 	$(OLDEST_VENV)/bin/python -m pytest -p no:cacheprovider $(CORE_TESTS) --deselect $(OLDEST_XLA_BUG)
 
-# The docs site: the guides, the API reference and the course's pages, in _site/docs (mkdocs.yml).
+# The docs site: the guides, the API reference and the course pages, in _site/docs (tools/docs_site.py).
 docs: install
 	$(PY) -m shardviz.export.course notebooks _site/course-pages
 	$(PY) tools/docs_site.py build _site/docs --course _site/course-pages
