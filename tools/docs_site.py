@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 LINK = re.compile(r"(\]\()([^)\s#]+)(#[^)\s]*)?(\))")
 # modules whose public names the reference documents, each on a page of its own
 REFERENCE_PAGES = {
-    "shardviz": "The package: every name in shardviz.__all__.",
+    "shardviz": "The package: every name in `shardviz.__all__`.",
     "shardviz.testing": "Assertions for CI, snapshots of collectives, and the pytest plugin.",
     "shardviz.compare": "Tracing one step under several layouts and ranking them.",
 }
