@@ -6,8 +6,10 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+from typing import Any
 
 import jax
+import pytest
 from hypothesis import settings
 
 # A user's project of its own (its own conftest sets 8 devices), run by
@@ -73,3 +75,15 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(hypothesis_profile())
         for key, count in sorted(module.TALLY.items()):
             terminalreporter.write_line(f"{key}: {count}")
+
+
+@pytest.fixture(scope="session")
+def wheel_install(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The shardviz wheel installed in a fresh venv with no node or npm on its PATH (tests/wheel_install.py),
+    made once per run for the smoke test and the browser test that use it."""
+    from wheel_install import install_wheel
+
+    try:
+        return install_wheel(tmp_path_factory.mktemp("wheel"))
+    except RuntimeError as err:
+        pytest.fail(str(err))

@@ -25,8 +25,14 @@ class Stash(dict):
 
 
 def config(options=None, ini=None, folder=Path("."), args=()):
-    options = {"shardviz_html": None, "shardviz_update": False, "shardviz_strict": None, **(options or {})}
-    ini = {"shardviz_strict": False, "shardviz_tolerance": "", **(ini or {})}
+    options = {
+        "shardviz_html": None,
+        "shardviz_update": False,
+        "shardviz_strict": None,
+        "shardviz_strict_stale": None,
+        **(options or {}),
+    }
+    ini = {"shardviz_strict": False, "shardviz_strict_stale": False, "shardviz_tolerance": "", **(ini or {})}
     lines: list[tuple[str, str]] = []
     return SimpleNamespace(
         getoption=lambda name, default=None: options.get(name, default),
@@ -79,7 +85,7 @@ def test_the_options_and_ini_settings_and_their_defaults():
     plugin.pytest_addoption(parser)
     assert parser.groups == [("shardviz", "shardviz layouts and budgets")]
     options = parser.group.options
-    assert set(options) == {"--shardviz-html", "--shardviz-update", "--shardviz-strict"}
+    assert set(options) == {"--shardviz-html", "--shardviz-update", "--shardviz-strict", "--shardviz-strict-stale"}
     assert options["--shardviz-html"]["metavar"] == "DIR" and options["--shardviz-html"]["default"] is None
     assert options["--shardviz-update"]["action"] == "store_true" and options["--shardviz-update"]["default"] is False
     # None: not given, so the ini file's setting decides
@@ -87,7 +93,11 @@ def test_the_options_and_ini_settings_and_their_defaults():
     assert "page" in options["--shardviz-html"]["help"]
     assert "record" in options["--shardviz-update"]["help"] and "stale" in options["--shardviz-update"]["help"]
     assert "any change" in options["--shardviz-strict"]["help"]
+    stale = options["--shardviz-strict-stale"]
+    assert stale["action"] == "store_true" and stale["default"] is None
+    assert "fail the run" in stale["help"] and "--shardviz-update" in stale["help"]
     assert parser.ini["shardviz_strict"][1] == {"type": "bool"}
+    assert parser.ini["shardviz_strict_stale"][1] == {"type": "bool"}
     assert parser.ini["shardviz_tolerance"][1] == {}
     assert "0.02 is 2%" in parser.ini["shardviz_tolerance"][0]
 
@@ -273,8 +283,8 @@ def snapshot_file(folder: Path, *names: str) -> Path:
     return path
 
 
-def session(cfg):
-    return SimpleNamespace(config=cfg)
+def session(cfg, exitstatus=pytest.ExitCode.OK):
+    return SimpleNamespace(config=cfg, exitstatus=exitstatus)
 
 
 def test_a_worker_hands_what_it_saw_to_the_controller_and_judges_nothing(tmp_path):
@@ -319,6 +329,55 @@ def test_stale_records_are_noted_and_with_update_removed(tmp_path):
         f"removed the stale record 'test_gone' from {path} (its test is gone)",
     ]
     assert sorted(json.loads(path.read_text())["snapshots"]) == ["test_a", "test_skipped"]
+
+
+STALE_FAILS = (
+    "the run fails on the stale records above (--shardviz-strict-stale or shardviz_strict_stale): "
+    "run the whole suite once with pytest --shardviz-update to prune them"
+)
+
+
+@pytest.mark.parametrize(
+    ("options", "ini", "fails"),
+    [
+        ({}, {}, False),
+        ({"shardviz_strict_stale": True}, {}, True),
+        ({}, {"shardviz_strict_stale": True}, True),
+        ({"shardviz_strict_stale": False}, {"shardviz_strict_stale": True}, False),  # the command line wins
+        ({"shardviz_strict_stale": True, "shardviz_update": True}, {}, False),  # an update prunes them instead
+    ],
+)
+def test_strict_stale_fails_a_run_that_leaves_stale_records(tmp_path, options, ini, fails):
+    path = snapshot_file(tmp_path, "test_a", "test_gone")
+    cfg = configured(options=options, ini=ini, folder=tmp_path)
+    state_of(cfg).tests[str(path)] = {"test_a"}
+    state_of(cfg).used[str(path)] = {"test_a"}
+    run = session(cfg)
+    plugin.pytest_sessionfinish(run)
+    assert run.exitstatus == (pytest.ExitCode.TESTS_FAILED if fails else pytest.ExitCode.OK)
+    assert (STALE_FAILS in state_of(cfg).notes) == fails
+    assert len(state_of(cfg).notes) == (2 if fails else 1)
+
+
+def test_strict_stale_keeps_a_worse_exit_status_and_passes_a_run_with_no_stale_record(tmp_path):
+    path = snapshot_file(tmp_path, "test_a", "test_gone")
+    cfg = configured(options={"shardviz_strict_stale": True}, folder=tmp_path)
+    state_of(cfg).tests[str(path)] = {"test_a"}
+    interrupted = session(cfg, pytest.ExitCode.INTERRUPTED)
+    plugin.pytest_sessionfinish(interrupted)
+    assert interrupted.exitstatus == pytest.ExitCode.INTERRUPTED
+    # a run that collected nothing but leaves stale records still fails
+    nothing = configured(options={"shardviz_strict_stale": True}, folder=tmp_path)
+    state_of(nothing).tests[str(path)] = {"test_a"}
+    empty = session(nothing, pytest.ExitCode.NO_TESTS_COLLECTED)
+    plugin.pytest_sessionfinish(empty)
+    assert empty.exitstatus == pytest.ExitCode.TESTS_FAILED
+    clean = configured(options={"shardviz_strict_stale": True}, folder=tmp_path)
+    state_of(clean).tests[str(path)] = {"test_a", "test_gone"}
+    state_of(clean).used[str(path)] = {"test_a", "test_gone"}
+    passed = session(clean)
+    plugin.pytest_sessionfinish(passed)
+    assert passed.exitstatus == pytest.ExitCode.OK and state_of(clean).notes == []
 
 
 def test_runs_of_some_tests_only_judge_no_record_stale(tmp_path):

@@ -248,3 +248,25 @@ def test_a_second_unnamed_call_is_a_record_of_its_own(pytester, monkeypatch):
     grown = pytester.runpytest(*QUIET)
     grown.assert_outcomes(failed=1)
     grown.stdout.fnmatch_lines(["*grew since the snapshot 'test_two#2'*"])
+
+
+def test_strict_stale_fails_a_whole_run_on_a_record_whose_test_is_gone_until_it_is_pruned(pytester, monkeypatch):
+    pytester.makepyfile(test_kept=PRELUDE + "\n\ndef test_kept(shardviz_snapshot):\n    shardviz_snapshot(traced())\n")
+    monkeypatch.chdir(pytester.path)
+    pytester.runpytest(*QUIET, "--shardviz-update").assert_outcomes(passed=1)
+    path = pytester.path / "__shardviz__" / "test_kept.json"
+    data = json.loads(path.read_text())
+    data["snapshots"]["test_removed_long_ago"] = data["snapshots"]["test_kept"]
+    path.write_text(json.dumps(data))
+    lenient = pytester.runpytest(*QUIET)
+    assert lenient.ret == 0  # by default a stale record is only noted
+    lenient.stdout.fnmatch_lines(["*stale record 'test_removed_long_ago'*pytest --shardviz-update removes it"])
+    strict = pytester.runpytest(*QUIET, "--shardviz-strict-stale")
+    strict.assert_outcomes(passed=1)
+    assert strict.ret == 1
+    strict.stdout.fnmatch_lines(["*the run fails on the stale records above*pytest --shardviz-update to prune them"])
+    pytester.makeini("[pytest]\nshardviz_strict_stale = true\n")
+    assert pytester.runpytest(*QUIET).ret == 1
+    pytester.runpytest(*QUIET, "--shardviz-update").assert_outcomes(passed=1)
+    assert set(json.loads(path.read_text())["snapshots"]) == {"test_kept"}
+    assert pytester.runpytest(*QUIET).ret == 0

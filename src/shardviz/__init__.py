@@ -14,11 +14,15 @@ describes layouts never loads the widget machinery.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 from typing import TYPE_CHECKING, Any
 
 from .errors import ShardingError
 
-__version__ = "0.1.0"
+try:
+    __version__ = importlib.metadata.version("shardviz")
+except importlib.metadata.PackageNotFoundError:  # a source checkout on sys.path, never installed
+    from ._version import __version__ as __version__
 
 # Public name -> the module that defines it, imported when the name is first read.
 _LAZY = {

@@ -341,6 +341,8 @@ def start_jupyter_lab(
     server_config: str = "",
     start_s: float = LAB_START_S,
     app: str = "lab",
+    python: str | None = None,
+    path: str | None = None,
 ) -> JupyterLab:
     """JupyterLab with its config, data, settings and workspaces under `base` (a fresh folder).
 
@@ -348,6 +350,9 @@ def start_jupyter_lab(
     when it is None. `server_config` is written as jupyter_server_config.py.
     `app="notebook"` starts Jupyter Notebook 7 instead (the same jupyter_server,
     settings and offline switches; it serves /tree and /notebooks/<path>).
+    `python` runs the server (and so its kernels) from another environment,
+    with this repository's source kept off its path and PATH set to `path`:
+    the installed wheel's test (tests/browser/test_wheel_lab.py).
     Raises RuntimeError with the log's tail when the server does not answer
     within `start_s` seconds.
     """
@@ -376,9 +381,14 @@ def start_jupyter_lab(
     else:
         env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={kernel_devices}"
     env.pop("JUPYTER_TOKEN", None)
+    if python is not None:  # another environment's own install, never this checkout
+        env.pop("PYTHONPATH")
+        env.pop("VIRTUAL_ENV", None)
+        if path is not None:
+            env["PATH"] = path
     log_path = base / ("jupyter-lab.log" if app == "lab" else "jupyter-notebook.log")
     command = [
-        sys.executable,
+        python or sys.executable,
         "-m",
         "jupyterlab" if app == "lab" else "notebook",
         "--no-browser",

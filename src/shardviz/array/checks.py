@@ -37,7 +37,10 @@ def entry_axes(entry: Any) -> tuple[Any, ...]:
 def spec_partitions(spec: Any) -> tuple[Any, ...]:
     """A spec's entries, one per dimension: a PartitionSpec with unreduced or reduced axes
     (``P('x', unreduced={'y'})``) refuses ``*spec``, and those axes split no dimension."""
-    return tuple(spec.partitions if isinstance(spec, PartitionSpec) else spec)
+    if isinstance(spec, PartitionSpec):
+        # JAX 0.10.0 has no ``partitions`` and iterates such a spec without complaint
+        return tuple(spec.partitions) if hasattr(spec, "partitions") else tuple(spec)
+    return tuple(spec)
 
 
 def unreduced_axes(sharding: Any) -> tuple[str, ...]:

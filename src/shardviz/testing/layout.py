@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec, Sharding
 
 from ..api import render_text
+from ..array.checks import spec_partitions
 from ..array.describe import describe
 from ..array.grammar import parse_spec
 from ..array.layout import Layout
@@ -215,7 +216,7 @@ def _split_dims(dims: str) -> list[str]:
 
 def _spec_entries(spec: PartitionSpec) -> Spec:
     out: list[tuple[str, ...]] = []
-    for k, entry in enumerate(spec.partitions):  # iterating a spec with unreduced or reduced axes raises
+    for k, entry in enumerate(spec_partitions(spec)):  # iterating a spec with unreduced or reduced axes raises
         if entry is None:
             out.append(())
         elif isinstance(entry, str):

@@ -9,6 +9,9 @@
 - ``--shardviz-strict`` (or the ini option ``shardviz_strict = true``, or
   ``@pytest.mark.shardviz_snapshot(strict=True)``): any change to a snapshot
   fails, within ``shardviz_tolerance`` (relative).
+- ``--shardviz-strict-stale`` (or the ini option ``shardviz_strict_stale = true``):
+  a run that leaves stale records (no test used them) fails, naming each
+  and the command that prunes them (``--shardviz-update``).
 - ``shardviz_snapshot(program, name=None)``: compare a traced program with
   the snapshot kept in ``__shardviz__/<test module>.json`` beside the test.
 - ``shardviz_mesh``: a mesh from ``@pytest.mark.shardviz_mesh(shape, names)``
@@ -86,7 +89,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="fail a snapshot on any change (less traffic, a collective gone, a layout changed), not only on growth",
     )
+    group.addoption(
+        "--shardviz-strict-stale",
+        action="store_true",
+        default=None,
+        help="fail the run when a shardviz_snapshot file keeps records no test used (prune with --shardviz-update)",
+    )
     parser.addini("shardviz_strict", "fail shardviz snapshots on any change, not only on growth", type="bool")
+    parser.addini("shardviz_strict_stale", "fail the run on shardviz snapshot records that no test used", type="bool")
     parser.addini("shardviz_tolerance", "relative change in bytes a shardviz snapshot takes as none (0.02 is 2%)")
 
 
@@ -258,6 +268,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     snapshot = importlib.import_module("shardviz.testing.snapshot")
     update = bool(config.getoption("shardviz_update"))
     narrowed = {str(_snapshot_of_arg(config.invocation_params.dir, a)) for a in config.args if "::" in a}
+    strict_stale = _strict_stale(config) and not update
+    found_stale = False
     for file in _snapshot_files(state):
         if file in narrowed:
             continue
@@ -268,12 +280,26 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             state.used.get(file, set()),
             prune=update,
         )
+        found_stale = found_stale or bool(stale)
         for name in stale:
             state.notes.append(
                 f"removed the stale record {name!r} from {file} (its test is gone)"
                 if update
                 else f"stale record {name!r} in {file}: its test is gone; pytest --shardviz-update removes it"
             )
+    if found_stale and strict_stale:
+        state.notes.append(
+            "the run fails on the stale records above (--shardviz-strict-stale or shardviz_strict_stale): "
+            "run the whole suite once with pytest --shardviz-update to prune them"
+        )
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _strict_stale(config: pytest.Config) -> bool:
+    """Whether stale records fail the run: the command line's choice, else the ini file's."""
+    chosen = config.getoption("shardviz_strict_stale")
+    return bool(config.getini("shardviz_strict_stale")) if chosen is None else bool(chosen)
 
 
 def _snapshot_files(state: RunState) -> list[str]:
