@@ -36,6 +36,7 @@ _LAZY = {
     "Comparison": "shardviz.compare.comparison",
     "compare": "shardviz.compare.run",
     "diff": "shardviz.compare.run",
+    "search": "shardviz.search",
     "Estimate": "shardviz.plan.estimate",
     "estimate": "shardviz.plan.estimate",
     "HARDWARE": "shardviz.plan.hardware",
@@ -88,6 +89,7 @@ __all__ = [
     "parse_spec",
     "render_text",
     "save_html",
+    "search",
     "show",
     "trace",
 ]
@@ -109,6 +111,7 @@ if TYPE_CHECKING:
     from .program.program import Program
     from .program.trace import trace
     from .program.whatif.parent import WhatIf
+    from .search import search
     from .tree.describe import describe_tree
     from .tree.rules import RulesApplied, apply_rules
     from .tree.tree import TreeLayout
