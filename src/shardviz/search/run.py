@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -214,12 +215,14 @@ def search(
     top_k: int = DEFAULT_TOP_K,
     timeout: float = 600.0,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> Comparison:
     """Search the plans of ``step`` on ``devices`` of ``hardware`` and trace the best ``top_k``.
 
     ``args``: the step's positional arguments (``jax.ShapeDtypeStruct``\\ s); ``params``: the
     argument numbers holding parameters (the rest are the batch, leading dimension split);
     ``optimizer``: those holding optimizer state (laid out with its parameter, or ZeRO-1).
+    ``executor``: a ``concurrent.futures.Executor`` to run the traces on (as in ``compare``).
     Returns a :class:`~shardviz.compare.Comparison` of the traced candidates, ranked, with
     ``search`` the :class:`SearchSpace` it explored.
     """
@@ -230,6 +233,8 @@ def search(
     param_nums = _argnums(params, "params", len(arguments))
     opt_nums = _argnums(optimizer, "optimizer", len(arguments))
     _check_devices(devices, hw)
+    if executor is not None and not isinstance(executor, Executor):
+        raise ShardingError(f"search's executor= is a concurrent.futures.Executor, got a {type(executor).__name__}")
     leaves = leaves_of(arguments, param_nums, opt_nums)
     if not any(leaf.role == "param" for leaf in leaves):
         raise ShardingError(f"search: argument(s) {list(param_nums)} named by params= hold no arrays")
@@ -259,7 +264,8 @@ def search(
         raise ShardingError(f"search: every candidate on {devices} devices is pruned before tracing "
                             f"({considered[0].reason if considered else 'none left'})")  # fmt: skip
     candidates = [Candidate(p.name, _mesh(p), p.rules) for p in chosen]
-    result = compare(step, candidates, args=arguments, hardware=hw, timeout=timeout, workers=workers)
+    result = compare(step, candidates, args=arguments, hardware=hw, timeout=timeout, workers=workers,
+                     executor=executor)  # fmt: skip
     traced = {p.name for p in chosen}
     considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced") for p in chosen)
     return _finish(result, considered, chosen, devices, hw, traced)
