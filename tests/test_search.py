@@ -166,3 +166,36 @@ def test_a_step_with_no_array_arguments_is_refused(monkeypatch):
     with pytest.raises(ShardingError, match="no array arguments"):
         shardviz.search(lambda a, b: a, (3, "x"), devices=8)
     assert not started
+
+
+def test_batch_max_is_the_largest_batch_that_fits_by_the_memory_estimate():
+    import dataclasses
+
+    from jax.sharding import AbstractMesh
+
+    from shardviz.compare.candidates import Candidate, resolve_arguments
+    from shardviz.plan.hardware import hardware_named
+
+    # a chip of 64 MiB, so the batch that fills it stays small enough to trace quickly
+    hw = dataclasses.replace(hardware_named("tpu-v5p"), name="v5p-64MiB", hbm_bytes=64 * 2**20)
+    args = mlp_block_arguments(8 * 64, 256, 1024)
+    result = shardviz.search(mlp_block_step, args, devices=8, hardware=hw, top_k=1, batch="max", timeout=300)
+    (largest,) = result.search.max_batch
+    assert largest.plan == result.search.best
+    assert largest.fits and largest.device_bytes <= hw.hbm_bytes
+    mesh = AbstractMesh(tuple(n for _, n in result.search.best_mesh), tuple(a for a, _ in result.search.best_mesh))
+    split = largest.batch // largest.per_device
+
+    def held(rows):
+        laid = resolve_arguments(Candidate("x", mesh, result.search.best_rules), mlp_block_arguments(rows, 256, 1024))
+        return shardviz.trace(mlp_block_step, *laid, mesh=mesh).estimate(hw).device_bytes
+
+    # JAX's own memory analysis of the step at that batch fits; a tenth more rows does not
+    assert held(largest.batch) == largest.device_bytes <= hw.hbm_bytes
+    assert held((largest.batch * 11 // 10) // split * split) > hw.hbm_bytes
+    assert "largest batch of" in result.search.report()
+
+
+def test_batch_max_needs_one_batch_dimension():
+    with pytest.raises(ShardingError, match="batch="):
+        shardviz.search(mlp_block_step, mlp_block_arguments(64, 32, 64), devices=8, batch="most")

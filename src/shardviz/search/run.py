@@ -31,6 +31,7 @@ from ..compare.run import DEFAULT_HARDWARE, compare
 from ..errors import ShardingError
 from ..plan.hardware import Hardware, hardware_named
 from ..text.ranges import format_bytes
+from .batch import MaxBatch, largest_batch
 from .cost import Cost, cost, step_flops
 from .space import Leaf, Plan, leaves_of, plans, residual_width
 
@@ -76,6 +77,7 @@ class SearchSpace:
     best_mesh: tuple[tuple[str, int], ...]
     network_bound: bool  # every traced plan is network-bound
     verdict: str
+    max_batch: tuple[MaxBatch, ...] = ()  # with batch="max": each traced plan's largest batch that fits
 
     @property
     def considered(self) -> int:
@@ -130,6 +132,7 @@ class SearchSpace:
             "verdict": self.verdict,
             "code": self.code(),
             "candidates": [c.to_json() for c in self.candidates],
+            "max_batch": [m.to_json() for m in self.max_batch],
         }
 
     def report(self) -> str:
@@ -139,6 +142,11 @@ class SearchSpace:
             f"{self.pruned} pruned ({by}), {self.traced} traced",
             self.verdict,
         ]
+        for m in self.max_batch:
+            held = "unknown" if m.device_bytes is None else format_bytes(m.device_bytes)
+            verdict = {True: "fits", False: "does NOT fit", None: "unknown"}[m.fits]
+            lines.append(f"largest batch of {m.plan}: {m.batch} rows ({m.per_device} per device), {held} per "
+                         f"device {verdict} in {format_bytes(int(m.hbm_bytes))} ({m.traces} traces)")  # fmt: skip
         if self.best is not None:
             lines.append("best plan's rules:")
             lines.extend("  " + line for line in self.best_rules.splitlines() or ["(everything replicated)"])
@@ -216,6 +224,7 @@ def search(
     timeout: float = 600.0,
     workers: int | None = None,
     executor: Executor | None = None,
+    batch: Any = None,
 ) -> Comparison:
     """Search the plans of ``step`` on ``devices`` of ``hardware`` and trace the best ``top_k``.
 
@@ -223,6 +232,8 @@ def search(
     argument numbers holding parameters (the rest are the batch, leading dimension split);
     ``optimizer``: those holding optimizer state (laid out with its parameter, or ZeRO-1).
     ``executor``: a ``concurrent.futures.Executor`` to run the traces on (as in ``compare``).
+    ``batch="max"``: for each traced plan, the largest batch that fits the chip's HBM, confirmed by
+    a trace at that batch (``search.max_batch``).
     Returns a :class:`~shardviz.compare.Comparison` of the traced candidates, ranked, with
     ``search`` the :class:`SearchSpace` it explored.
     """
@@ -235,7 +246,14 @@ def search(
     _check_devices(devices, hw)
     if executor is not None and not isinstance(executor, Executor):
         raise ShardingError(f"search's executor= is a concurrent.futures.Executor, got a {type(executor).__name__}")
+    if batch not in (None, "max"):
+        raise ShardingError(f"search's batch= is None or 'max', got {batch!r}")
     leaves = leaves_of(arguments, param_nums, opt_nums)
+    batch_nums = {leaf.argnum for leaf in leaves if leaf.role == "batch"}
+    rows = {leaf.shape[0] for leaf in leaves if leaf.role == "batch" and leaf.shape}
+    if batch == "max" and len(rows) != 1:
+        raise ShardingError("batch='max' needs batch arguments that share one leading dimension (the batch); "
+                            f"they have {sorted(rows) or 'none'}")  # fmt: skip
     if not any(leaf.role == "param" for leaf in leaves):
         raise ShardingError(f"search: argument(s) {list(param_nums)} named by params= hold no arrays")
     space, dropped = plans(leaves, devices, hw)
@@ -268,7 +286,16 @@ def search(
                      executor=executor)  # fmt: skip
     traced = {p.name for p in chosen}
     considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced") for p in chosen)
-    return _finish(result, considered, chosen, devices, hw, traced)
+    finished = _finish(result, considered, chosen, devices, hw, traced)
+    if batch != "max":
+        return finished
+    largest = tuple(
+        largest_batch(step, p, arguments, batch_nums, next(iter(rows)), r.device_bytes, hw, timeout)
+        for p in chosen
+        for r in finished.rows
+        if r.candidate == p.name and r.device_bytes is not None
+    )
+    return replace(finished, search=replace(finished.search, max_batch=largest))
 
 
 def _mesh(plan: Plan) -> jax.sharding.AbstractMesh:
