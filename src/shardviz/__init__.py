@@ -33,6 +33,7 @@ _LAZY = {
     "MeshInfo": "shardviz.array.model",
     "Tile": "shardviz.array.model",
     "Candidate": "shardviz.compare.candidates",
+    "LogicalRules": "shardviz.compare.candidates",
     "Comparison": "shardviz.compare.comparison",
     "compare": "shardviz.compare.run",
     "diff": "shardviz.compare.run",
@@ -68,6 +69,7 @@ __all__ = [
     "Estimate",
     "Hardware",
     "Layout",
+    "LogicalRules",
     "MeshInfo",
     "Program",
     "ProgramWidget",
@@ -101,7 +103,7 @@ if TYPE_CHECKING:
     from .array.grammar import parse_mesh, parse_spec
     from .array.layout import Layout
     from .array.model import DeviceInfo, MeshInfo, Tile
-    from .compare.candidates import Candidate
+    from .compare.candidates import Candidate, LogicalRules
     from .compare.comparison import Comparison
     from .compare.run import compare, diff
     from .export.page import save_html

@@ -24,7 +24,7 @@ from typing import Any
 
 import jax
 
-from ..compare.candidates import Candidate
+from ..compare.candidates import Candidate, LogicalRules
 from ..compare.comparison import Comparison, ranked
 from ..compare.rows import Row
 from ..compare.run import DEFAULT_HARDWARE, compare
@@ -33,7 +33,7 @@ from ..plan.hardware import Hardware, hardware_named
 from ..text.ranges import format_bytes
 from .batch import MaxBatch, largest_batch
 from .cost import Cost, cost, step_flops
-from .space import Leaf, Plan, leaves_of, plans, residual_width
+from .space import Leaf, Plan, leaves_of, logical_rules_of, plans, residual_width
 
 TIE = 0.02  # traced steps within 2% of the fastest count as equal (the estimate is no finer)
 DEFAULT_TOP_K = 4
@@ -77,6 +77,8 @@ class SearchSpace:
     best_mesh: tuple[tuple[str, int], ...]
     network_bound: bool  # every traced plan is network-bound
     verdict: str
+    # with names=: the best plan as logical-axis rules (name, mesh axes); None where no rules say it
+    best_logical_rules: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     max_batch: tuple[MaxBatch, ...] = ()  # with batch="max": each traced plan's largest batch that fits
 
     @property
@@ -133,6 +135,9 @@ class SearchSpace:
             "code": self.code(),
             "candidates": [c.to_json() for c in self.candidates],
             "max_batch": [m.to_json() for m in self.max_batch],
+            "best_logical_rules": None
+            if self.best_logical_rules is None
+            else [[name, list(axes)] for name, axes in self.best_logical_rules],
         }
 
     def report(self) -> str:
@@ -147,6 +152,9 @@ class SearchSpace:
             verdict = {True: "fits", False: "does NOT fit", None: "unknown"}[m.fits]
             lines.append(f"largest batch of {m.plan}: {m.batch} rows ({m.per_device} per device), {held} per "
                          f"device {verdict} in {format_bytes(int(m.hbm_bytes))} ({m.traces} traces)")  # fmt: skip
+        if self.best_logical_rules is not None:
+            pairs = ", ".join(f"{n} -> {'+'.join(a) or 'None'}" for n, a in self.best_logical_rules)
+            lines.append(f"best plan's logical-axis rules: {pairs}")
         if self.best is not None:
             lines.append("best plan's rules:")
             lines.extend("  " + line for line in self.best_rules.splitlines() or ["(everything replicated)"])
@@ -225,6 +233,7 @@ def search(
     workers: int | None = None,
     executor: Executor | None = None,
     batch: Any = None,
+    names: Any = None,
 ) -> Comparison:
     """Search the plans of ``step`` on ``devices`` of ``hardware`` and trace the best ``top_k``.
 
@@ -233,7 +242,9 @@ def search(
     ``optimizer``: those holding optimizer state (laid out with its parameter, or ZeRO-1).
     ``executor``: a ``concurrent.futures.Executor`` to run the traces on (as in ``compare``).
     ``batch="max"``: for each traced plan, the largest batch that fits the chip's HBM, confirmed by
-    a trace at that batch (``search.max_batch``).
+    a trace at that batch (``search.max_batch``). ``names``: each argument leaf's logical axis names
+    (as :class:`shardviz.LogicalRules` takes them), to give the best plan as logical-axis rules
+    (``search.best_logical_rules``).
     Returns a :class:`~shardviz.compare.Comparison` of the traced candidates, ranked, with
     ``search`` the :class:`SearchSpace` it explored.
     """
@@ -287,6 +298,12 @@ def search(
     traced = {p.name for p in chosen}
     considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced") for p in chosen)
     finished = _finish(result, considered, chosen, devices, hw, traced)
+    if names is not None and finished.search.best is not None:
+        by_path = LogicalRules((), names).names_by_path()
+        best_plan = next(p for p in chosen if p.name == finished.search.best)
+        finished = replace(
+            finished, search=replace(finished.search, best_logical_rules=logical_rules_of(best_plan, by_path))
+        )
     if batch != "max":
         return finished
     largest = tuple(

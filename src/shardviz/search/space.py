@@ -251,3 +251,25 @@ def plans(leaves: Sequence[Leaf], devices: int, hw: Hardware) -> tuple[list[Plan
     if not out and not dropped:
         raise ShardingError(f"no mesh factors {devices} devices on {hw.name}")
     return out, dropped
+
+
+def logical_rules_of(
+    plan: Plan, names: dict[str, tuple[str | None, ...]]
+) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """The plan as logical-axis rules (each logical name to the mesh axes its dimensions take), or
+    None where no rules say it: a name on two layouts, or a split dimension with no name."""
+    found: dict[str, tuple[str, ...]] = {}
+    for s in plan.strategies:
+        leaf_names = names.get(s.leaf.path)
+        if leaf_names is None or len(leaf_names) != len(s.dims):
+            if any(s.dims):
+                return None
+            continue
+        for name, axes in zip(leaf_names, s.dims):
+            if name is None:
+                if axes:
+                    return None
+                continue
+            if found.setdefault(name, axes) != axes:
+                return None
+    return tuple(found.items())
