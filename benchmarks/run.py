@@ -114,6 +114,7 @@ PARTS: dict[str, tuple[str, str, int]] = {
     "local": ("local_engine.py", "Layout engine in the browser (`local_engine.py`)", 900),
     "plan": ("plan_side.py", "Planning a pod: what-if trace against a bare compile in a child (`plan_side.py`)", 600),
     "compare": ("compare.py", "Comparing plans: 16 candidates against one what-if trace (`compare.py`)", 900),
+    "search": ("search.py", "Searching a plan: 256 chips against tracing every candidate (`search.py`)", 900),
     "testing": (
         "testing_side.py",
         "Budgets in tests: a failing assertion's message after the trace (`testing_side.py`)",

@@ -33,10 +33,11 @@ COURSE = [
     "08-will-it-fit",
     "09-before-you-rent-the-pod",
     "10-choose-a-plan",
+    "11-search-the-plan",
 ]
 CELL_TIMEOUT = 60  # seconds per cell; a whole notebook takes a few seconds
 # Notebook 10 compares candidates on 256 and 4,096 what-if devices: a cell traces several at once.
-CELL_TIMEOUTS = {"10-choose-a-plan": 240}
+CELL_TIMEOUTS = {"10-choose-a-plan": 240, "11-search-the-plan": 300}
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
@@ -53,6 +54,7 @@ WRONG_ANSWERS = {
     "08-will-it-fit": ("*embed = (data, fsdp), model", "*embed = (data, fsdp), None"),
     "09-before-you-rent-the-pod": ("MESH_SHAPE = (256, 1)", "MESH_SHAPE = (32, 8)"),
     "10-choose-a-plan": ("MESH_SHAPE = (256, 1)", "MESH_SHAPE = (64, 4)"),
+    "11-search-the-plan": ("MESH = {'fsdp': 256}", "MESH = {'data': 256}"),
 }
 
 

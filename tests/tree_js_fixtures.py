@@ -139,6 +139,43 @@ def multi_mesh_tree() -> Any:
     }
 
 
+def flax_logical_tree() -> Any:
+    """Flax Linen's logical-rules guide: kernels named ("embed", "hidden") and back, laid out by its
+    rules on a 2x4 mesh of real devices."""
+    import flax.linen as nn
+
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
+    rules = (("batch", "data"), ("hidden", "model"), ("embed", None))
+
+    class DotReluDot(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            init = nn.initializers.xavier_normal()
+            w1 = self.param("W1", nn.with_logical_partitioning(init, ("embed", "hidden")), (x.shape[-1], 64))
+            w2 = self.param("W2", nn.with_logical_partitioning(init, ("hidden", "embed")), (64, x.shape[-1]))
+            return jax.nn.relu(x @ w1) @ w2
+
+    x = jnp.ones((8, 32))
+    abstract = jax.eval_shape(DotReluDot().init, jax.random.key(0), x)
+    shardings = nn.logical_to_mesh_sharding(nn.get_partition_spec(abstract), mesh, rules)
+    return jax.jit(DotReluDot().init, out_shardings=shardings)(jax.random.key(0), x)
+
+
+def logical_truth(tree: Any) -> dict[str, str]:
+    """Each Flax box's path and its names beside the mesh axes JAX laid its array out on (``sharding.spec``)."""
+    import flax.linen as nn
+
+    boxes = jax.tree_util.tree_flatten_with_path(tree, is_leaf=lambda x: isinstance(x, nn.LogicallyPartitioned))[0]
+    out = {}
+    for path, box in boxes:
+        array = box.value
+        spec = list(array.sharding.spec) + [None] * (array.ndim - len(array.sharding.spec))
+        axes = ["-" if e is None else e if isinstance(e, str) else "+".join(e) for e in spec]
+        key = ".".join(path_segments([path])[0]) + ".value"
+        out[key] = ", ".join(f"{n} -> {a}" for n, a in zip(box.names, axes) if n is not None)
+    return out
+
+
 def tree_fixtures() -> dict[str, dict[str, Any]]:
     payloads = {
         "tree_concrete": widget_payload(concrete_tree(), CONCRETE_RULES),
@@ -147,6 +184,7 @@ def tree_fixtures() -> dict[str, dict[str, Any]]:
         "tree_whatif_4096_plain": widget_payload(what_if_tree()),
         "tree_multi_mesh": widget_payload(multi_mesh_tree()),
         "tree_empty": widget_payload({}),
+        "tree_flax_logical": widget_payload(flax_logical_tree()),
     }
     payloads["tree_rules_error"] = rules_error(concrete_tree(), CONCRETE_RULES, CONCRETE_RULES + "params.*.b = nope\n")
     return payloads
@@ -530,6 +568,7 @@ def write_tree_fixtures(target: Any) -> int:
         "tree_rules_parity": rules_parity_cases(),
         "tree_glob_cases": {"cases": glob_cases()},
         "tree_truth": truth,
+        "tree_logical_truth": logical_truth(flax_logical_tree()),
     }
     for name, content in files.items():
         (target / f"{name}.json").write_text(json.dumps(content, separators=(",", ":")))

@@ -240,6 +240,12 @@ PARTS: dict[str, Slice] = {
         # hook's garbage collections at exit, a mutant's run takes a fifth of the time
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
+    # the search's space and analytic cost against hand counts of the book (no trace)
+    "search": Slice(
+        ("search/space.py", "search/cost.py"),
+        _tests("test_search_space.py", "test_search_cost.py"),
+        ("-p", "no:anyio", "-p", "no:unraisableexception"),
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),

@@ -67,10 +67,29 @@ export interface ComparePayload {
   seconds: number;
   rows: CompareRow[];
   failures: CompareFailure[];
+  /** What shardviz.search explored, where the comparison came from a search (docs/searching.md). */
+  search?: SearchPayload;
   /** The widget's: each candidate's rules text, where it was given as rules (the ones it can edit). */
   rules?: Record<string, string>;
   /** The widget's: whether a live kernel can trace a candidate again. */
   editable?: boolean;
+}
+
+/** A search's space: how many candidates it considered, pruned (by what) and traced, and its best plan. */
+export interface SearchPayload {
+  devices: number;
+  hardware: string;
+  considered: number;
+  pruned: number;
+  traced: number;
+  pruned_by: Record<string, number>;
+  best: string | null;
+  best_rules: string;
+  best_mesh: [string, number][];
+  network_bound: boolean;
+  verdict: string;
+  /** "Use this plan": the mesh, the rules and jax.device_put of the arguments, as Python. */
+  code: string;
 }
 
 export function isComparePayload(payload: unknown): payload is ComparePayload {

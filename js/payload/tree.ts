@@ -52,6 +52,8 @@ export interface TreeLeafColumns {
   bytes: number[];
   other: [number, string][];
   type: [number, string][];
+  /** Only where Flax named a leaf's axes: `[leaf, [name or null per dimension], text]`. */
+  logical?: [number, (string | null)[], string][];
 }
 
 export interface ReplicatedFinding {
@@ -132,6 +134,8 @@ export interface Tree {
   groupPositions: Int32Array[];
   otherTypes: Map<number, string>;
   typeOverrides: Map<number, string>;
+  /** Leaf -> the logical axis names Flax put on its dimensions. */
+  logical: Map<number, (string | null)[]>;
 }
 
 const product = (values: readonly number[]): number => values.reduce((a, b) => a * b, 1);
@@ -262,7 +266,21 @@ export function decodeTreePayload(payload: TreePayload, previous?: Tree | null):
     groupPositions,
     otherTypes: new Map(leaves.other),
     typeOverrides: new Map(leaves.type),
+    logical: new Map((leaves.logical ?? []).map(([leaf, names]) => [leaf, names] as const)),
   };
+}
+
+/** `embed -> fsdp, mlp -> model`: leaf i's logical names beside the mesh axes its group splits them
+ * over now (`-` where a dimension is replicated); "" for a leaf Flax named nothing on. */
+export function leafLogical(tree: Tree, i: number): string {
+  const names = tree.logical.get(i);
+  const g = tree.group[i];
+  if (names === undefined || g < 0) return "";
+  const spec = tree.payload.groups[g].spec;
+  return names
+    .map((name, d) => (name === null ? null : `${name} -> ${(spec[d] ?? []).join("+") || "-"}`))
+    .filter((part): part is string => part !== null)
+    .join(", ");
 }
 
 /** Leaf i's type: `str(jax.typeof(leaf))` for an array (from its group's pieces), its Python type otherwise. */

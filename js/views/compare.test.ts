@@ -154,4 +154,44 @@ describe("the comparison view", () => {
     expect(edit).toHaveBeenCalledWith("rules_edit", JSON.stringify({ candidate: "tp", rules: "0 = data" }));
     live.view.destroy();
   });
+
+  it("shows a search's space and its best plan's rules, and gives the code on Use this plan", () => {
+    const code = 'mesh = jax.make_mesh((4, 2), (\'data\', \'model\'))\nrules = """\n0 = data, model\n"""\n';
+    const search = {
+      devices: 8,
+      hardware: "h100",
+      considered: 13,
+      pruned: 10,
+      traced: 3,
+      pruned_by: { "analytic step": 9, "does not split": 1 },
+      best: "tp",
+      best_rules: "0 = data, model\n<b>1</b> = data, None",
+      best_mesh: [
+        ["data", 4],
+        ["model", 2],
+      ] as [string, number][],
+      network_bound: true,
+      verdict: "every plan is network-bound: the best, tp, ...",
+      code,
+    };
+    const { el, view } = mount(readOnlyHost({ ...traits, payload: { ...PAYLOAD, search } }));
+    const panel = el.querySelector('[data-role="search-space"]') as HTMLElement;
+    expect(panel.querySelector('[data-role="search-counts"]')?.textContent).toBe(
+      "13 candidates considered on 8 devices of h100, 10 pruned (9 by analytic step, 1 by does not split), 3 traced",
+    );
+    expect(panel.querySelector('[data-role="search-verdict"]')?.className).toBe("sv-alert");
+    // the rules reach the page as text, never as markup
+    const rules = panel.querySelector('[data-role="search-rules"]') as HTMLElement;
+    expect(rules.textContent).toBe("0 = data, model\n<b>1</b> = data, None");
+    expect(rules.querySelector("b")).toBeNull();
+    const shown = panel.querySelector('[data-role="search-code"]') as HTMLElement;
+    expect(shown.hidden).toBe(true);
+    (panel.querySelector('[data-role="use-plan"]') as HTMLButtonElement).click();
+    expect(shown.hidden).toBe(false);
+    expect(shown.textContent).toBe(code);
+    view.destroy();
+    const plain = mount(saved);
+    expect(plain.el.querySelector('[data-role="search-space"]')).toBeNull();
+    plain.view.destroy();
+  });
 });

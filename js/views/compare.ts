@@ -9,7 +9,7 @@
  */
 
 import { renderSides, seconds } from "../components/compareSides";
-import { type CompareRow, headroom, isComparePayload, rowKey } from "../payload/compare";
+import { type CompareRow, headroom, isComparePayload, rowKey, type SearchPayload } from "../payload/compare";
 import type { Host } from "../traits/host";
 import { h, replaceChildren } from "../util/dom";
 import { ROOT_CLASS } from "../util/measure";
@@ -156,6 +156,7 @@ export class CompareView implements MountedView {
       picked.length === 2
         ? renderSides(picked[0], picked[1], this.sidesLifetime.signal)
         : h("p", { class: "sv-muted", "data-role": "compare-hint" }, ["Select two rows to set them side by side."]),
+      ...this.searchSpace(payload.search),
       ...this.failures(payload.failures),
       ...this.editors(payload.rules ?? {}, payload.editable === true),
     ]);
@@ -211,6 +212,45 @@ export class CompareView implements MountedView {
       { signal: this.lifetime.signal },
     );
     return tr;
+  }
+
+  /** A search's space and its best plan's rules; "Use this plan" shows the code that lays it out. */
+  private searchSpace(search: SearchPayload | undefined): HTMLElement[] {
+    if (search === undefined) return [];
+    const by = Object.entries(search.pruned_by)
+      .map(([why, n]) => `${n} by ${why}`)
+      .join(", ");
+    const code = h("pre", { class: "sv-compare-code", "data-role": "search-code", hidden: true }, [search.code]);
+    const use = h("button", { type: "button", "data-role": "use-plan", disabled: search.best === null }, [
+      "Use this plan",
+    ]);
+    use.addEventListener(
+      "click",
+      () => {
+        code.hidden = false;
+        void navigator.clipboard?.writeText(search.code).catch(() => undefined);
+      },
+      { signal: this.lifetime.signal },
+    );
+    const mesh = search.best_mesh.map(([name, size]) => `${name}=${size}`).join(" x ");
+    return [
+      h("div", { class: "sv-compare-search", "data-role": "search-space" }, [
+        h("h4", {}, ["Search"]),
+        h("p", { "data-role": "search-counts" }, [
+          `${search.considered} candidates considered on ${search.devices} devices of ${search.hardware}, ` +
+            `${search.pruned} pruned (${by || "none"}), ${search.traced} traced`,
+        ]),
+        h("p", { class: search.network_bound ? "sv-alert" : "", "data-role": "search-verdict" }, [search.verdict]),
+        search.best === null
+          ? null
+          : h("div", {}, [
+              h("p", {}, [`Best plan: ${search.best} (${mesh})`]),
+              h("pre", { class: "sv-compare-rules-text", "data-role": "search-rules" }, [search.best_rules]),
+              use,
+              code,
+            ]),
+      ]),
+    ];
   }
 
   private failures(failures: readonly { candidate: string; hardware: string; error: string }[]): HTMLElement[] {

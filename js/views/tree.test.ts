@@ -445,4 +445,14 @@ describe("a saved page of a tree", () => {
     root.querySelector<HTMLElement>(`[data-leaf="${outside}"]`)?.click();
     expect(root.querySelector('[data-role="leaf-unavailable"]')?.textContent).toContain("not available offline");
   });
+
+  it("shows Flax's logical axis names beside the mesh axes JAX laid them on", () => {
+    const expected = loadJson<Record<string, string>>("tree_logical_truth");
+    const { el } = renderTree(loadTreeFixture("tree_flax_logical"));
+    for (const [path, text] of Object.entries(expected)) {
+      const logical = rowOf(el, path).querySelector('[data-role="logical"]') as HTMLElement;
+      expect(logical.textContent?.trim()).toBe(text);
+    }
+    expect(Object.keys(expected).sort()).toEqual(["params.W1.value", "params.W2.value"]);
+  });
 });

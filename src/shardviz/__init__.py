@@ -37,9 +37,11 @@ _LAZY = {
     "MeshInfo": "shardviz.array.model",
     "Tile": "shardviz.array.model",
     "Candidate": "shardviz.compare.candidates",
+    "LogicalRules": "shardviz.compare.candidates",
     "Comparison": "shardviz.compare.comparison",
     "compare": "shardviz.compare.run",
     "diff": "shardviz.compare.run",
+    "search": "shardviz.search",
     "Estimate": "shardviz.plan.estimate",
     "estimate": "shardviz.plan.estimate",
     "HARDWARE": "shardviz.plan.hardware",
@@ -71,6 +73,7 @@ __all__ = [
     "Estimate",
     "Hardware",
     "Layout",
+    "LogicalRules",
     "MeshInfo",
     "Program",
     "ProgramWidget",
@@ -92,6 +95,7 @@ __all__ = [
     "parse_spec",
     "render_text",
     "save_html",
+    "search",
     "show",
     "trace",
 ]
@@ -103,7 +107,7 @@ if TYPE_CHECKING:
     from .array.grammar import parse_mesh, parse_spec
     from .array.layout import Layout
     from .array.model import DeviceInfo, MeshInfo, Tile
-    from .compare.candidates import Candidate
+    from .compare.candidates import Candidate, LogicalRules
     from .compare.comparison import Comparison
     from .compare.run import compare, diff
     from .export.page import save_html
@@ -113,6 +117,7 @@ if TYPE_CHECKING:
     from .program.program import Program
     from .program.trace import trace
     from .program.whatif.parent import WhatIf
+    from .search import search
     from .tree.describe import describe_tree
     from .tree.rules import RulesApplied, apply_rules
     from .tree.tree import TreeLayout

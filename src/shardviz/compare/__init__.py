@@ -12,12 +12,22 @@ import sys
 import types
 from typing import Any
 
-from .candidates import Candidate
+from .candidates import Candidate, LogicalRules
 from .comparison import Comparison
 from .rows import Failure, LineChange, LineCollectives, Row
 from .run import compare, diff
 
-__all__ = ["Candidate", "Comparison", "Failure", "LineChange", "LineCollectives", "Row", "compare", "diff"]
+__all__ = [
+    "Candidate",
+    "Comparison",
+    "Failure",
+    "LineChange",
+    "LineCollectives",
+    "LogicalRules",
+    "Row",
+    "compare",
+    "diff",
+]
 
 
 class _CallablePackage(types.ModuleType):

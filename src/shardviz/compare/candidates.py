@@ -9,7 +9,9 @@ what-if trace's input):
 - rules text, ``GLOB = SPEC`` one per line (the tree view's rules engine,
   :func:`shardviz.tree.rules.apply_rules`), applied to the arguments; a
   leaf no rule matches is replicated;
-- a function of the mesh returning either of those, or the arguments
+- :class:`LogicalRules`: logical-axis rules (``("embed", "fsdp")``) and each
+  leaf's logical names, turned into rules text;
+- a function of the mesh returning any of those, or the arguments
   themselves (``ShapeDtypeStruct``s with their shardings on that mesh).
 """
 
@@ -22,9 +24,52 @@ import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..tree.logical import Names, logical_names, parse_logical_rules, spec_for
+from ..tree.paths import path_segments
 from ..tree.rules import apply_rules
 
-Shardings = Any  # a specs pytree, rules text, or a function of the mesh returning either (or the arguments)
+Shardings = Any  # a specs pytree, rules text, LogicalRules, or a function of the mesh returning one (or the arguments)
+
+
+@dataclass(frozen=True)
+class LogicalRules:
+    """A candidate's shardings as logical-axis rules, the form MaxText and Flax write: ``rules``
+    pairs ``(logical name, mesh axis or axes or None)``, the first of a name winning; ``names`` each
+    argument leaf's logical names: a mapping of dotted path (as rules text matches it, e.g.
+    ``0.layers.w_in``) to one name or None per dimension, or a tree laid out like the arguments
+    holding Flax's boxes (``nn.LogicallyPartitioned``, NNX variables), whose names are read."""
+
+    rules: Any
+    names: Any
+
+    def names_by_path(self) -> dict[str, Names]:
+        if isinstance(self.names, dict) and all(isinstance(k, str) for k in self.names):
+            return {k: tuple(v) for k, v in self.names.items()}
+        found = logical_names(tuple(self.names) if isinstance(self.names, list) else self.names)
+        return {k.removesuffix(".value"): v for k, v in found.items()}
+
+    def rules_text(self, args: Any) -> str:
+        """The rules as ``GLOB = SPEC`` text for ``args``: each named leaf's dimensions on the mesh
+        axes its names map to; a leaf with no names is replicated."""
+        pairs = parse_logical_rules(self.rules)
+        names = self.names_by_path()
+        flat = jax.tree_util.tree_flatten_with_path(args)[0]
+        paths = [".".join(seg) for seg in path_segments([p for p, _ in flat])]
+        lines = []
+        for path, (_, leaf) in zip(paths, flat):
+            found = names.get(path)
+            if found is None or not hasattr(leaf, "shape"):
+                continue
+            if len(found) != len(leaf.shape):
+                raise ShardingError(f"logical names {found!r} of {path} do not match its {len(leaf.shape)} dimensions")
+            spec = spec_for(found, pairs)
+            if any(spec):
+                lines.append(f"{path} = " + ", ".join(_entry(axes) for axes in spec))
+        return "\n".join(lines)
+
+
+def _entry(axes: tuple[str, ...]) -> str:
+    return "None" if not axes else axes[0] if len(axes) == 1 else "(" + ", ".join(axes) + ")"
 
 
 @dataclass(frozen=True)
@@ -146,6 +191,11 @@ def resolve_arguments(candidate: Candidate, args: tuple[Any, ...] | None) -> tup
             "jax.ShapeDtypeStructs, or give a function of the mesh that returns the arguments"
         )
     plain = _without_sharding(tuple(args))
+    if isinstance(shardings, LogicalRules):
+        try:
+            shardings = shardings.rules_text(plain)
+        except ShardingError as err:
+            raise ShardingError(f"candidate {candidate.name!r}: {err}") from None
     if isinstance(shardings, str):
         return tuple(_with_rules(plain, shardings, mesh, candidate.name))
     return tuple(_with_specs(plain, shardings, mesh, candidate.name))

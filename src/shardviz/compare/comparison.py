@@ -10,7 +10,7 @@ vanished, moves more or fewer bytes, or takes longer on its links.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -51,13 +51,15 @@ class Comparison:
     # what compare() traced, to trace one candidate again (shardviz.compare.run.retrace); None for diff()
     origin: Any = field(default=None, repr=False)
     hardware_used: tuple[Hardware, ...] = ()  # the Hardware behind each name of ``hardware``
+    # what shardviz.search explored (a shardviz.search.SearchSpace); None for compare() and diff()
+    search: Any = field(default=None, repr=False)
 
     def best(self, fits: bool = True, hardware: str | None = None) -> Row | None:
         """The fastest row (on ``hardware`` if given); with ``fits`` only rows whose memory is not
         known to overflow the chip's HBM. None when no row qualifies."""
         rows = [r for r in self.rows if hardware is None or r.hardware == hardware]
-        if fits:
-            rows = [r for r in rows if r.fits is not False]
+        if fits:  # the first in rank order: a search ranks plans it cannot tell apart by its own tie-break
+            return next((r for r in rows if r.fits is not False), None)
         return min(rows, key=lambda r: (r.step_s, r.candidate, r.hardware), default=None)
 
     def row(self, candidate: str, hardware: str | None = None) -> Row:
@@ -94,13 +96,15 @@ class Comparison:
             "seconds": self.seconds,
             "rows": [r.to_json() for r in self.rows],
             "failures": [f.to_json() for f in self.failures],
+            **({} if self.search is None else {"search": self.search.to_json()}),
         }
 
     def report(self, *, width: int | None = None, color: bool | None = None) -> str:
         """The terminal text: the ranked table, each row's links and changed lines, the failures."""
-        return render_comparison(
+        text = render_comparison(
             self.step, self.candidates, self.hardware, self.rows, self.failures, self.best(), width=width
         )
+        return text if self.search is None else self.search.report() + "\n\n" + text
 
     def render(self, *, width: int | None = None, color: bool | None = None) -> str:
         return self.report(width=width, color=color)
@@ -115,16 +119,19 @@ class Comparison:
         )
 
 
-def ranked(rows: Sequence[Row], baseline: str, first: str | None) -> tuple[Row, ...]:
-    """Rows in rank order, each numbered and with its changes against the baseline row of its hardware."""
-    ordered = sorted(rows, key=_order)
+def ranked(
+    rows: Sequence[Row], baseline: str, first: str | None, key: Callable[[Row], Any] = _order
+) -> tuple[Row, ...]:
+    """Rows in rank order (by ``key``), each numbered and with its changes against the baseline row of
+    its hardware (the first in that order that fits)."""
+    ordered = sorted(rows, key=key)
     out = []
     for rank, row in enumerate(ordered, start=1):
         same = [r for r in ordered if r.hardware == row.hardware]
         if baseline == "first":
             base = next((r for r in same if r.candidate == first), None)
         else:
-            base = min((r for r in same if r.fits is not False), key=_order, default=None) or same[0]
+            base = next((r for r in same if r.fits is not False), None) or same[0]
         if base is None or base is row:
             out.append(_numbered(row, rank, (), ""))
         else:

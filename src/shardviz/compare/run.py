@@ -12,16 +12,17 @@ to lay out, trace or compile becomes a failure with its error; the rest go on.
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ShardingError
 from ..program.program import Program
 from ..program.trace import trace
-from ..program.whatif.parent import available_bytes, estimated_child_bytes
+from ..program.whatif.parent import Jitted, _pickle_function, _sendable, available_bytes, estimated_child_bytes
 from .candidates import Candidate, as_candidate, resolve_arguments
 from .comparison import Comparison, Failure, build_comparison, hardware_list
 
@@ -67,6 +68,29 @@ def _trace_one(step: Callable[..., Any], candidate: Candidate, args: Any, timeou
     return trace(step, *arguments, mesh=candidate.abstract_mesh, whatif_timeout=timeout)
 
 
+def traced_elsewhere(step_bytes: bytes, arguments: tuple[Any, ...], mesh: Any, timeout: float) -> Program:
+    """One candidate's what-if trace where an executor runs it (another process or machine): the
+    step arrives as the what-if child takes it (by reference, or by value with cloudpickle), and the
+    Program goes back without its origin (what tracing again needs stays with the caller)."""
+    step = pickle.loads(step_bytes)
+    if isinstance(step, Jitted):
+        step = step.rebuild(mesh)
+    return replace(trace(step, *arguments, mesh=mesh, whatif_timeout=timeout), origin=None)
+
+
+def _submit(executor: Executor, step: Any, candidate: Candidate, args: Any, timeout: float) -> Future[Program]:
+    """The candidate laid out here (a bad layout fails at once) and traced by ``executor``."""
+    try:
+        arguments = resolve_arguments(candidate, args)
+        mesh = candidate.abstract_mesh
+        step_bytes = _pickle_function(_sendable(step, mesh))
+    except Exception as err:
+        failed: Future[Program] = Future()
+        failed.set_exception(err)
+        return failed
+    return executor.submit(traced_elsewhere, step_bytes, arguments, mesh, timeout)
+
+
 def _error_text(err: BaseException) -> str:
     return str(err) if isinstance(err, ShardingError) else f"{type(err).__name__}: {err}"
 
@@ -92,6 +116,7 @@ def compare(
     hardware: Any = DEFAULT_HARDWARE,
     timeout: float = 600.0,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> Comparison:
     """Trace ``step`` once per candidate (a what-if child each, in parallel) and rank them on ``hardware``.
 
@@ -100,7 +125,10 @@ def compare(
     candidate's), needed unless every candidate's shardings is a function of the mesh returning
     the arguments. ``hardware``: a name, a ``shardviz.Hardware`` or a list of them: one row per
     candidate and hardware. ``timeout``: seconds per child. ``workers``: children at once (by
-    default the cores, fewer where memory holds fewer).
+    default the cores, fewer where memory holds fewer). ``executor``: any
+    ``concurrent.futures.Executor`` (a Dask ``Client.get_executor()``, Ray's) to run the traces on
+    instead of this machine's threads; a candidate its executor loses (a worker that died and was
+    not retried) is a failure with the executor's error.
     """
     if not callable(step):
         raise ShardingError(f"compare needs the step function first, got a {type(step).__name__}")
@@ -111,16 +139,15 @@ def compare(
         raise ShardingError("compare needs at least one candidate")
     _check_names(chosen)
     hws = hardware_list(hardware)
+    if executor is not None and not isinstance(executor, Executor):
+        raise ShardingError(f"compare's executor= is a concurrent.futures.Executor, got a {type(executor).__name__}")
     count = worker_count([c.abstract_mesh.size for c in chosen], workers)
     started = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=count) as pool:
-        futures = [pool.submit(_trace_one, step, c, args, timeout) for c in chosen]
-        outcomes: list[Program | BaseException] = []
-        for future in futures:
-            try:
-                outcomes.append(future.result())
-            except Exception as err:
-                outcomes.append(err)
+    if executor is not None:
+        outcomes = _outcomes([_submit(executor, step, c, args, timeout) for c in chosen])
+    else:
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            outcomes = _outcomes([pool.submit(_trace_one, step, c, args, timeout) for c in chosen])
     seconds = time.perf_counter() - started
     programs = {c.name: p for c, p in zip(chosen, outcomes) if isinstance(p, Program)}
     failures = [Failure(c.name, "", _mesh_of(c), _error_text(p)) for c, p in zip(chosen, outcomes)
@@ -128,6 +155,17 @@ def compare(
     origin = CompareOrigin(step, args, tuple(chosen), timeout)
     names = [c.name for c in chosen]
     return build_comparison(_step_name(step), programs, failures, hws, names, "best", count, seconds, origin)
+
+
+def _outcomes(futures: Sequence[Future[Program]]) -> list[Program | BaseException]:
+    """Each future's Program, or the error it ended with (the others go on)."""
+    out: list[Program | BaseException] = []
+    for future in futures:
+        try:
+            out.append(future.result())
+        except Exception as err:
+            out.append(err)
+    return out
 
 
 def diff(

@@ -25,6 +25,7 @@ from ..array.checks import entry_axes
 from ..errors import ShardingError
 from .audit import audit_tree
 from .device_plan import ShardingInfo, check_named, plan_devices
+from .logical import logical_names
 from .model import LeafGroup, Spec, TreeAudit, leaf_name
 from .paths import path_segments
 from .tree import TreeLayout
@@ -100,8 +101,15 @@ def describe_tree(tree: Any) -> TreeLayout:
         machine_devices=jax.device_count(),
         sources=tuple(sources),
         treedef=treedef,
+        logical=MappingProxyType(_logical_by_leaf(tree, paths)),
     )
     return dataclasses.replace(data, audit=audit_tree(data))
+
+
+def _logical_by_leaf(tree: Any, paths: Sequence[str]) -> dict[int, tuple[str | None, ...]]:
+    """Each leaf's logical axis names from Flax's boxes and metadata, by leaf index."""
+    names = logical_names(tree)
+    return {i: names[p] for i, p in enumerate(paths) if p in names}
 
 
 @dataclasses.dataclass(frozen=True)

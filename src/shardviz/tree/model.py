@@ -177,6 +177,8 @@ class TreeData:
     machine_devices: int = 0  # jax.device_count() where the layout was made (for a leaf's copy code)
     sources: tuple[Any, ...] = field(repr=False, compare=False, default=())
     treedef: Any = field(repr=False, compare=False, default=None)  # with ``sources``, the tree described
+    # leaf index -> the logical axis names Flax put on its dimensions (tree/logical.py); empty without Flax boxes
+    logical: Mapping[int, tuple[str | None, ...]] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ sizes
 
@@ -255,6 +257,15 @@ class TreeData:
         if not pieces:
             return self.type_overrides[i]
         return pieces[0] + "".join(f"{n}{piece}" for n, piece in zip(self.shapes[i], pieces[1:]))
+
+    def logical_text(self, i: int) -> str:
+        """``embed -> fsdp, mlp -> model`` for a leaf with logical axis names ("" otherwise)."""
+        names = self.logical.get(i)
+        if names is None:
+            return ""
+        from .logical import logical_text
+
+        return logical_text(names, self.leaf(i).spec)
 
     def leaf(self, i: int) -> Leaf:
         """Leaf ``i`` (flatten order) as a record."""

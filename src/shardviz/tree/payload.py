@@ -47,6 +47,12 @@ def tree_payload(data: TreeData) -> dict[str, Any]:
             "bytes": data.leaf_bytes.tolist(),
             "other": [[i, t] for i, t in sorted(data.other_types.items())],
             "type": [[i, t] for i, t in sorted(data.type_overrides.items())],
+            # [leaf, [logical name or null per dimension], "embed -> fsdp, ..."]; only where Flax named axes
+            **(
+                {"logical": [[i, list(n), data.logical_text(i)] for i, n in sorted(data.logical.items())]}
+                if data.logical
+                else {}
+            ),
         },
         "audit": {
             "largest": list(audit.largest),

@@ -169,7 +169,9 @@ def _cells(data: TreeData, rows: Sequence[int]) -> list[tuple[str, str, str, str
         if len(group.positions) < data.device_count:
             ids = data.devices.ids[group.positions]
             copies += f" (dev {abbreviate_ids(ids)})" if len(ids) < 4 else f" ({len(ids)} devs)"
-        out.append((data.paths[i], data.type_str(i), format_bytes(int(data.leaf_bytes[i])), copies, group.memory_kind))
+        logical = data.logical_text(i)
+        kind = data.type_str(i) + (f"  {logical}" if logical else "")
+        out.append((data.paths[i], kind, format_bytes(int(data.leaf_bytes[i])), copies, group.memory_kind))
     return out
 
 

@@ -1,0 +1,122 @@
+"""Logical axes in the model view: Flax NNX's ``nnx.with_partitioning`` / ``sharding`` metadata and
+Linen's ``nn.with_logical_partitioning`` with logical-axis rules, read by ``describe_tree`` and shown
+beside the mesh axes JAX laid each parameter out on (``embed -> fsdp``), checked against each
+array's own ``sharding.spec``; and logical-axis rules as a ``compare`` candidate."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import AxisType
+
+import shardviz
+from shardviz.tree.logical import logical_text
+
+nnx = pytest.importorskip("flax.nnx")
+nn = pytest.importorskip("flax.linen")
+
+
+def _axes(array):
+    spec = tuple(array.sharding.spec) + (None,) * (array.ndim - len(array.sharding.spec))
+    return [() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in spec]
+
+
+def test_the_nnx_guides_model_shows_its_partitioning_names_beside_the_mesh_axes():
+    # Flax's NNX GSPMD guide: DotReluDot, one kernel by nnx.with_partitioning, one Param by sharding=
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
+
+    class DotReluDot(nnx.Module):
+        def __init__(self, depth, rngs):
+            init_fn = nnx.initializers.lecun_normal()
+            self.dot1 = nnx.Linear(
+                depth, depth, kernel_init=nnx.with_partitioning(init_fn, (None, "model")), use_bias=False, rngs=rngs
+            )
+            self.w2 = nnx.Param(init_fn(rngs.params(), (depth, depth)), sharding=("model", None))
+
+    with jax.set_mesh(mesh):
+        state = nnx.state(DotReluDot(64, rngs=nnx.Rngs(0)))
+    layout = shardviz.describe_tree(state)
+    by_path = {p: i for i, p in enumerate(layout.paths)}
+    kernel, w2 = by_path["dot1.kernel.value"], by_path["w2.value"]
+    assert layout.logical[kernel] == (None, "model") and layout.logical[w2] == ("model", None)
+    # beside the axes JAX laid each array out on
+    arrays = dict(zip(layout.paths, jax.tree.leaves(state)))
+    assert layout.logical_text(w2) == logical_text(("model", None), _axes(arrays["w2.value"]))
+    assert _axes(arrays["w2.value"]) == [("model",), ()]
+    assert layout.logical_text(w2) == "model -> model"
+    assert "model -> model" in str(layout)
+    payload = layout.to_json()
+    assert [kernel, [None, "model"], "model -> model"] in payload["leaves"]["logical"]
+
+
+def test_the_linen_guides_logical_rules_show_embed_and_hidden_on_their_mesh_axes():
+    # Flax's Linen guide "Scale up Flax Modules on multiple devices": logical names on the kernels,
+    # rules mapping them to mesh axes, the params initialised onto those shardings
+    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
+    rules = (("batch", "data"), ("hidden", "model"), ("embed", None))
+
+    class DotReluDot(nn.Module):
+        depth: int
+
+        @nn.compact
+        def __call__(self, x):
+            w1 = self.param("W1", nn.with_logical_partitioning(nn.initializers.xavier_normal(), ("embed", "hidden")),
+                            (x.shape[-1], self.depth))  # fmt: skip
+            y = jax.nn.relu(x @ w1)
+            w2 = self.param("W2", nn.with_logical_partitioning(nn.initializers.xavier_normal(), ("hidden", "embed")),
+                            (self.depth, x.shape[-1]))  # fmt: skip
+            return y @ w2
+
+    x = jnp.ones((8, 32))
+    model = DotReluDot(64)
+    abstract = jax.eval_shape(model.init, jax.random.key(0), x)
+    shardings = nn.logical_to_mesh_sharding(nn.get_partition_spec(abstract), mesh, rules)
+    params = jax.jit(model.init, out_shardings=shardings)(jax.random.key(0), x)
+    layout = shardviz.describe_tree(params)
+    by_path = {p: i for i, p in enumerate(layout.paths)}
+    w1 = by_path["params.W1.value"]
+    assert layout.logical[w1] == ("embed", "hidden")
+    array = params["params"]["W1"].value
+    assert _axes(array) == [(), ("model",)]  # JAX's own layout of W1 by the rules
+    assert layout.logical_text(w1) == "embed -> -, hidden -> model"
+    assert "hidden -> model" in str(layout)
+
+
+def test_a_tree_without_flax_boxes_has_no_logical_axes():
+    layout = shardviz.describe_tree({"w": jnp.ones((8, 4))})
+    assert dict(layout.logical) == {} and "logical" not in layout.to_json()["leaves"]
+
+
+def test_search_gives_its_best_plan_as_logical_rules_and_compare_takes_them():
+    from search_steps import mlp_block_arguments, mlp_block_step
+
+    # MaxText's way: activations have their own names, so a weight's embed can go to fsdp
+    names = {"0.w_in": ("embed", "mlp"), "0.w_out": ("mlp", "embed"), "1": ("batch", "activation_embed")}
+    args = mlp_block_arguments(8 * 750, 64, 2048)
+    result = shardviz.search(mlp_block_step, args, devices=8, top_k=2, names=names, timeout=300)
+    logical = result.search.best_logical_rules
+    assert logical is not None
+    mesh = result.programs[result.search.best].mesh
+    abstract = jax.sharding.AbstractMesh(tuple(mesh.axis_sizes), tuple(mesh.axis_names))
+    again = shardviz.compare(
+        mlp_block_step, [shardviz.Candidate("logical", abstract, shardviz.LogicalRules(logical, names))], args=args
+    )
+    # the logical rules lay every argument out as the plan's rules text did (JAX's own input layouts)
+    assert [x.spec for x in again.programs["logical"].inputs] == [
+        x.spec for x in result.programs[result.search.best].inputs
+    ]
+    assert again.rows[0].step_s == pytest.approx(result.best().step_s, rel=1e-9)
+    assert "logical-axis rules" in result.search.report()
+
+
+def test_logical_rules_name_what_is_wrong():
+    from search_steps import mlp_block_arguments, mlp_block_step
+
+    mesh = jax.sharding.AbstractMesh((8,), ("fsdp",))
+    bad = shardviz.LogicalRules([("embed",)], {"0.w_in": ("embed", "mlp")})
+    result = shardviz.compare(mlp_block_step, [("bad", mesh, bad)], args=mlp_block_arguments(64, 32, 64))
+    assert "logical-axis rule 1" in result.failures[0].error
+    wrong = shardviz.LogicalRules([("embed", "fsdp")], {"0.w_in": ("embed",)})
+    result = shardviz.compare(mlp_block_step, [("wrong", mesh, wrong)], args=mlp_block_arguments(64, 32, 64))
+    assert "0.w_in" in result.failures[0].error and "2 dimensions" in result.failures[0].error
