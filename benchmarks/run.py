@@ -726,8 +726,8 @@ def array_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         value = med(entry["round_trip_ms"])
         rows.append(
             {
-                "target": "JupyterLab round trip, typed spec to the kernel's answer in the page (its edit_answered "
-                "message), 512 devices (median)",
+                "target": "JupyterLab round trip, typed spec to the kernel's answer in the page (the one message "
+                "writing its answer trait), 512 devices (median)",
                 "figure": f"{ms(value)} ms (p90 {ms(med(entry['round_trip_ms'], 'p90'))} ms; the browser's own "
                 f"answer drawn at {ms(med(entry['breakdown_ms']['first_redraw_ms']))} ms)",
                 "limit": f"≤ {TARGETS['lab_512_ms']:.0f} ms",
@@ -902,9 +902,9 @@ def array_tables(results: dict[str, Any]) -> list[str]:
             "*first redraw*: keydown to the mutation that shows the new type line (the browser's own answer, "
             "drawn before the kernel's in *local first* of the edits); *send*: keydown to the page sending the "
             "edit to the kernel; *round trip*: keydown to the arrival of "
-            "the kernel's answer (its last message, `edit_answered`); *frame*: to the next frame after it; "
-            "*payload*: keydown to the arrival of the kernel's payload message; *to kernel*, *kernel*, *back*: "
-            "page sending to the kernel busy, kernel busy to sending `edit_answered`, and that message to the "
+            "the kernel's answer (the one message writing the `answer` trait); *frame*: to the next frame after it; "
+            "*payload*: the same message, which carries the payload; *to kernel*, *kernel*, *back*: "
+            "page sending to the kernel busy, kernel busy to sending the answer, and that message to the "
             "page (message header dates, 1 ms resolution)."
         )
         out.append("")
