@@ -11,7 +11,7 @@ PORT    ?= 8888
 ROOT_OK := $(if $(filter 0,$(shell id -u)),--allow-root)
 JS_SRC  := $(shell find js -name "*.ts" -o -name "*.css") package.json esbuild.mjs tsconfig.json
 
-.PHONY: install chromium lab test test-python test-js js-fixtures lint bench course mutate mutate-js clean
+.PHONY: install chromium lab test test-python test-js js-fixtures lint bench bench-smoke course mutate mutate-js clean
 .PHONY: dist test-jax-oldest docs
 
 install: $(STAMPS)/python
@@ -62,10 +62,15 @@ test-js: js-fixtures
 test-python: install chromium dist
 	SHARDVIZ_WHEEL="$(wildcard $(CURDIR)/dist/shardviz-*.whl)" $(PY) -m pytest
 
-test: lint test-js test-python test-jax-oldest
+test: lint test-js test-python test-jax-oldest bench-smoke
 
 bench: install chromium
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(if $(QUICK),--smoke)
+
+# Every part of the bench once, with small sizes (as `make bench QUICK=1`): a part that no
+# longer runs fails `make test`. It checks no time; its tables go to .stamps/bench-smoke.
+bench-smoke: install chromium
+	$(PY) benchmarks/run.py --smoke --out $(STAMPS)/bench-smoke
 
 # Mutation testing, never part of `make test` (docs/mutation.md). Python with
 # mutmut, one part at a time: `make mutate PART=testing` (`make mutate` lists

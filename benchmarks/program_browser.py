@@ -308,9 +308,14 @@ def targets(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def main() -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one sample of each, small sizes: checks that it runs (make bench-smoke)"
+    )
     args = parser.parse_args()
     started = time.perf_counter()
-    results = run(samples=3 if args.quick else 15, clicks=12 if args.quick else 60)
+    results = run(
+        samples=1 if args.smoke else 3 if args.quick else 15, clicks=2 if args.smoke else 12 if args.quick else 60
+    )
     print(
         f"Program view, {program_side.LAYERS}-layer scanned MLP and its gradient on "
         f"{program_side.DEVICES} simulated CPU devices, Chromium {results['chromium']}\n"

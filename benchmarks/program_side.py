@@ -54,6 +54,9 @@ jax.config.update("jax_enable_compilation_cache", False)
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one sample of each, small sizes: checks that it runs (make bench-smoke)"
+    )
     return parser.parse_args()
 
 
@@ -275,7 +278,7 @@ def table(rows: list[dict[str, Any]]) -> str:
 def main() -> dict[str, Any]:
     args = parse_args()
     assert jax.device_count() == DEVICES, jax.device_count()
-    samples = 3 if args.quick else 9
+    samples = 1 if args.smoke else 3 if args.quick else 9
     started = time.perf_counter()
     rows = [measure(AxisType.Auto, samples), measure(AxisType.Explicit, samples)]
     unrolled = measure_unrolled(samples)

@@ -66,6 +66,7 @@ STATIC = REPO / "src" / "shardviz" / "static"
 sys.path.insert(0, str(HERE))
 
 DEVICE_COUNTS = [8, 64, 512, 4096]
+SMOKE_DEVICE_COUNTS = [8, 64]
 LAB_COUNTS = [8, 512]
 FRAME_MS = 1000 / 60
 KiB = 1024
@@ -113,7 +114,11 @@ PARTS: dict[str, tuple[str, str, int]] = {
     "tree-browser": ("tree_browser.py", "Model view in Chromium (`tree_browser.py`, `tree_harness.html`)", 600),
     "local": ("local_engine.py", "Layout engine in the browser (`local_engine.py`)", 900),
     "plan": ("plan_side.py", "Planning a pod: what-if trace against a bare compile in a child (`plan_side.py`)", 600),
-    "compare": ("compare.py", "Comparing plans: 16 candidates against one what-if trace (`compare.py`)", 900),
+    "compare": (
+        "compare.py",
+        "Comparing plans: 16 candidates (4 in the smoke run) against one what-if trace (`compare.py`)",
+        900,
+    ),
     "search": ("search.py", "Searching a plan: 256 chips against tracing every candidate (`search.py`)", 900),
     "testing": (
         "testing_side.py",
@@ -127,6 +132,12 @@ BROWSER_PARTS = {"array-browser", "program-browser", "tree-browser", "local"}
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description="shardviz benchmarks (make bench)")
     parser.add_argument("--quick", action="store_true", help="few repeats: check that everything runs")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every part once, small sizes (8 and 64 devices, one JupyterLab edit, no heap runs): "
+        "a broken part fails, no time is checked (make bench-smoke, in make test)",
+    )
     parser.add_argument("--devices", default=",".join(map(str, DEVICE_COUNTS)), help="device counts, comma-separated")
     parser.add_argument(
         "--only", default="", help=f"run only these parts, comma-separated ({', '.join(PARTS)}); default: all"
@@ -141,6 +152,10 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--out", type=pathlib.Path, default=HERE, help="where results.md and results.json go")
     args = parser.parse_args()
+    if args.smoke:
+        args.quick = True
+        if args.devices == parser.get_default("devices"):
+            args.devices = ",".join(map(str, SMOKE_DEVICE_COUNTS))
     only = [name.strip() for name in args.only.split(",") if name.strip()]
     skip = [name.strip() for name in args.skip.split(",") if name.strip()]
     unknown = [name for name in only + skip if name not in PARTS]
@@ -239,14 +254,14 @@ def run_browser(args: argparse.Namespace, payload_dir: pathlib.Path, counts: lis
             browser,
             payload_dir,
             counts,
-            first=3 if args.quick else 9,
-            rerenders=8 if args.quick else 24,
-            heap_edits=100,
+            first=1 if args.smoke else 3 if args.quick else 9,
+            rerenders=2 if args.smoke else 8 if args.quick else 24,
+            heap_edits=0 if args.smoke else 100,
         )
         out["render"]["wall_s"] = time.monotonic() - started
         if not args.no_lab:
             lab_counts = [n for n in LAB_COUNTS if n in counts]
-            edits = {8: 10, 512: 30} if args.quick else {8: 30, 512: 100}
+            edits = {8: 2, 512: 2} if args.smoke else {8: 10, 512: 30} if args.quick else {8: 30, 512: 100}
             log("browser: JupyterLab round trip ...")
             started = time.monotonic()
             out["lab"] = browser_side.lab_bench(browser, lab_counts, edits, heap_at=512)
@@ -354,13 +369,14 @@ def compare_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
     ratio, payload = r["compare_over_ideal"], r["payload_bytes"]
     return [
         target_row(
-            f"shardviz.compare, 16 candidates at 256 devices, over (16 / {r['workers']}) x one what-if trace",
+            f"shardviz.compare, {r['candidates']} candidates at 256 devices, over ({r['candidates']} / "
+            f"{r['workers']}) x one what-if trace",
             f"{ratio:.2f}x ({r['compare_s']:.1f} s; one trace {r['one_trace_s']:.2f} s)",
             f"<= {TARGETS['compare_over_ideal']}x",
             ratio <= TARGETS["compare_over_ideal"],
         ),
         target_row(
-            f"comparison payload of 16 candidates ({r['rows']} rows)",
+            f"comparison payload of {r['candidates']} candidates ({r['rows']} rows)",
             f"{size(payload)}",
             f"< {TARGETS['compare_payload_bytes'] // 1000} KB",
             payload < TARGETS["compare_payload_bytes"],
@@ -711,8 +727,8 @@ def array_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         value = med(entry["round_trip_ms"])
         rows.append(
             {
-                "target": "JupyterLab round trip, typed spec to the kernel's answer in the page (its edit_answered "
-                "message), 512 devices (median)",
+                "target": "JupyterLab round trip, typed spec to the kernel's answer in the page (the one message "
+                "writing its answer trait), 512 devices (median)",
                 "figure": f"{ms(value)} ms (p90 {ms(med(entry['round_trip_ms'], 'p90'))} ms; the browser's own "
                 f"answer drawn at {ms(med(entry['breakdown_ms']['first_redraw_ms']))} ms)",
                 "limit": f"≤ {TARGETS['lab_512_ms']:.0f} ms",
@@ -887,9 +903,9 @@ def array_tables(results: dict[str, Any]) -> list[str]:
             "*first redraw*: keydown to the mutation that shows the new type line (the browser's own answer, "
             "drawn before the kernel's in *local first* of the edits); *send*: keydown to the page sending the "
             "edit to the kernel; *round trip*: keydown to the arrival of "
-            "the kernel's answer (its last message, `edit_answered`); *frame*: to the next frame after it; "
-            "*payload*: keydown to the arrival of the kernel's payload message; *to kernel*, *kernel*, *back*: "
-            "page sending to the kernel busy, kernel busy to sending `edit_answered`, and that message to the "
+            "the kernel's answer (the one message writing the `answer` trait); *frame*: to the next frame after it; "
+            "*payload*: the same message, which carries the payload; *to kernel*, *kernel*, *back*: "
+            "page sending to the kernel busy, kernel busy to sending the answer, and that message to the "
             "page (message header dates, 1 ms resolution)."
         )
         out.append("")
@@ -1011,6 +1027,7 @@ def main() -> int:
             "python": platform.python_version(),
             "load_before": load_average(),
             "quick": args.quick,
+            "smoke": args.smoke,
             "parts": args.parts,
         },
         "python": {},
@@ -1058,7 +1075,7 @@ def main() -> int:
             if part in ("array", "array-browser"):
                 continue
             script, _, timeout = PARTS[part]
-            arguments = ["--quick"] if args.quick else []
+            arguments = ["--smoke"] if args.smoke else ["--quick"] if args.quick else []
             if part == "local":
                 arguments += ["--out", str(args.out)] + (["--no-lab"] if args.no_lab else [])
             log(f"{part}: {script} ...")

@@ -25,13 +25,15 @@ import shardviz
 from shardviz.compare.candidates import Candidate, resolve_arguments
 
 DEVICES, SEQUENCES, TOP_K = 256, 256, 3
+# --smoke (make bench-smoke): one candidate traced and timed once, checking that the part runs.
+SMOKE = "--smoke" in sys.argv[1:]
 
 
 def one_trace(rules: str, mesh: jax.sharding.AbstractMesh) -> float:
     """One candidate's what-if trace as a user would run it, best of two."""
     laid = resolve_arguments(Candidate("one", mesh, rules), search_block.arguments(SEQUENCES))
     best = float("inf")
-    for _ in range(2):
+    for _ in range(1 if SMOKE else 2):
         started = time.perf_counter()
         shardviz.trace(search_block.train_step, *laid, mesh=mesh)
         best = min(best, time.perf_counter() - started)
@@ -41,7 +43,11 @@ def one_trace(rules: str, mesh: jax.sharding.AbstractMesh) -> float:
 def main() -> None:
     started = time.perf_counter()
     result = shardviz.search(
-        search_block.train_step, search_block.arguments(SEQUENCES), devices=DEVICES, hardware="tpu-v5p", top_k=TOP_K
+        search_block.train_step,
+        search_block.arguments(SEQUENCES),
+        devices=DEVICES,
+        hardware="tpu-v5p",
+        top_k=1 if SMOKE else TOP_K,
     )
     searched = time.perf_counter() - started
     space = result.search

@@ -55,6 +55,9 @@ from shardviz.testing import (  # noqa: E402
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples (a smoke run)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one sample of each, small sizes: checks that it runs (make bench-smoke)"
+    )
     return parser.parse_args()
 
 
@@ -123,7 +126,7 @@ def measure(name: str, check: Callable[[], Any], samples: int) -> dict[str, Any]
 
 def main() -> None:
     args = parse_args()
-    samples = 5 if args.quick else 40
+    samples = 1 if args.smoke else 5 if args.quick else 40
     mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Explicit, AxisType.Explicit))
     with jax.set_mesh(mesh):
         started = time.perf_counter()

@@ -75,7 +75,7 @@ def widget_payloads() -> list[dict[str, Any]]:
     return [{"payload": state.payload, "rules_text": state.rules_text} for state in states]
 
 
-def run(quick: bool) -> dict[str, Any]:
+def run(quick: bool, smoke: bool = False) -> dict[str, Any]:
     payloads = widget_payloads()
     files = {
         "/": ("text/html", (HERE / "tree_harness.html").read_bytes()),
@@ -83,7 +83,7 @@ def run(quick: bool) -> dict[str, Any]:
         "/widget.css": ("text/css", (STATIC / "widget.css").read_bytes()),
         "/tree-payloads.json": ("application/json", json.dumps(payloads, separators=(",", ":")).encode()),
     }
-    firsts, edits, picks, steps = (3, 8, 8, 20) if quick else (9, 24, 20, 60)
+    firsts, edits, picks, steps = (1, 2, 2, 2) if smoke else (3, 8, 8, 20) if quick else (9, 24, 20, 60)
     errors: list[str] = []
     with launch_chromium() as browser:
         context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
@@ -162,9 +162,12 @@ def table(r: dict[str, Any]) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one sample of each, small sizes: checks that it runs (make bench-smoke)"
+    )
     args = parser.parse_args()
     try:
-        result = run(args.quick)
+        result = run(args.quick, args.smoke)
         print(table(result), flush=True)
         print("BENCH-JSON " + json.dumps(result), flush=True)
         code = 0 if not result["errors"] else 1

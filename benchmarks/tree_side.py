@@ -174,9 +174,9 @@ def gz(text: str) -> int:
     return len(gzip.compress(text.encode(), compresslevel=9, mtime=0))
 
 
-def main(quick: bool) -> dict[str, Any]:
-    repeats = 5 if quick else 15
-    slow = 3 if quick else 7
+def main(quick: bool, smoke: bool = False) -> dict[str, Any]:
+    repeats = 1 if smoke else 5 if quick else 15
+    slow = 1 if smoke else 3 if quick else 7
     out: dict[str, Any] = {"jax": jax.__version__, "devices": jax.device_count()}
 
     # ------------------------------------------------------------ what-if, 4096 devices
@@ -282,9 +282,12 @@ def table(r: dict[str, Any]) -> str:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one sample of each, small sizes: checks that it runs (make bench-smoke)"
+    )
     args = parser.parse_args()
     try:
-        result = main(args.quick)
+        result = main(args.quick, args.smoke)
         print(table(result), flush=True)
         print("BENCH-JSON " + json.dumps(result), flush=True)
         code = 0

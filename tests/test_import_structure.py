@@ -205,3 +205,61 @@ def test_widgets_named_by_the_registry_do_not_import_it_back():
         module = kind.widget.partition(":")[0]
         assert module in modules, kind.widget
         assert "shardviz.kinds" not in reachable(modules, module), f"{module} imports kinds.py back"
+
+
+# The program engine's stages, each at its floor: a module may import its own floor and those below.
+PROGRAM_FLOORS = {
+    "hlo": 0,
+    "model": 0,
+    "lines": 1,
+    "values": 2,
+    "memory": 2,
+    "collectives": 3,
+    "result": 3,
+    "program": 4,
+    "compiling": 5,
+    "whatif": 6,
+    "trace": 7,
+    "state": 8,
+}
+
+
+def program_stage(module: str) -> str | None:
+    """The stage of ``shardviz.program`` a module belongs to (None outside it, or for its face)."""
+    rest = module.removeprefix("shardviz.program")
+    if rest == module or not rest:
+        return None
+    return rest.lstrip(".").split(".")[0]
+
+
+def upward_imports(modules: dict[str, set[str]]) -> list[str]:
+    """Each import from a stage of program/ to a stage on a higher floor, as ``source -> target``."""
+    return [
+        f"{source} -> {target}"
+        for source, targets in sorted(modules.items())
+        if (low := program_stage(source)) is not None
+        for target in sorted(targets)
+        if (high := program_stage(target)) is not None and PROGRAM_FLOORS[high] > PROGRAM_FLOORS[low]
+    ]
+
+
+def test_program_stages_import_only_their_own_floor_or_below():
+    """program/ is grouped by the stages a trace goes through (docs/architecture.md): reading XLA's
+    text and the data at the bottom, then lines, values and memory, collectives and the result, the
+    Program, the compile that joins them, and the face on top. An import up a floor names the pair."""
+    modules = module_graph(SRC, ROOT_PACKAGE)
+    stages = {program_stage(m) for m in modules} - {None}
+    assert stages == set(PROGRAM_FLOORS), "a stage of program/ is missing from PROGRAM_FLOORS, or gone"
+    assert upward_imports(modules) == []
+
+
+def test_a_planted_upward_import_between_program_stages_is_named():
+    """A line's frame that imported the report would read the result from below it."""
+    modules = module_graph(SRC, ROOT_PACKAGE)
+    modules["shardviz.program.lines.frames"] = modules["shardviz.program.lines.frames"] | {
+        "shardviz.program.result.report",
+        "shardviz.program.hlo.module",  # below: allowed
+        "shardviz.program.lines.scopes",  # the same floor: allowed
+        "shardviz.tree.describe",  # outside program/: not this test's business
+    }
+    assert upward_imports(modules) == ["shardviz.program.lines.frames -> shardviz.program.result.report"]

@@ -9,6 +9,7 @@ that made it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -82,12 +83,30 @@ def _mesh_axes(
     """The mesh axes the collective's groups run over, or else the pieces of axes they do (None: unknown)."""
     if mesh is None or to_mesh is None:
         return None, None
+    placed = tuple(int(k) for k in to_mesh)
     if op.kind == "collective-permute":
-        return _axes.pair_axes(op.pairs, mesh.axis_names, mesh.axis_sizes, to_mesh), None
-    axes = _axes.group_axes(op.groups, mesh.axis_names, mesh.axis_sizes, to_mesh)
+        return _pair_axes(op.pairs, mesh.axis_names, mesh.axis_sizes, placed), None
+    return _groups_axes(op.groups, mesh.axis_names, mesh.axis_sizes, placed)
+
+
+# A program's collectives repeat a few device groups (one per layer, the same each time): each is
+# worked out once.
+@functools.lru_cache(maxsize=256)
+def _pair_axes(
+    pairs: tuple[tuple[int, int], ...], names: tuple[str, ...], sizes: tuple[int, ...], placed: tuple[int, ...]
+) -> tuple[str, ...] | None:
+    return _axes.pair_axes(pairs, names, sizes, np.asarray(placed, dtype=np.int64))
+
+
+@functools.lru_cache(maxsize=256)
+def _groups_axes(
+    groups: tuple[tuple[int, ...], ...], names: tuple[str, ...], sizes: tuple[int, ...], placed: tuple[int, ...]
+) -> tuple[tuple[str, ...] | None, tuple[AxisPiece, ...] | None]:
+    to_mesh = np.asarray(placed, dtype=np.int64)
+    axes = _axes.group_axes(groups, names, sizes, to_mesh)
     if axes is not None:
         return axes, None
-    found = _axes.group_pieces(op.groups, mesh.axis_names, mesh.axis_sizes, to_mesh)
+    found = _axes.group_pieces(groups, names, sizes, to_mesh)
     return None, None if found is None else tuple(AxisPiece(*p) for p in found)
 
 
