@@ -102,7 +102,7 @@ class Estimate:
     collectives: tuple[CollectiveTime, ...]
     lines: tuple[LineTime, ...]
     notes: tuple[str, ...]
-    device_bytes: int | None = None  # per device: arguments + outputs + scratch - aliased (memory analysis)
+    device_bytes: int | None = None  # per device: the program's peak (Program.memory.held_bytes)
     fits: bool | None = None  # device_bytes within the hardware's HBM (None: either unknown)
     slices: int = 1  # TPU slices (over DCN) or GPU nodes the program spans
     topology: tuple[int, ...] | None = None  # the torus of one TPU slice; None for GPUs
@@ -297,7 +297,7 @@ def _flops(program: PricedProgram) -> tuple[float | None, str | None]:
 
 
 def _fit(program: PricedProgram, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
-    held = None if program.memory is None else program.memory.reserved_bytes
+    held = None if program.memory is None else program.memory.held_bytes
     if held is None or hw.hbm_bytes is None:
         return held, None, None
     fits = held <= hw.hbm_bytes
@@ -306,7 +306,8 @@ def _fit(program: PricedProgram, hw: Hardware) -> tuple[int | None, bool | None,
         held,
         fits,
         (
-            f"{format_bytes(held)} per device (arguments, outputs and XLA:CPU's scratch) {verdict} "
+            f"{format_bytes(held)} per device (the peak: bytes live at the worst step, arguments and outputs "
+            f"counted as held) {verdict} "
             f"{format_bytes(int(hw.hbm_bytes))} of HBM"
         ),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -38,7 +38,8 @@ from .inputs_outputs import (
     output_shardings,
 )
 from .jaxpr_walk import Redirects, constraint_redirects, walk
-from .memory import MemoryTimeline, memory_timeline
+from .memory import MemoryTimeline, device_memory, memory_timeline
+from .memory_dtypes import XLA_NAMES, device_sizes
 from .model import (
     Collective,
     MemoryStats,
@@ -124,6 +125,7 @@ def assemble(
     collectives = _collectives(read, mesh_info, to_mesh, reading, values, kept, traced, reader)
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
+    counts = _memory_counts(read, input_paths, output_paths, kept, values, memory, io.inputs)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -137,7 +139,7 @@ def assemble(
         output_paths=output_paths,
         values=values,
         collectives=collectives,
-        memory=memory,
+        memory=counts["device"][0],
         flops=_cost(cost, "flops"),
         bytes_accessed=_cost(cost, "bytes accessed"),
         source=reading.source,
@@ -150,7 +152,8 @@ def assemble(
         layout_changes=layout_changes(input_paths, io.inputs, output_paths, io.outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
-        memory_timeline=_timeline(read, input_paths, output_paths, kept, values, memory),
+        memory_timeline=counts["device"][1],
+        memory_counts=counts,
         hbm_bytes=read.hbm_bytes,
     )
 
@@ -207,6 +210,29 @@ def _collectives(
     return count_on_device(numbered, values)
 
 
+def _memory_counts(
+    read: ModuleReading,
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+    kept: list[int] | None,
+    values: Sequence[Any],
+    memory: MemoryStats | None,
+    inputs: Sequence[Layout],
+) -> dict[str, tuple[MemoryStats | None, MemoryTimeline | None]]:
+    """The memory figures twice: as the device holds the program (its dtypes) and as XLA:CPU's module
+    holds it (its memory analysis, the peak its own live ranges give)."""
+    shapes = [
+        (p, tuple(lay.shard_shape), XLA_NAMES.get(str(lay.dtype), str(lay.dtype)))
+        for p, lay in zip(input_paths, inputs)
+    ]
+    device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes)
+    cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes)
+    if device is None or cpu is None:
+        return {"device": (memory, None), "cpu": (memory, None)}
+    on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
+    return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu)}
+
+
 def _timeline(
     read: ModuleReading,
     input_paths: Sequence[str],
@@ -214,11 +240,14 @@ def _timeline(
     kept: list[int] | None,
     values: Sequence[Any],
     memory: MemoryStats | None,
+    on_device: bool,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
 ) -> MemoryTimeline | None:
     """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
     if read.allocations is None or read.live_ranges is None:
         return None
     made = {v.label: v.stack for v in values if v.role == "output"}
+    device = device_sizes(read.module, read.allocations, values, read.stacks) if on_device else None
     return memory_timeline(
         read.allocations,
         read.live_ranges,
@@ -229,7 +258,22 @@ def _timeline(
         kept,
         made,
         xla_peak_bytes=None if memory is None else memory.peak_bytes,
+        device=device,
+        inputs=inputs,
+        named_elements=_named_elements(values),
     )
+
+
+def _named_elements(values: Sequence[Any]) -> dict[tuple[str, int, str], int]:
+    """The most elements per device a value of each name has on each line (what a buffer may be named)."""
+    out: dict[tuple[str, int, str], int] = {}
+    for v in values:
+        if v.source is None or not v.label:
+            continue
+        shape = v.layout.shard_shape if v.layout is not None else v.shape
+        key = (v.source.file, v.source.line, v.label)
+        out[key] = max(out.get(key, 0), math.prod(shape))
+    return out
 
 
 def _mesh_placement(

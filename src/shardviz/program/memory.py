@@ -18,13 +18,16 @@ argument) counted once. Groups:
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import hlo
 from .frames import user_frame
 from .hlo.liveness import Allocation, LiveRanges
-from .model import SourceLocation
+from .memory_dtypes import DeviceSizes
+from .model import MemoryStats, SourceLocation
 from .scopes import is_gradient, scope_of_op_name
 from .sources import bound_names, line_text
 
@@ -41,6 +44,17 @@ class MemoryGroup:
     scope: str
     peak_bytes: int  # bytes of this group live at the program's peak
     most_bytes: int  # the most bytes of this group live at any one step
+    type_str: str = field(default="", compare=False)  # its first buffer's shape and element type per device, as held: bf16[4096,2048]
+
+    @property
+    def category(self) -> str:
+        """What a planner budgets it as: parameters, optimizer state, inputs, gradients, saved
+        activations, temporaries or outputs."""
+        if self.kind == "argument":
+            return "optimizer state" if is_optimizer_state(self.label) else "parameters and inputs"
+        if self.label.startswith("gradient of "):
+            return "gradients"
+        return {"saved": "saved activations", "output": "outputs"}.get(self.kind, "temporaries")
 
     @property
     def family(self) -> str:
@@ -106,6 +120,10 @@ class _Context:
     kept: Sequence[int]  # the array input each entry parameter is
     results: Mapping[str, int]  # an entry result's instruction -> its output index
     made: Mapping[str, tuple[SourceLocation, ...]]  # an output's path -> where its value is made
+    # each array input's path, its shape and element type per device (``bf16``): what a gradient is of
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = ()
+    # (file, line, name) -> the most elements per device a value of that name on that line has
+    named_elements: Mapping[tuple[str, int, str], int] | None = None
 
 
 def memory_timeline(
@@ -118,34 +136,55 @@ def memory_timeline(
     kept: Sequence[int] | None,
     made: Mapping[str, tuple[SourceLocation, ...]],
     xla_peak_bytes: int | None = None,
+    device: DeviceSizes | None = None,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
+    named_elements: Mapping[tuple[str, int, str], int] | None = None,
 ) -> MemoryTimeline:
-    """The timeline of one compiled program from its buffer assignment and live ranges."""
+    """The timeline of one compiled program from its buffer assignment and live ranges; with
+    ``device``, each buffer in the program's dtypes and XLA:CPU's float converts folded into
+    their inputs (:mod:`.memory_dtypes`), as a TPU or GPU holds them."""
     context = _Context(
-        stack_of, input_paths, output_paths, kept or list(range(len(input_paths))), _results(module), made
+        stack_of,
+        input_paths,
+        output_paths,
+        kept or list(range(len(input_paths))),
+        _results(module),
+        made,
+        inputs,
+        named_elements,
     )
+    types = _value_types(allocations, device)
     instructions = {inst.name: inst for _, inst in module.instructions()}
     steps = live.steps
     end = max(len(steps) - 1, 0)
     backward = _backward_start(steps, instructions)
     groups: dict[tuple[object, ...], int] = {}
-    group_rows: list[tuple[str, str, SourceLocation | None, str]] = []
+    group_rows: list[tuple[str, str, SourceLocation | None, str, str]] = []
     buffers: list[LiveBuffer] = []
+    buffer_of: dict[str, int] = {}  # value key -> its buffer
+    folds: list[tuple[str, int, int]] = []  # a folded value's target and its span
     for allocation in allocations:
         if allocation.thread_local or allocation.constant:
             continue  # thread-local scratch is not in the schedule; constants live in the executable
-        for slot in _slots(allocation, live, end):
+        foldable = {} if device is None or allocation.live_out else device.folded
+        for slot in _slots(allocation, live, end, device, foldable, folds):
             members, start, stop, size = slot
             # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
             value = next(
                 (m for m in members if m in context.results),
                 next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
             )
-            kind, label, source, scope = _group_of(allocation, value, instructions, context, (start, stop), backward)
+            type_str = types.get(value, "")
+            kind, label, source, scope = _group_of(
+                allocation, value, instructions, context, (start, stop), backward, type_str
+            )
             key = (kind, label, None if source is None else (source.file, source.line), scope)
             if key not in groups:
                 groups[key] = len(group_rows)
-                group_rows.append((kind, label, source, scope))
+                group_rows.append((kind, label, source, scope, type_str))
+            buffer_of.update(dict.fromkeys(members, len(buffers)))
             buffers.append(LiveBuffer(groups[key], start, stop, size))
+    _fold(buffers, buffer_of, folds, {} if device is None else device.folded)
     step_bytes = _step_bytes(buffers, len(steps))
     peak_step = max(range(len(step_bytes)), key=lambda k: step_bytes[k]) if step_bytes else 0
     peak = step_bytes[peak_step] if step_bytes else 0
@@ -157,12 +196,36 @@ def memory_timeline(
         peak_bytes=peak,
         peak_step=peak_step,
         groups=tuple(
-            MemoryGroup(kind, label, source, scope, at_peak[g], most[g])
-            for g, (kind, label, source, scope) in enumerate(group_rows)
+            MemoryGroup(kind, label, source, scope, at_peak[g], most[g], type_str)
+            for g, (kind, label, source, scope, type_str) in enumerate(group_rows)
         ),
         buffers=tuple(buffers),
         backward_step=backward,
         xla_peak_bytes=xla_peak_bytes,
+    )
+
+
+def device_memory(xla: MemoryStats | None, timeline: MemoryTimeline) -> MemoryStats:
+    """``Program.memory`` as the device holds it, from the timeline in the program's dtypes: arguments
+    and outputs as held (an output written over a donated argument counted as the argument),
+    temporaries the most live at once besides them, the peak the timeline's."""
+    own: dict[str, int] = dict.fromkeys(KINDS, 0)
+    for b in timeline.buffers:
+        own[timeline.groups[b.group].kind] += b.bytes
+    scratch = [b for b in timeline.buffers if timeline.groups[b.group].kind in ("saved", "temporary")]
+    temp = max(_step_bytes(scratch, len(timeline.steps)) or [0])
+    alias = 0 if xla is None else xla.alias_bytes
+    return MemoryStats(
+        argument_bytes=own["argument"],
+        output_bytes=own["output"] + alias,
+        temp_bytes=temp,
+        alias_bytes=alias,
+        generated_code_bytes=0 if xla is None else xla.generated_code_bytes,
+        peak_bytes=timeline.peak_bytes,
+        host_argument_bytes=0 if xla is None else xla.host_argument_bytes,
+        host_output_bytes=0 if xla is None else xla.host_output_bytes,
+        host_temp_bytes=0 if xla is None else xla.host_temp_bytes,
+        host_alias_bytes=0 if xla is None else xla.host_alias_bytes,
     )
 
 
@@ -182,12 +245,40 @@ def _held_by_group(
     return at_peak, most
 
 
-def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[list[str], int, int, int]]:
+def _fold(
+    buffers: list[LiveBuffer],
+    buffer_of: Mapping[str, int],
+    folds: Sequence[tuple[str, int, int]],
+    folded: Mapping[str, str],
+) -> None:
+    """Each folded value's span given to the buffer of the value it is the same data as."""
+    for target, start, stop in folds:
+        for _ in range(16):  # a convert of a convert: to the first value that has a buffer
+            if target in buffer_of or target not in folded:
+                break
+            target = folded[target]
+        k = buffer_of.get(target)
+        if k is None:
+            continue
+        b = buffers[k]
+        buffers[k] = LiveBuffer(b.group, min(b.start, start), max(b.end, stop), b.bytes)
+
+
+def _slots(
+    allocation: Allocation,
+    live: LiveRanges,
+    end: int,
+    device: DeviceSizes | None = None,
+    foldable: Mapping[str, str] | None = None,
+    folds: list[tuple[str, int, int]] | None = None,
+) -> list[tuple[list[str], int, int, int]]:
     """``(value, first step, last step, bytes)`` per stretch of one place in the allocation.
 
     Values at one offset whose lives overlap share a buffer (a loop carry and
     the loop's result, an output over a donated argument): one stretch, as
-    large as the largest of them, named by the first.
+    large as the largest of them, named by the first. With ``device``, sizes
+    are the device's, and a value in ``foldable`` makes no stretch: its span
+    goes to ``folds`` with the value whose buffer holds it.
     """
     by_offset: dict[int, list[tuple[int, int, int, str]]] = {}
     for v in allocation.values:
@@ -198,7 +289,11 @@ def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[lis
             if allocation.parameter is None:
                 continue  # not live in the entry's schedule (a value of a called computation's own)
             span = (0, end)
-        by_offset.setdefault(v.offset, []).append((span[0], span[1], v.size, v.name))
+        if foldable and v.name in foldable and folds is not None:
+            folds.append((foldable[v.name], span[0], span[1]))
+            continue
+        size = v.size if device is None else device.size(v.name, v.size)
+        by_offset.setdefault(v.offset, []).append((span[0], span[1], size, v.name))
     out: list[tuple[list[str], int, int, int]] = []
     for members in by_offset.values():
         members.sort()
@@ -300,6 +395,61 @@ def _results(module: hlo.Module) -> dict[str, int]:
     return out
 
 
+_OPTIMIZER_KEYS = re.compile(
+    r"(?:^|[\[.'\"_])(opt|opt_state|optimizer|mu|nu|momentum|adam|exp_avg|exp_avg_sq|m|v)(?:$|[\]'\"._\[])"
+)
+
+
+def is_optimizer_state(path: str) -> bool:
+    """An argument's path names optimizer state (optax's ``mu``/``nu``, ``opt_state``, ``momentum``)."""
+    return _OPTIMIZER_KEYS.search(path) is not None
+
+
+def _value_types(allocations: Sequence[Allocation], device: DeviceSizes | None) -> dict[str, str]:
+    """Each placed value's shape and element type per device, in the program's dtype where known."""
+    out: dict[str, str] = {}
+    for allocation in allocations:
+        for v in allocation.values:
+            shape = v.shape.split("{", 1)[0]
+            if device is not None and v.name in device.elements:
+                shape = device.elements[v.name] + shape[shape.index("[") :] if "[" in shape else shape
+            out[v.name] = shape
+    return out
+
+
+def _dims(type_str: str) -> tuple[int, ...] | None:
+    m = re.match(r"^[a-z0-9]+\[([0-9,]*)\]$", type_str)
+    if m is None:
+        return None
+    return tuple(int(d) for d in m.group(1).split(",") if d)
+
+
+def _gradient_of(type_str: str, source: SourceLocation | None, context: _Context) -> str | None:
+    """The input a gradient buffer is the gradient of: the one input of its shape per device (its
+    dtype first, then one whose path the line that makes it names), None where that is not one input."""
+    dims = _dims(type_str)
+    if dims is None:
+        return None
+    element = type_str.split("[", 1)[0]
+    same = [(path, dtype) for path, shape, dtype in context.inputs if tuple(shape) == dims]
+    if len(same) > 1:
+        typed = [c for c in same if c[1] == element]
+        same = typed or same
+    if len(same) > 1 and source is not None:
+        text = line_text(source.file, source.line) or ""
+        named = [c for c in same if c[0] in text or _last_key(c[0]) in re.findall(r"\w+", text)]
+        same = named or same
+    if len(same) > 1:
+        plain = [c for c in same if not is_optimizer_state(c[0])]
+        same = plain if len(plain) == 1 else same
+    return same[0][0] if len(same) == 1 else None
+
+
+def _last_key(path: str) -> str:
+    keys = re.findall(r"\w+", path)
+    return keys[-1] if keys else path
+
+
 def _group_of(
     allocation: Allocation,
     value: str,
@@ -307,6 +457,7 @@ def _group_of(
     context: _Context,
     span: tuple[int, int],
     backward: int | None,
+    type_str: str = "",
 ) -> tuple[str, str, SourceLocation | None, str]:
     if allocation.parameter is not None:
         k = allocation.parameter
@@ -329,9 +480,26 @@ def _group_of(
     scope = scope_of_op_name(op_name)
     gradient = is_gradient(op_name)
     saved = backward is not None and not gradient and span[0] < backward <= span[1]
-    base = _value_name(source, op_name, inst.opcode)
     kind = "saved" if saved else "temporary"
+    if gradient:
+        target = _gradient_of(type_str, source, context)
+        if target is not None:
+            return kind, f"gradient of {target}", source, scope
+    base = _value_name(source, op_name, inst.opcode)
+    if not _fits_name(base, source, type_str, context):  # never the name of a smaller value
+        base = op_name.rsplit("/", 1)[-1] if op_name else inst.opcode
+        if inst.opcode == "fusion":
+            base = f"fused {base}"
     return kind, f"{base} (backward)" if gradient else base, source, scope
+
+
+def _fits_name(name: str, source: SourceLocation | None, type_str: str, context: _Context) -> bool:
+    """Whether ``name`` (a variable the line binds) is as large as the buffer it would name."""
+    dims = _dims(type_str)
+    if source is None or dims is None or context.named_elements is None:
+        return True
+    named = context.named_elements.get((source.file, source.line, name))
+    return named is None or named >= math.prod(dims)
 
 
 def _first_named(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:

@@ -34,10 +34,10 @@ def _is_host(kind: str) -> bool:
 
 
 def program_bytes_per_device(program: ProgramData) -> int:
-    """Arguments + outputs + temporaries - aliased bytes per device, from ``Compiled.memory_analysis()``.
+    """The program's peak per device (``Program.memory.held_bytes``): the bytes live at the worst step
+    of the schedule, arguments and outputs counted as held, in the program's dtypes.
 
-    Aliased bytes are outputs that reuse an argument's buffer (donation), so
-    they count once. Host-memory figures are not included.
+    An output written over a donated argument counts once. Host-memory figures are not included.
     """
     m = program.memory
     if m is None:
@@ -45,7 +45,7 @@ def program_bytes_per_device(program: ProgramData) -> int:
             f"the program {program.name} has no memory analysis (its backend's compiled module reports none), "
             "so assert_fits cannot size it"
         )
-    return m.reserved_bytes
+    return m.held_bytes
 
 
 def assert_fits(x: Any, bytes_per_device: int | str) -> int:
@@ -210,12 +210,12 @@ def sharded_fraction(tree: TreeData, axes: tuple[str, ...] | None = None) -> Sha
     more than 1) does. A leaf on one device, on no mesh, or a NumPy array in
     host memory is not split. Bytes are logical (each leaf counted once).
     """
-    sizes: dict[str, int] = {}
-    for mesh in tree.meshes:
-        sizes.update(zip(mesh.info.axis_names, mesh.info.axis_sizes))
-    need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else set()
     group_split = []
     for group in tree.groups:
+        # each leaf's axes are sized by its own mesh: two meshes may give one axis name two sizes
+        mesh = tree.meshes[group.mesh].info if group.mesh is not None else None
+        sizes = dict(zip(mesh.axis_names, mesh.axis_sizes)) if mesh is not None else {}
+        need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else set()
         used = {a for entry in group.spec for a in entry if sizes.get(a, 1) > 1}
         group_split.append(bool(used) and need <= used)
     total = split = 0
