@@ -125,7 +125,7 @@ def assemble(
     collectives = _collectives(read, mesh_info, to_mesh, reading, values, kept, traced, reader)
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
-    counts = _memory_counts(read, input_paths, output_paths, kept, values, memory, io.inputs)
+    counts = _memory_counts(read, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -218,6 +218,7 @@ def _memory_counts(
     values: Sequence[Any],
     memory: MemoryStats | None,
     inputs: Sequence[Layout],
+    outputs: Sequence[Layout],
 ) -> dict[str, tuple[MemoryStats | None, MemoryTimeline | None]]:
     """The memory figures twice: as the device holds the program (its dtypes) and as XLA:CPU's module
     holds it (its memory analysis, the peak its own live ranges give)."""
@@ -225,8 +226,9 @@ def _memory_counts(
         (p, tuple(lay.shard_shape), XLA_NAMES.get(str(lay.dtype), str(lay.dtype)))
         for p, lay in zip(input_paths, inputs)
     ]
-    device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes)
-    cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes)
+    held = [tuple(lay.shard_shape) for lay in outputs]
+    device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes, held)
+    cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes, held)
     if device is None or cpu is None:
         return {"device": (memory, None), "cpu": (memory, None)}
     on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
@@ -242,6 +244,7 @@ def _timeline(
     memory: MemoryStats | None,
     on_device: bool,
     inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
+    output_shapes: Sequence[tuple[int, ...]] = (),
 ) -> MemoryTimeline | None:
     """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
     if read.allocations is None or read.live_ranges is None:
@@ -261,6 +264,7 @@ def _timeline(
         device=device,
         inputs=inputs,
         named_elements=_named_elements(values),
+        output_shapes=output_shapes,
     )
 
 

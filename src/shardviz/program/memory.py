@@ -44,7 +44,9 @@ class MemoryGroup:
     scope: str
     peak_bytes: int  # bytes of this group live at the program's peak
     most_bytes: int  # the most bytes of this group live at any one step
-    type_str: str = field(default="", compare=False)  # its first buffer's shape and element type per device, as held: bf16[4096,2048]
+    type_str: str = field(
+        default="", compare=False
+    )  # its first buffer's shape and element type per device, as held: bf16[4096,2048]
 
     @property
     def category(self) -> str:
@@ -104,6 +106,14 @@ class MemoryTimeline:
     def at_peak(self) -> list[tuple[MemoryGroup, int]]:
         return self.live_at(self.peak_step)
 
+    def bytes_by_category(self, step: int | None = None) -> list[tuple[str, int]]:
+        """Bytes live at ``step`` (the peak when None) per planner's group (:attr:`MemoryGroup.category`),
+        most first."""
+        out: dict[str, int] = {}
+        for group, n in self.live_at(self.peak_step if step is None else step):
+            out[group.category] = out.get(group.category, 0) + n
+        return sorted(out.items(), key=lambda kv: -kv[1])
+
     def bytes_by_kind(self, step: int | None = None) -> dict[str, int]:
         """Bytes live at ``step`` (the peak when None) per kind of group."""
         out = dict.fromkeys(KINDS, 0)
@@ -124,6 +134,9 @@ class _Context:
     inputs: Sequence[tuple[str, tuple[int, ...], str]] = ()
     # (file, line, name) -> the most elements per device a value of that name on that line has
     named_elements: Mapping[tuple[str, int, str], int] | None = None
+    # inputs the program gives back a new value of (an output of their shape, or written in place):
+    # what a training step takes a gradient of
+    updated: frozenset[str] = frozenset()
 
 
 def memory_timeline(
@@ -139,6 +152,7 @@ def memory_timeline(
     device: DeviceSizes | None = None,
     inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
     named_elements: Mapping[tuple[str, int, str], int] | None = None,
+    output_shapes: Sequence[tuple[int, ...]] = (),
 ) -> MemoryTimeline:
     """The timeline of one compiled program from its buffer assignment and live ranges; with
     ``device``, each buffer in the program's dtypes and XLA:CPU's float converts folded into
@@ -152,6 +166,7 @@ def memory_timeline(
         made,
         inputs,
         named_elements,
+        _updated(allocations, input_paths, kept, inputs, output_shapes),
     )
     types = _value_types(allocations, device)
     instructions = {inst.name: inst for _, inst in module.instructions()}
@@ -160,31 +175,34 @@ def memory_timeline(
     backward = _backward_start(steps, instructions)
     groups: dict[tuple[object, ...], int] = {}
     group_rows: list[tuple[str, str, SourceLocation | None, str, str]] = []
-    buffers: list[LiveBuffer] = []
-    buffer_of: dict[str, int] = {}  # value key -> its buffer
+    placed: list[tuple[Allocation, list[str], int, int, int]] = []
     folds: list[tuple[str, int, int]] = []  # a folded value's target and its span
     for allocation in allocations:
         if allocation.thread_local or allocation.constant:
             continue  # thread-local scratch is not in the schedule; constants live in the executable
         foldable = {} if device is None or allocation.live_out else device.folded
-        for slot in _slots(allocation, live, end, device, foldable, folds):
-            members, start, stop, size = slot
-            # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
-            value = next(
-                (m for m in members if m in context.results),
-                next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
-            )
-            type_str = types.get(value, "")
-            kind, label, source, scope = _group_of(
-                allocation, value, instructions, context, (start, stop), backward, type_str
-            )
-            key = (kind, label, None if source is None else (source.file, source.line), scope)
-            if key not in groups:
-                groups[key] = len(group_rows)
-                group_rows.append((kind, label, source, scope, type_str))
-            buffer_of.update(dict.fromkeys(members, len(buffers)))
-            buffers.append(LiveBuffer(groups[key], start, stop, size))
-    _fold(buffers, buffer_of, folds, {} if device is None else device.folded)
+        for members, start, stop, size in _slots(allocation, live, end, device, foldable, folds):
+            placed.append((allocation, members, start, stop, size))
+    # a folded value's life is its input's too, before the input is told saved or temporary
+    spans = [[start, stop] for _, _, start, stop, _ in placed]
+    buffer_of = {m: k for k, (_, members, _, _, _) in enumerate(placed) for m in members}
+    _fold(spans, buffer_of, folds, {} if device is None else device.folded)
+    buffers: list[LiveBuffer] = []
+    for (allocation, members, _, _, size), (start, stop) in zip(placed, spans):
+        # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
+        value = next(
+            (m for m in members if m in context.results),
+            next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
+        )
+        type_str = types.get(value, "")
+        kind, label, source, scope = _group_of(
+            allocation, value, instructions, context, (start, stop), backward, type_str
+        )
+        key = (kind, label, None if source is None else (source.file, source.line), scope, type_str)
+        if key not in groups:
+            groups[key] = len(group_rows)
+            group_rows.append((kind, label, source, scope, type_str))
+        buffers.append(LiveBuffer(groups[key], start, stop, size))
     step_bytes = _step_bytes(buffers, len(steps))
     peak_step = max(range(len(step_bytes)), key=lambda k: step_bytes[k]) if step_bytes else 0
     peak = step_bytes[peak_step] if step_bytes else 0
@@ -246,7 +264,7 @@ def _held_by_group(
 
 
 def _fold(
-    buffers: list[LiveBuffer],
+    spans: list[list[int]],
     buffer_of: Mapping[str, int],
     folds: Sequence[tuple[str, int, int]],
     folded: Mapping[str, str],
@@ -258,10 +276,8 @@ def _fold(
                 break
             target = folded[target]
         k = buffer_of.get(target)
-        if k is None:
-            continue
-        b = buffers[k]
-        buffers[k] = LiveBuffer(b.group, min(b.start, start), max(b.end, stop), b.bytes)
+        if k is not None:
+            spans[k] = [min(spans[k][0], start), max(spans[k][1], stop)]
 
 
 def _slots(
@@ -338,6 +354,8 @@ def _backward_start(steps: Sequence[str], instructions: Mapping[str, hlo.Instruc
             continue
         for operand in inst.operands:
             made = _maker(operand, instructions)
+            if made is not None and not _op_name(made) and made.opcode not in ("parameter", "constant"):
+                made = _first_named(made.name, instructions)  # through XLA:CPU's converts of bf16 values
             if made is not None and made.opcode not in ("parameter", "constant") and _op_name(made):
                 if not is_gradient(_op_name(made)):
                     return k
@@ -396,7 +414,7 @@ def _results(module: hlo.Module) -> dict[str, int]:
 
 
 _OPTIMIZER_KEYS = re.compile(
-    r"(?:^|[\[.'\"_])(opt|opt_state|optimizer|mu|nu|momentum|adam|exp_avg|exp_avg_sq|m|v)(?:$|[\]'\"._\[])"
+    r"(?:^|[\[.'\"])(opt|opt_state|optimizer|mu|nu|momentum|adam|exp_avg|exp_avg_sq)(?:$|[\]'\".\[])"
 )
 
 
@@ -424,14 +442,33 @@ def _dims(type_str: str) -> tuple[int, ...] | None:
     return tuple(int(d) for d in m.group(1).split(",") if d)
 
 
+def _updated(
+    allocations: Sequence[Allocation],
+    input_paths: Sequence[str],
+    kept: Sequence[int] | None,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]],
+    output_shapes: Sequence[tuple[int, ...]],
+) -> frozenset[str]:
+    """Inputs with an output of their shape per device, or whose buffer an output is written into."""
+    shapes = {tuple(s) for s in output_shapes}
+    out = {path for path, shape, _ in inputs if tuple(shape) in shapes}
+    order = kept or list(range(len(input_paths)))
+    for allocation in allocations:
+        k = allocation.parameter
+        if k is not None and allocation.live_out and k < len(order) and order[k] < len(input_paths):
+            out.add(input_paths[order[k]])
+    return frozenset(out)
+
+
 def _gradient_of(type_str: str, source: SourceLocation | None, context: _Context) -> str | None:
-    """The input a gradient buffer is the gradient of: the one input of its shape per device (its
-    dtype first, then one whose path the line that makes it names), None where that is not one input."""
+    """The input a gradient buffer is the gradient of: the one input the program updates that has its
+    shape per device (its dtype first, then one whose path the line that makes it names), None where
+    that is not one input."""
     dims = _dims(type_str)
     if dims is None:
         return None
     element = type_str.split("[", 1)[0]
-    same = [(path, dtype) for path, shape, dtype in context.inputs if tuple(shape) == dims]
+    same = [(p, dtype) for p, shape, dtype in context.inputs if tuple(shape) == dims and p in context.updated]
     if len(same) > 1:
         typed = [c for c in same if c[1] == element]
         same = typed or same
@@ -442,7 +479,24 @@ def _gradient_of(type_str: str, source: SourceLocation | None, context: _Context
     if len(same) > 1:
         plain = [c for c in same if not is_optimizer_state(c[0])]
         same = plain if len(plain) == 1 else same
-    return same[0][0] if len(same) == 1 else None
+    if len(same) == 1:
+        return same[0][0]
+    return _pattern([c[0] for c in same])
+
+
+def _pattern(paths: Sequence[str]) -> str | None:
+    """``params[*]['w1']`` for paths that differ only in their list indices (a Python loop's layers,
+    whose gradients one line makes), else None."""
+    split = [re.split(r"\[(\d+)\]", p) for p in paths]
+    if not split or any(len(parts) != len(split[0]) for parts in split):
+        return None
+    out = []
+    for k, piece in enumerate(split[0]):
+        same = all(parts[k] == piece for parts in split)
+        if k % 2 == 0 and not same:
+            return None  # they differ outside an index
+        out.append(piece if k % 2 == 0 else f"[{piece}]" if same else "[*]")
+    return "".join(out)
 
 
 def _last_key(path: str) -> str:

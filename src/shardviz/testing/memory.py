@@ -118,13 +118,23 @@ def _over(used: int, budget: int) -> str:
 def _program_message(program: ProgramData, used: int, budget: int) -> str:
     m = program.memory
     assert m is not None
-    lines = [
-        f"the program {program.name} needs {_over(used, budget)}",
-        f"  arguments {format_bytes(m.argument_bytes)} + outputs {format_bytes(m.output_bytes)} "
-        f"+ temporaries {format_bytes(m.temp_bytes)} - aliased {format_bytes(m.alias_bytes)} "
-        "(Compiled.memory_analysis(), per device)",
-    ]
     timeline = program.memory_timeline
+    lines = [f"the program {program.name} needs {_over(used, budget)}"]
+    if timeline is not None:
+        groups = [(name, n) for name, n in timeline.bytes_by_category() if n]
+        lines.append(
+            "  at its peak (bytes live at the worst step, arguments and outputs as held): "
+            + ", ".join(f"{name} {format_bytes(n)}" for name, n in groups)
+        )
+    lines.append(
+        f"  arguments {format_bytes(m.argument_bytes)}, outputs {format_bytes(m.output_bytes)}, "
+        f"temporaries at most {format_bytes(m.temp_bytes)} at once, aliased {format_bytes(m.alias_bytes)} "
+        "(per device, in the program's dtypes)"
+        if timeline is not None
+        else f"  arguments {format_bytes(m.argument_bytes)} + outputs {format_bytes(m.output_bytes)} "
+        f"+ temporaries {format_bytes(m.temp_bytes)} - aliased {format_bytes(m.alias_bytes)} "
+        "(Compiled.memory_analysis(), per device)"
+    )
     if timeline is not None:  # what is live when memory peaks, as the program's report says it
         lines += ["", *memory_lines(timeline, 100, top=LISTED)]
     elif m.peak_bytes is not None:
