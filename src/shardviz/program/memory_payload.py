@@ -41,6 +41,8 @@ def memory_timeline_payload(
             "scope": [g.scope for g in groups],
             "peak_bytes": [g.peak_bytes for g in groups],
             "most_bytes": [g.most_bytes for g in groups],
+            "type": [g.type_str for g in groups],
+            "category": [g.category for g in groups],
         },
         "buffers": {
             "group": [b.group for b in shown],
