@@ -42,13 +42,25 @@ def _loss(params, x):
     return jnp.mean(x.astype(jnp.float32) ** 2)
 
 
+def _loss_remat(params, x):
+    for w in params:
+        x = jax.checkpoint(_layer)(x, w)
+    return jnp.mean(x.astype(jnp.float32) ** 2)
+
+
 def _step(params, opt_state, x):
     grads = jax.grad(_loss)(params, x)
     updates, opt_state = adam.update(grads, opt_state, params)
     return optax.apply_updates(params, updates), opt_state
 
 
-def _traced(w1_spec, w2_spec, x_spec, tokens):
+def _step_remat(params, opt_state, x):
+    grads = jax.grad(_loss_remat)(params, x)
+    updates, opt_state = adam.update(grads, opt_state, params)
+    return optax.apply_updates(params, updates), opt_state
+
+
+def _traced(w1_spec, w2_spec, x_spec, tokens, remat=False):
     mesh = Mesh(np.asarray(jax.devices()[:8]), ("data",))
 
     def leaf(shape, dtype, spec):
@@ -64,7 +76,7 @@ def _traced(w1_spec, w2_spec, x_spec, tokens):
         optax.EmptyState(),
     )
     x = leaf((tokens, D), jnp.bfloat16, x_spec)
-    return shardviz.trace(jax.jit(_step, donate_argnums=(0, 1)), params, opt_state, x)
+    return shardviz.trace(jax.jit(_step_remat if remat else _step, donate_argnums=(0, 1)), params, opt_state, x)
 
 
 def _within(figure: int, hand: int, share: float = 0.10) -> bool:
@@ -114,6 +126,31 @@ def test_tensor_parallel_block_stack():
     assert held["parameters and inputs"] == params + x
     assert _within(held["saved activations"], saved)
     assert _within(program.memory.peak_bytes, params + moments + x + saved)
+
+
+def test_data_parallel_block_stack_with_checkpoint():
+    program = _traced(P(), P(), P("data"), TOKENS, remat=True)
+    plain = _traced(P(), P(), P("data"), TOKENS)
+    params, moments, gradients = 16 * MiB, 64 * MiB, 16 * MiB
+    x = 1024 * D * 2
+    # jax.checkpoint keeps only each layer's output (the next layer's input, the loss's input for
+    # the last): 1024 * 512 * 2 B = 1 MiB a layer; x @ w1 is recomputed in the backward pass
+    saved = LAYERS * 1024 * D * 2
+    held = _at_backward(program)
+    assert held["optimizer state"] == moments + 4
+    assert held["parameters and inputs"] == params + x
+    assert _within(held["saved activations"], saved)
+    assert held["saved activations"] < _at_backward(plain)["saved activations"]
+    # the peak comes when every gradient is made and none applied yet: weights, state, x, gradients
+    assert _within(program.memory.peak_bytes, params + moments + x + gradients)
+
+
+def test_tensor_parallel_block_stack_with_checkpoint():
+    program = _traced(P(None, "data"), P("data", None), P(), 1024, remat=True)
+    saved = LAYERS * 1024 * D * 2  # each layer's output, replicated: 1 MiB a layer
+    held = _at_backward(program)
+    assert _within(held["saved activations"], saved)
+    assert held["optimizer state"] == 64 * MiB // 8 + 4
 
 
 def test_the_names_at_the_peak_say_what_each_buffer_holds():

@@ -43,6 +43,9 @@ from .program import Program
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
 _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
+# XLA:CPU expands the optimization barriers that keep a jax.checkpoint's recomputation apart from the
+# forward pass, and its CSE then merges the two, keeping every activation; TPU and GPU keep them
+_KEEP_BARRIERS = {"xla_disable_hlo_passes": "cse_barrier_expander"}
 
 
 _BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
@@ -264,7 +267,7 @@ def _compile(
         compiled_event = threading.Event()
         early = while_compiling(folder, compiled_event) if while_compiling is not None else None
         try:
-            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options, **_KEEP_BARRIERS})
         except Exception as err:
             if "xla_dump" not in str(err):
                 raise

@@ -352,7 +352,12 @@ def _backward_start(steps: Sequence[str], instructions: Mapping[str, hlo.Instruc
         inst = instructions.get(name)
         if inst is None or not is_gradient(_op_name(inst)):
             continue
-        for operand in inst.operands:
+        read = list(inst.operands)
+        for operand in inst.operands:  # a rematerialization reads its inputs through a barrier's tuple
+            held = instructions.get(operand)
+            if held is not None and held.opcode == "tuple":
+                read += held.operands
+        for operand in read:
             made = _maker(operand, instructions)
             if made is not None and not _op_name(made) and made.opcode not in ("parameter", "constant"):
                 made = _first_named(made.name, instructions)  # through XLA:CPU's converts of bf16 values
