@@ -112,6 +112,7 @@ def assemble(
     reading: JaxprReading,
     read: ModuleReading | None = None,
     dumps: Mapping[str, str] | None = None,
+    remat_reading: Callable[[], ModuleReading | None] | None = None,
 ) -> Program:
     """The Program ``traced`` compiled to: read from ``compiled``, ``reading`` (the jaxpr's) and ``read``
     (the module's, read while XLA generated code), or else from the compiled module's text and ``dumps``."""
@@ -125,7 +126,10 @@ def assemble(
     collectives = _collectives(read, mesh_info, to_mesh, reading, values, kept, traced, reader)
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
-    counts = _memory_counts(read, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
+    held = read
+    if remat_reading is not None and _rematerializes(module):
+        held = remat_reading() or read  # its memory as a TPU or GPU runs it, recomputation apart
+    counts = _memory_counts(held, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -208,6 +212,11 @@ def _collectives(
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     numbered = places.number_passes(collectives, ops, module, read.stacks, reader.place_passes, reader.trip_places)
     return count_on_device(numbered, values)
+
+
+def _rematerializes(module: Any) -> bool:
+    """Whether the program recomputes values under jax.checkpoint (XLA:CPU merged the two passes)."""
+    return any("rematted_computation" in (inst.metadata.op_name or "") for _, inst in module.instructions())
 
 
 def _memory_counts(

@@ -118,7 +118,10 @@ def _compile_and_read(
     kept = _kept_inputs(lowered)
     try:
         read = module_reading.result() if module_reading is not None else None
-        return assemble(fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps)
+        return assemble(
+            fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps,
+            remat_reading=lambda: _barriers_kept(lowered),
+        )  # fmt: skip
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's
@@ -267,7 +270,7 @@ def _compile(
         compiled_event = threading.Event()
         early = while_compiling(folder, compiled_event) if while_compiling is not None else None
         try:
-            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options, **_KEEP_BARRIERS})
+            compiled = lowered.compile(compiler_options={"xla_dump_to": folder, **options})
         except Exception as err:
             if "xla_dump" not in str(err):
                 raise
@@ -311,6 +314,23 @@ def _read_whole(sizes: dict[str, int]) -> bool:
         return all(os.path.getsize(path) == size for path, size in sizes.items())
     except OSError:
         return False
+
+
+def _barriers_kept(lowered: Any) -> ModuleReading | None:
+    """The module compiled once more with jax.checkpoint's barriers kept, read for its memory only
+    (its buffer assignment and live ranges); None where that compile or its dumps fail."""
+    try:
+        private = tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent())
+    except OSError:
+        return None
+    with private as folder:
+        try:
+            compiled = lowered.compile(
+                compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": "^$", **_KEEP_BARRIERS}
+            )
+            return read_module(str(compiled.as_text()), _read_dumps(folder, False))
+        except Exception:  # best-effort: the memory is then read from the program's own compile
+            return None
 
 
 def _read_dumps(folder: str, read_partitioner: bool) -> dict[str, str]:
