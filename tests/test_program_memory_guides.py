@@ -112,3 +112,38 @@ def test_the_cookbooks_step():
     whole = {f"bf16[{','.join(map(str, s))}]" for s in ((3 * 8 * 128, 512), (512, 1024), (512, 2048), (2048, 512))}
     kept = sum(n for g, n in timeline.live_at(timeline.backward_step) if g.kind == "saved" and g.type_str in whole)
     assert kept == gathered
+
+
+def _never_a_smaller_values_name(prog) -> int:
+    """Every group named after a variable its line binds is no larger per device than that value
+    (the value's per-device shape from its jaxpr type and sharding); returns how many were checked."""
+    largest: dict[tuple[str, int, str], int] = {}
+    for v in prog.values:
+        if v.source is not None and v.label:
+            shape = v.layout.shard_shape if v.layout is not None else v.shape
+            key = (v.source.file, v.source.line, v.label)
+            largest[key] = max(largest.get(key, 0), math.prod(shape))
+    checked = 0
+    for g in prog.memory_timeline.groups:
+        if g.source is None or g.kind in ("argument", "output") or "[" not in g.type_str:
+            continue
+        named = largest.get((g.source.file, g.source.line, g.label))
+        if named is not None:
+            dims = [int(d) for d in g.type_str.split("[", 1)[1].rstrip("]").split(",") if d]
+            assert math.prod(dims) <= named, (g.label, g.type_str, named)
+            checked += 1
+    return checked
+
+
+def test_a_fused_intermediate_is_named_by_what_it_computes_never_by_a_smaller_value():
+    sizes = Sizes()
+    mesh = jax.make_mesh((8,), ("fsdp",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:8])
+    with jax.set_mesh(mesh):
+        state, batch = abstract_state(sizes, mesh), abstract_batch(sizes, mesh)
+        prog = shardviz.trace(jitted_train_step, sizes, state, batch)
+    assert _never_a_smaller_values_name(prog) > 0
+    # the MLP's gradient through gelu, [256, 2048] bf16 per device (2 x 128 tokens, 2048 wide), is made
+    # on the line that binds h ([2, 128, 512] per device): named by its operations, not "h"
+    fused = [g for g in prog.memory_timeline.groups if g.label.startswith("fused ")]
+    assert fused and all(g.source is not None for g in fused)
+    assert any(g.type_str == "bf16[256,2048]" for g in fused)

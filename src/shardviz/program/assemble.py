@@ -239,9 +239,9 @@ def _memory_counts(
     device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes, held)
     cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes, held)
     if device is None or cpu is None:
-        return {"device": (memory, None), "cpu": (memory, None)}
+        return {"device": (memory, None), "cpu": (memory, None), "xla": (memory, None)}
     on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
-    return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu)}
+    return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu), "xla": (memory, None)}
 
 
 def _timeline(

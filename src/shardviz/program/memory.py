@@ -137,6 +137,8 @@ class _Context:
     # inputs the program gives back a new value of (an output of their shape, or written in place):
     # what a training step takes a gradient of
     updated: frozenset[str] = frozenset()
+    # a fusion's name -> the user's operations its body computes, in order (from their metadata)
+    fused_ops: Mapping[str, tuple[str, ...]] | None = None
 
 
 def memory_timeline(
@@ -167,6 +169,7 @@ def memory_timeline(
         inputs,
         named_elements,
         _updated(allocations, input_paths, kept, inputs, output_shapes),
+        _fused_ops(module),
     )
     types = _value_types(allocations, device)
     instructions = {inst.name: inst for _, inst in module.instructions()}
@@ -548,8 +551,28 @@ def _group_of(
     if not _fits_name(base, source, type_str, context):  # never the name of a smaller value
         base = op_name.rsplit("/", 1)[-1] if op_name else inst.opcode
         if inst.opcode == "fusion":
-            base = f"fused {base}"
+            ops = (context.fused_ops or {}).get(inst.name) or (base,)
+            base = "fused " + ", ".join(ops)
     return kind, f"{base} (backward)" if gradient else base, source, scope
+
+
+def _fused_ops(module: hlo.Module) -> dict[str, tuple[str, ...]]:
+    """Per fusion, the user's operations its body computes (``mul, tanh, add``), each once, in order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for _, inst in module.instructions():
+        if inst.opcode != "fusion":
+            continue
+        body = next((module.by_name.get(c) for role, c in inst.called_computations if role == "calls"), None)
+        if body is None:
+            continue
+        ops: dict[str, None] = {}
+        for i in body.instructions:
+            name = (i.metadata.op_name or "").split(";", 1)[0].rsplit("/", 1)[-1]
+            if name and i.opcode not in ("parameter", "constant", "bitcast", "convert"):
+                ops.setdefault(name, None)
+        if ops:
+            out[inst.name] = tuple(list(ops)[:4])
+    return out
 
 
 def _fits_name(name: str, source: SourceLocation | None, type_str: str, context: _Context) -> bool:

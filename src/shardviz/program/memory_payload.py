@@ -14,6 +14,13 @@ from .model import SourceLocation
 SMALL_SHARE = 1e-4
 
 
+def xla_memory(program: Any) -> Any:
+    """``memory_analysis()``'s own figures, the payload's ``memory`` (a second figure, beside the
+    timeline's peak in the program's dtypes, never the one ``fits`` uses)."""
+    counts = getattr(program, "memory_counts", None)
+    return counts["xla"][0] if counts is not None and "xla" in counts else program.memory
+
+
 def memory_timeline_payload(
     timeline: MemoryTimeline | None, line_of: Callable[[SourceLocation | None], int]
 ) -> dict[str, Any] | None:
