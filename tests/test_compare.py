@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from compare_steps import STORED, mlp, mlp_arguments
 from shardviz.compare import Candidate, Comparison
+from shardviz.text.ranges import format_bytes
 
 EXPLICIT = AxisType.Explicit
 
@@ -220,6 +221,10 @@ def test_a_row_that_does_not_fit_ranks_after_those_that_fit():
     assert on_small.best(fits=False).candidate == "dp+tp"
     assert slow.changes == () and fast.against == "tp"
     assert "OVER" in str(on_small) and "best that fits: tp on small" in str(on_small)
+    # the row over its HBM says by how much and which groups hold its peak: all of it, by group
+    assert sum(n for _, n in fast.held_by_group) == fast.device_bytes
+    over = format_bytes(fast.device_bytes - int(between))
+    assert f"over HBM by {over} per device; at the peak: " in str(on_small)
 
 
 @pytest.mark.parametrize(
