@@ -238,8 +238,9 @@ def _memory_counts(
     held = [tuple(lay.shard_shape) for lay in outputs]
     device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes, held)
     cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes, held)
-    if device is None or cpu is None:
-        return {"device": (memory, None), "cpu": (memory, None), "xla": (memory, None)}
+    if device is None or cpu is None:  # no live ranges: the reserved bytes bound what it holds
+        bound = memory if memory is None else replace(memory, peak_bytes=None)
+        return {"device": (bound, None), "cpu": (memory, None), "xla": (memory, None)}
     on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
     return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu), "xla": (memory, None)}
 
