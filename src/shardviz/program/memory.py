@@ -14,6 +14,13 @@ argument) counted once. Groups:
 - ``saved``: a value made in the forward pass and still live when the
   backward pass begins (activations kept for the gradient), by line and name;
 - ``temporary``: any other value, by the line that makes it and its name.
+
+Counted as the device holds them (``device``, :mod:`.memory_dtypes`): each
+buffer in its value's program dtype, XLA:CPU's float converts folded into
+the values they copy. A backward-pass buffer the shape of an input the step
+updates is the "gradient of" that input; a variable too small for a buffer
+never names it. Each group has a planner's category (parameters and inputs,
+optimizer state, gradients, saved activations, temporaries, outputs).
 """
 
 from __future__ import annotations
