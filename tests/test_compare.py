@@ -19,6 +19,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from compare_steps import STORED, mlp, mlp_arguments
 from shardviz.compare import Candidate, Comparison
+from shardviz.text.ranges import format_bytes
 
 EXPLICIT = AxisType.Explicit
 
@@ -201,10 +202,11 @@ def test_a_row_that_does_not_fit_ranks_after_those_that_fit():
     held = {name: p.memory.argument_bytes for name, p in result.programs.items()}
     assert held["dp+tp"] == 2 * 256 * 256 * 2 // 8 + 64 // 4 * 256 * 2  # weights over all 8, batch over 4
     assert held["tp"] == 2 * 256 * 256 * 2 // 8 + 64 * 256 * 2  # weights over model, the whole batch
-    reserved = {name: p.memory.reserved_bytes for name, p in result.programs.items()}
+    # the one peak (Program.memory.held_bytes) is what rows rank by
+    reserved = {name: p.memory.held_bytes for name, p in result.programs.items()}
     assert [r.device_bytes for r in result.rows] == [reserved[r.candidate] for r in result.rows]
     between = (reserved["dp+tp"] + reserved["tp"]) / 2
-    assert reserved["tp"] < between < reserved["dp+tp"]  # XLA:CPU's scratch for the gathered weights
+    assert reserved["tp"] < between < reserved["dp+tp"]  # the gathered weights live at the peak
     # a chip as fast as an H100 with HBM between the two: the faster plan does not fit
     small = shardviz.Hardware("small", 9.89e14, 3.35e12, 4.5e11, switch=True, node_size=8, node_bytes_per_s=5e10,
                               hbm_bytes=between)  # fmt: skip
@@ -219,6 +221,10 @@ def test_a_row_that_does_not_fit_ranks_after_those_that_fit():
     assert on_small.best(fits=False).candidate == "dp+tp"
     assert slow.changes == () and fast.against == "tp"
     assert "OVER" in str(on_small) and "best that fits: tp on small" in str(on_small)
+    # the row over its HBM says by how much and which groups hold its peak: all of it, by group
+    assert sum(n for _, n in fast.held_by_group) == fast.device_bytes
+    over = format_bytes(fast.device_bytes - int(between))
+    assert f"over HBM by {over} per device; at the peak: " in str(on_small)
 
 
 @pytest.mark.parametrize(

@@ -35,6 +35,7 @@ def estimate(**changed):
     fields = dict(
         hardware=SimpleNamespace(name="h100", hbm_bytes=80e9), step_s=15.0, bound="network", compute_s=3.0,
         memory_s=2.0, network_s=15.0, device_bytes=1000, fits=True, slices=2, collectives=COLLECTIVES,
+        held_by_group=(),
     )  # fmt: skip
     fields.update(changed)
     return SimpleNamespace(**fields)

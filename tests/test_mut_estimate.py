@@ -172,13 +172,13 @@ def test_each_line_is_charged_its_collectives_runs_and_its_matmuls_and_the_longe
 @pytest.mark.parametrize(
     ("held", "fits", "note"),
     [
-        (16 * 2**30, True, "16 GiB per device (arguments, outputs and XLA:CPU's scratch) fits in 16 GiB of HBM"),
-        (17 * 2**30, False, "17 GiB per device (arguments, outputs and XLA:CPU's scratch) does NOT fit in 16 GiB of HBM"),
+        (16 * 2**30, True, "16 GiB per device (the peak: bytes live at the worst step, arguments and outputs counted as held) fits in 16 GiB of HBM"),
+        (17 * 2**30, False, "17 GiB per device (the peak: bytes live at the worst step, arguments and outputs counted as held) does NOT fit in 16 GiB of HBM, over by 1.0 GiB"),
     ],
 )  # fmt: skip
 def test_a_program_fits_when_it_holds_at_most_the_chips_hbm(held: int, fits: bool, note: str) -> None:
     program = _program(partitions=256)
-    program.memory = SimpleNamespace(reserved_bytes=held)
+    program.memory = SimpleNamespace(held_bytes=held)
     est = estimate(program, "tpu-v5e")  # 16 GiB of HBM a chip
     assert (est.device_bytes, est.fits) == (held, fits) and note in est.notes
     program.memory = None

@@ -43,7 +43,7 @@ def test_all_reduce_on_a_v5e_slice_is_two_gathers_round_a_closed_ring(prog_16x16
     assert est.bound in ("compute", "memory", "network")
     assert est.to_json()["collectives"][0]["seconds"] == timed.seconds
     assert "compiled for CPU" in str(est) and any("CPU" in n for n in est.to_json()["notes"])
-    assert est.fits is True and est.device_bytes == prog_16x16.memory.reserved_bytes
+    assert est.fits is True and est.device_bytes == prog_16x16.memory.held_bytes
 
 
 def test_a_closed_ring_halves_the_busiest_link_load(prog_16x16):

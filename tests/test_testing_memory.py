@@ -76,8 +76,7 @@ def test_a_program_fits_by_memory_analysis_both_ways():
     message = str(info.value)
     assert f"the program step needs {format_bytes(figure)} ({figure} B) per device" in message
     assert (
-        f"arguments {format_bytes(m.argument_size_in_bytes)} + outputs {format_bytes(m.output_size_in_bytes)}"
-        in message
+        f"arguments {format_bytes(m.argument_size_in_bytes)}, outputs {format_bytes(m.output_size_in_bytes)}" in message
     )
     # the largest argument per device is the replicated w_big, as JAX lays it out
     per_device = {jax.tree_util.keystr(k): v.addressable_shards[0].data.nbytes for k, v in jax.tree.leaves_with_path(p)}

@@ -93,7 +93,7 @@ const DEVICE_ROWS: [keyof ProgramMemory, string][] = [
   ["output_bytes", "outputs"],
   ["temp_bytes", "temporaries (scratch XLA sets aside)"],
   ["alias_bytes", "aliased (arguments reused as outputs)"],
-  ["peak_bytes", "peak live (most held at once)"],
+  ["peak_bytes", "XLA:CPU's own peak (not the one fits uses)"],
   ["generated_code_bytes", "generated code"],
 ];
 
@@ -140,7 +140,7 @@ export function renderMemory(program: Program): HTMLElement {
     h("p", { class: "sv-muted sv-small" }, [
       memory === null
         ? "JAX returned no memory analysis for this program."
-        : "Per device, from the compiled program's memory_analysis() and cost_analysis().",
+        : "Per device, from the compiled program's memory_analysis() and cost_analysis(): XLA:CPU's figures, its f32 copies of bf16 values included. The memory strip's peak, in the program's dtypes, is the one fits and assert_fits use.",
     ]),
   ]);
 }

@@ -200,6 +200,10 @@ export interface ProgramMemoryTimeline {
     scope: string[];
     peak_bytes: number[];
     most_bytes: number[];
+    /** Per group: its first buffer's shape and element type per device, as the device holds it. */
+    type?: string[];
+    /** Per group: what a planner budgets it as (parameters and inputs, gradients, ...). */
+    category?: string[];
   };
   buffers: { group: number[]; start: number[]; end: number[]; bytes: number[] };
   buffers_left_out: number;

@@ -55,6 +55,11 @@ def change_text(c: LineChange) -> str:
 
 def _details(row: Row) -> list[str]:
     out = []
+    if row.fits is False and row.device_bytes is not None and row.hbm_bytes is not None:
+        over = f"     over HBM by {format_bytes(row.device_bytes - int(row.hbm_bytes))} per device"
+        if row.held_by_group:
+            over += "; at the peak: " + ", ".join(f"{name} {format_bytes(n)}" for name, n in row.held_by_group)
+        out.append(over)
     if row.network_by_link:
         links = ", ".join(f"{link} {seconds_text(s)}" for link, s in row.network_by_link)
         axes = ", ".join(f"{axes} {seconds_text(s)}" for axes, s in row.network_by_axis)

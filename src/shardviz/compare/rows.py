@@ -70,7 +70,7 @@ class Row:
     network_s: float
     network_by_axis: tuple[tuple[str, float], ...]  # (axes label, seconds), longest first
     network_by_link: tuple[tuple[str, float], ...]  # (link, seconds), a multi-link collective's parts each on theirs
-    device_bytes: int | None  # per device: arguments + outputs + scratch - aliased
+    device_bytes: int | None  # per device: the program's peak (Program.memory.held_bytes)
     hbm_bytes: float | None
     fits: bool | None
     slices: int  # TPU slices or GPU nodes
@@ -79,6 +79,7 @@ class Row:
     rank: int = 0  # 1 is the best; rows that do not fit come after those that do
     changes: tuple[LineChange, ...] = ()  # against the row it is compared with (the best on its hardware)
     against: str = ""  # that row's candidate
+    held_by_group: tuple[tuple[str, int], ...] = ()  # bytes live at the peak per group, most first
 
     @property
     def headroom_bytes(self) -> float | None:
@@ -161,7 +162,7 @@ def make_row(candidate: str, program: Program, est: Estimate, trace_seconds: flo
     return Row(
         candidate, est.hardware.name, tuple(mesh), est.step_s, est.bound, est.compute_s, est.memory_s,
         est.network_s, _sum_by(by_axis), _sum_by(by_link), est.device_bytes, est.hardware.hbm_bytes, est.fits,
-        est.slices, line_collectives(est), trace_seconds,
+        est.slices, line_collectives(est), trace_seconds, held_by_group=est.held_by_group,
     )  # fmt: skip
 
 

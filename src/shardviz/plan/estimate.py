@@ -102,10 +102,12 @@ class Estimate:
     collectives: tuple[CollectiveTime, ...]
     lines: tuple[LineTime, ...]
     notes: tuple[str, ...]
-    device_bytes: int | None = None  # per device: arguments + outputs + scratch - aliased (memory analysis)
+    device_bytes: int | None = None  # per device: the program's peak (Program.memory.held_bytes)
     fits: bool | None = None  # device_bytes within the hardware's HBM (None: either unknown)
     slices: int = 1  # TPU slices (over DCN) or GPU nodes the program spans
     topology: tuple[int, ...] | None = None  # the torus of one TPU slice; None for GPUs
+    # the bytes live at the peak per planner's group (gradients, optimizer state...), most first
+    held_by_group: tuple[tuple[str, int], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -297,19 +299,34 @@ def _flops(program: PricedProgram) -> tuple[float | None, str | None]:
 
 
 def _fit(program: PricedProgram, hw: Hardware) -> tuple[int | None, bool | None, str | None]:
-    held = None if program.memory is None else program.memory.reserved_bytes
+    held = None if program.memory is None else program.memory.held_bytes
     if held is None or hw.hbm_bytes is None:
         return held, None, None
     fits = held <= hw.hbm_bytes
     verdict = "fits in" if fits else "does NOT fit in"
-    return (
-        held,
-        fits,
-        (
-            f"{format_bytes(held)} per device (arguments, outputs and XLA:CPU's scratch) {verdict} "
-            f"{format_bytes(int(hw.hbm_bytes))} of HBM"
-        ),
+    note = (
+        f"{format_bytes(held)} per device (the peak: bytes live at the worst step, arguments and outputs "
+        f"counted as held) {verdict} {format_bytes(int(hw.hbm_bytes))} of HBM"
     )
+    if not fits:
+        note += f", over by {format_bytes(held - int(hw.hbm_bytes))}"
+        groups = held_by_group(program)
+        if groups:
+            note += "; at the peak: " + groups_text(groups)
+    return held, fits, note
+
+
+def held_by_group(program: PricedProgram) -> tuple[tuple[str, int], ...]:
+    """The bytes live at the program's peak per planner's group, most first (none without a timeline)."""
+    timeline = getattr(program, "memory_timeline", None)
+    if timeline is None:
+        return ()
+    return tuple((name, n) for name, n in timeline.bytes_by_category() if n)
+
+
+def groups_text(groups: tuple[tuple[str, int], ...]) -> str:
+    """``gradients 1.0 GiB, parameters and inputs 512 MiB``."""
+    return ", ".join(f"{name} {format_bytes(n)}" for name, n in groups)
 
 
 def estimate(program: PricedProgram, hardware: Any) -> Estimate:
@@ -336,7 +353,7 @@ def estimate(program: PricedProgram, hardware: Any) -> Estimate:
     return Estimate(
         program.name, hw, compute, memory, network, max(parts.values()), sum(parts.values()), bound, times,
         _by_line(program, times, hw), tuple(notes), held, fits, _span(program, hw, slices),
-        None if slices is None else slices.topology,
+        None if slices is None else slices.topology, held_by_group(program),
     )  # fmt: skip
 
 

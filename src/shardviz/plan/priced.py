@@ -72,7 +72,7 @@ class LineCost(Protocol):
 
 class HeldMemory(Protocol):
     @property
-    def reserved_bytes(self) -> int: ...
+    def held_bytes(self) -> int: ...  # the peak: bytes live at the worst step, arguments and outputs as held
 
 
 class PricedProgram(Protocol):

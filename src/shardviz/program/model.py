@@ -322,6 +322,13 @@ class MemoryStats:
         what its schedule holds live, which is no bound on the scratch it allocates)."""
         return self.argument_bytes + self.output_bytes + self.temp_bytes - self.alias_bytes
 
+    @property
+    def held_bytes(self) -> int:
+        """The one peak every figure uses (the report, ``fits``, ``compare``, ``assert_fits``): the
+        bytes live at the worst step of the schedule, arguments and outputs counted as held;
+        the reserved bytes where the schedule's peak is unknown."""
+        return self.peak_bytes if self.peak_bytes is not None else self.reserved_bytes
+
 
 @dataclass(frozen=True)
 class Total:
@@ -415,6 +422,9 @@ class ProgramData:
     # per device: bytes live at each step of the compiled schedule, the peak and what is live then
     # (shardviz.program.memory.timeline.MemoryTimeline); None where XLA's buffer assignment could not be read
     memory_timeline: Any = None
+    # both counts of the memory: {"device": (MemoryStats, MemoryTimeline), "cpu": (...)}; ``memory`` and
+    # ``memory_timeline`` are the one ``bytes_from`` names (shardviz.program.memory.device_bytes.recounted)
+    memory_counts: Any = None
     # per device: bytes the module's operations read and write in the program's dtypes, loops counted
     # (hlo.hbm_bytes; not XLA:CPU's bytes_accessed, which counts its f32 converts); None when not read
     hbm_bytes: float | None = None

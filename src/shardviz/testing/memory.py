@@ -34,10 +34,10 @@ def _is_host(kind: str) -> bool:
 
 
 def program_bytes_per_device(program: ProgramData) -> int:
-    """Arguments + outputs + temporaries - aliased bytes per device, from ``Compiled.memory_analysis()``.
+    """The program's peak per device (``Program.memory.held_bytes``): the bytes live at the worst step
+    of the schedule, arguments and outputs counted as held, in the program's dtypes.
 
-    Aliased bytes are outputs that reuse an argument's buffer (donation), so
-    they count once. Host-memory figures are not included.
+    An output written over a donated argument counts once. Host-memory figures are not included.
     """
     m = program.memory
     if m is None:
@@ -45,7 +45,7 @@ def program_bytes_per_device(program: ProgramData) -> int:
             f"the program {program.name} has no memory analysis (its backend's compiled module reports none), "
             "so assert_fits cannot size it"
         )
-    return m.reserved_bytes
+    return m.held_bytes
 
 
 def assert_fits(x: Any, bytes_per_device: int | str) -> int:
@@ -118,13 +118,23 @@ def _over(used: int, budget: int) -> str:
 def _program_message(program: ProgramData, used: int, budget: int) -> str:
     m = program.memory
     assert m is not None
-    lines = [
-        f"the program {program.name} needs {_over(used, budget)}",
-        f"  arguments {format_bytes(m.argument_bytes)} + outputs {format_bytes(m.output_bytes)} "
-        f"+ temporaries {format_bytes(m.temp_bytes)} - aliased {format_bytes(m.alias_bytes)} "
-        "(Compiled.memory_analysis(), per device)",
-    ]
     timeline = program.memory_timeline
+    lines = [f"the program {program.name} needs {_over(used, budget)}"]
+    if timeline is not None:
+        groups = [(name, n) for name, n in timeline.bytes_by_category() if n]
+        lines.append(
+            "  at its peak (bytes live at the worst step, arguments and outputs as held): "
+            + ", ".join(f"{name} {format_bytes(n)}" for name, n in groups)
+        )
+    lines.append(
+        f"  arguments {format_bytes(m.argument_bytes)}, outputs {format_bytes(m.output_bytes)}, "
+        f"temporaries at most {format_bytes(m.temp_bytes)} at once, aliased {format_bytes(m.alias_bytes)} "
+        "(per device, in the program's dtypes)"
+        if timeline is not None
+        else f"  arguments {format_bytes(m.argument_bytes)} + outputs {format_bytes(m.output_bytes)} "
+        f"+ temporaries {format_bytes(m.temp_bytes)} - aliased {format_bytes(m.alias_bytes)} "
+        "(Compiled.memory_analysis(), per device)"
+    )
     if timeline is not None:  # what is live when memory peaks, as the program's report says it
         lines += ["", *memory_lines(timeline, 100, top=LISTED)]
     elif m.peak_bytes is not None:
@@ -210,12 +220,12 @@ def sharded_fraction(tree: TreeData, axes: tuple[str, ...] | None = None) -> Sha
     more than 1) does. A leaf on one device, on no mesh, or a NumPy array in
     host memory is not split. Bytes are logical (each leaf counted once).
     """
-    sizes: dict[str, int] = {}
-    for mesh in tree.meshes:
-        sizes.update(zip(mesh.info.axis_names, mesh.info.axis_sizes))
-    need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else set()
     group_split = []
     for group in tree.groups:
+        # each leaf's axes are sized by its own mesh: two meshes may give one axis name two sizes
+        mesh = tree.meshes[group.mesh].info if group.mesh is not None else None
+        sizes = dict(zip(mesh.axis_names, mesh.axis_sizes)) if mesh is not None else {}
+        need = {a for a in axes if sizes.get(a, 1) > 1} if axes is not None else set()
         used = {a for entry in group.spec for a in entry if sizes.get(a, 1) > 1}
         group_split.append(bool(used) and need <= used)
     total = split = 0

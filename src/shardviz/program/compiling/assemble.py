@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jax
@@ -28,7 +28,8 @@ from ..collectives.reading import ArrayLines, read_collective
 from ..lines.jaxpr_walk import Redirects, constraint_redirects, walk
 from ..lines.naming import NamedValues, name_values
 from ..memory.device_bytes import count_on_device
-from ..memory.timeline import MemoryTimeline, memory_timeline
+from ..memory.dtypes import XLA_NAMES, device_sizes
+from ..memory.timeline import MemoryTimeline, device_memory, memory_timeline
 from ..memory.totals import program_totals
 from ..model import (
     Collective,
@@ -111,6 +112,7 @@ def assemble(
     reading: JaxprReading,
     read: ModuleReading | None = None,
     dumps: Mapping[str, str] | None = None,
+    remat_reading: Callable[[], ModuleReading | None] | None = None,
 ) -> Program:
     """The Program ``traced`` compiled to: read from ``compiled``, ``reading`` (the jaxpr's) and ``read``
     (the module's, read while XLA generated code), or else from the compiled module's text and ``dumps``."""
@@ -124,6 +126,10 @@ def assemble(
     collectives = _collectives(read, mesh_info, to_mesh, reading, values, kept, traced, reader)
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
+    held = read
+    if remat_reading is not None and _rematerializes(module):
+        held = remat_reading() or read  # its memory as a TPU or GPU runs it, recomputation apart
+    counts = _memory_counts(held, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
     return Program(
         name=name,
         mesh=mesh_info,
@@ -137,7 +143,7 @@ def assemble(
         output_paths=output_paths,
         values=values,
         collectives=collectives,
-        memory=memory,
+        memory=counts["device"][0],
         flops=_cost(cost, "flops"),
         bytes_accessed=_cost(cost, "bytes accessed"),
         source=reading.source,
@@ -150,7 +156,8 @@ def assemble(
         layout_changes=layout_changes(input_paths, io.inputs, output_paths, io.outputs),
         matmul_flops=sum(f.flops for f in line_flops),
         line_flops=line_flops,
-        memory_timeline=_timeline(read, input_paths, output_paths, kept, values, memory),
+        memory_timeline=counts["device"][1],
+        memory_counts=counts,
         hbm_bytes=read.hbm_bytes,
     )
 
@@ -207,6 +214,37 @@ def _collectives(
     return count_on_device(numbered, values)
 
 
+def _rematerializes(module: Any) -> bool:
+    """Whether the program recomputes values under jax.checkpoint (XLA:CPU merged the two passes)."""
+    return any("rematted_computation" in (inst.metadata.op_name or "") for _, inst in module.instructions())
+
+
+def _memory_counts(
+    read: ModuleReading,
+    input_paths: Sequence[str],
+    output_paths: Sequence[str],
+    kept: list[int] | None,
+    values: Sequence[Any],
+    memory: MemoryStats | None,
+    inputs: Sequence[Layout],
+    outputs: Sequence[Layout],
+) -> dict[str, tuple[MemoryStats | None, MemoryTimeline | None]]:
+    """The memory figures twice: as the device holds the program (its dtypes) and as XLA:CPU's module
+    holds it (its memory analysis, the peak its own live ranges give)."""
+    shapes = [
+        (p, tuple(lay.shard_shape), XLA_NAMES.get(str(lay.dtype), str(lay.dtype)))
+        for p, lay in zip(input_paths, inputs)
+    ]
+    held = [tuple(lay.shard_shape) for lay in outputs]
+    device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes, held)
+    cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes, held)
+    if device is None or cpu is None:  # no live ranges: the reserved bytes bound what it holds
+        bound = memory if memory is None else replace(memory, peak_bytes=None)
+        return {"device": (bound, None), "cpu": (memory, None), "xla": (memory, None)}
+    on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
+    return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu), "xla": (memory, None)}
+
+
 def _timeline(
     read: ModuleReading,
     input_paths: Sequence[str],
@@ -214,11 +252,15 @@ def _timeline(
     kept: list[int] | None,
     values: Sequence[Any],
     memory: MemoryStats | None,
+    on_device: bool,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
+    output_shapes: Sequence[tuple[int, ...]] = (),
 ) -> MemoryTimeline | None:
     """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
     if read.allocations is None or read.live_ranges is None:
         return None
     made = {v.label: v.stack for v in values if v.role == "output"}
+    device = device_sizes(read.module, read.allocations, values, read.stacks) if on_device else None
     return memory_timeline(
         read.allocations,
         read.live_ranges,
@@ -229,7 +271,23 @@ def _timeline(
         kept,
         made,
         xla_peak_bytes=None if memory is None else memory.peak_bytes,
+        device=device,
+        inputs=inputs,
+        named_elements=_named_elements(values),
+        output_shapes=output_shapes,
     )
+
+
+def _named_elements(values: Sequence[Any]) -> dict[tuple[str, int, str], int]:
+    """The most elements per device a value of each name has on each line (what a buffer may be named)."""
+    out: dict[tuple[str, int, str], int] = {}
+    for v in values:
+        if v.source is None or not v.label:
+            continue
+        shape = v.layout.shard_shape if v.layout is not None else v.shape
+        key = (v.source.file, v.source.line, v.label)
+        out[key] = max(out.get(key, 0), math.prod(shape))
+    return out
 
 
 def _mesh_placement(

@@ -43,6 +43,9 @@ from .module_reading import ModuleReading, read_module
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
 _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
+# XLA:CPU expands the optimization barriers that keep a jax.checkpoint's recomputation apart from the
+# forward pass, and its CSE then merges the two, keeping every activation; TPU and GPU keep them
+_KEEP_BARRIERS = {"xla_disable_hlo_passes": "cse_barrier_expander"}
 
 
 _BEFORE_PARTITIONING = "*before_spmd-partitioning.txt"
@@ -120,7 +123,10 @@ def _compile_and_read(
     kept = _kept_inputs(lowered)
     try:
         read = module_reading.result() if module_reading is not None else None
-        return assemble(fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps)
+        return assemble(
+            fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps,
+            remat_reading=lambda: _barriers_kept(lowered),
+        )  # fmt: skip
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's
@@ -313,6 +319,23 @@ def _read_whole(sizes: dict[str, int]) -> bool:
         return all(os.path.getsize(path) == size for path, size in sizes.items())
     except OSError:
         return False
+
+
+def _barriers_kept(lowered: Any) -> ModuleReading | None:
+    """The module compiled once more with jax.checkpoint's barriers kept, read for its memory only
+    (its buffer assignment and live ranges); None where that compile or its dumps fail."""
+    try:
+        private = tempfile.TemporaryDirectory(prefix="shardviz-", dir=_dump_parent())
+    except OSError:
+        return None
+    with private as folder:
+        try:
+            compiled = lowered.compile(
+                compiler_options={"xla_dump_to": folder, "xla_dump_hlo_pass_re": "^$", **_KEEP_BARRIERS}
+            )
+            return read_module(str(compiled.as_text()), _read_dumps(folder, False))
+        except Exception:  # best-effort: the memory is then read from the program's own compile
+            return None
 
 
 def _read_dumps(folder: str, read_partitioner: bool) -> dict[str, str]:

@@ -250,15 +250,22 @@ def _scheduled(module: Module) -> list[Computation]:
 
 
 def _widths(
-    comp: Computation, accesses: Mapping[str, _Access], module: Module, made: set[str]
+    comp: Computation,
+    accesses: Mapping[str, _Access],
+    module: Module,
+    made: set[str],
+    known: Mapping[str, int] | None = None,
 ) -> dict[str, int | None]:
     """Each value's float bits on the device (None: as the module holds it): what its operation makes of
     its operands' widths (a fusion: its root's, :func:`_value_widths`), then narrowed to what every
-    reader takes of it, last value first."""
+    reader takes of it, last value first. ``known`` gives the bits of values whose width is known
+    otherwise (the program's own dtype), passed on to what reads them."""
     bits: dict[str, int | None] = {}
     for inst in comp.instructions:
         fused = _fused(inst, module)
-        if inst.name in made:
+        if known is not None and inst.name in known:
+            bits[inst.name] = known[inst.name]
+        elif inst.name in made:
             bits[inst.name] = None
         elif fused is not None and fused.root is not None:
             seeds = {i: bits.get(o) for i, o in enumerate(inst.operands)}
@@ -326,6 +333,38 @@ def _carried(comp: Computation, made: set[str]) -> dict[str, frozenset[int]]:
             if role == "body":
                 out[callee] = indices
     return out
+
+
+def scheduled_accesses(comp: Computation, module: Module) -> dict[str, _Access]:
+    """What each costed operation of a scheduled computation reads and writes."""
+    return {
+        i.name: _PASSED if _is_collective(i) else _access(i, module) for i in comp.instructions if i.opcode not in _FREE
+    }
+
+
+def device_widths(module: Module, known: Mapping[str, int]) -> dict[str, dict[str, int | None]]:
+    """Per scheduled computation, each value's float bits on the device (:func:`_widths`), the values
+    in ``known`` (by instruction name) taken as that wide."""
+    out: dict[str, dict[str, int | None]] = {}
+    for comp in _scheduled(module):
+        out[comp.name] = _widths(comp, scheduled_accesses(comp, module), module, set(), known)
+    return out
+
+
+def is_float_convert(inst: Instruction, module: Module) -> bool:
+    """A float convert on its own, or a fusion of nothing else (bitcasts and reshapes beside it):
+    XLA:CPU's widening of a bf16 or f16 value and its narrowing back."""
+    if inst.opcode == "convert":
+        return _float_bits(inst.shape) is not None
+    fused = _fused(inst, module)
+    if fused is None:
+        return False
+    body = [i for i in fused.instructions if i.opcode != "parameter"]
+    if not body or any(i.opcode not in ("convert", "bitcast", "reshape") for i in body):
+        return False
+    return any(i.opcode == "convert" for i in body) and all(
+        _float_bits(i.shape) is not None for i in body if i.opcode == "convert"
+    )
 
 
 def hbm_bytes(module: Module) -> HbmBytes:

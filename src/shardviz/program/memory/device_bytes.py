@@ -157,16 +157,25 @@ def _switched(item: Counted, count: str) -> Counted:
 
 
 def recounted(program: ProgramData, count: str) -> ProgramData:
-    """``program`` with every collective's bytes (and the totals) counted as ``count`` says:
-    ``"device"`` (the program's dtypes, as a TPU or GPU moves them) or ``"cpu"`` (XLA:CPU's module)."""
+    """``program`` with every collective's bytes (and the totals) and its memory counted as ``count``
+    says: ``"device"`` (the program's dtypes, as a TPU or GPU moves and holds them) or ``"cpu"``
+    (XLA:CPU's module: its memory analysis, and buffers as its f32 copies make them)."""
     if count not in COUNTS:
         raise ShardingError(f"with_bytes takes 'device' or 'cpu', not {count!r}")
     collectives = [
         replace(_switched(c, count), parts=tuple(_switched(p, count) for p in c.parts)) for c in program.collectives
     ]
     axis_names = program.mesh.axis_names if program.mesh is not None else ()
+    memory, timeline = program.memory, program.memory_timeline
+    if program.memory_counts is not None:  # the memory as the same count holds it
+        memory, timeline = program.memory_counts[count]
     return replace(
-        program, collectives=tuple(collectives), totals=program_totals(collectives, axis_names), bytes_from=count
+        program,
+        collectives=tuple(collectives),
+        totals=program_totals(collectives, axis_names),
+        bytes_from=count,
+        memory=memory,
+        memory_timeline=timeline,
     )
 
 

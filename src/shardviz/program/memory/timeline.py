@@ -14,18 +14,28 @@ argument) counted once. Groups:
 - ``saved``: a value made in the forward pass and still live when the
   backward pass begins (activations kept for the gradient), by line and name;
 - ``temporary``: any other value, by the line that makes it and its name.
+
+Counted as the device holds them (``device``, :mod:`.dtypes`): each
+buffer in its value's program dtype, XLA:CPU's float converts folded into
+the values they copy. A backward-pass buffer the shape of an input the step
+updates is the "gradient of" that input; a variable too small for a buffer
+never names it. Each group has a planner's category (parameters and inputs,
+optimizer state, gradients, saved activations, temporaries, outputs).
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import hlo
 from ..lines.frames import user_frame
 from ..lines.scopes import is_gradient, scope_of_op_name
 from ..lines.sources import bound_names, line_text
-from ..model import SourceLocation
+from ..model import MemoryStats, SourceLocation
+from .dtypes import DeviceSizes
 from .liveness import Allocation, LiveRanges
 
 KINDS = ("argument", "output", "saved", "temporary")
@@ -41,6 +51,19 @@ class MemoryGroup:
     scope: str
     peak_bytes: int  # bytes of this group live at the program's peak
     most_bytes: int  # the most bytes of this group live at any one step
+    type_str: str = field(
+        default="", compare=False
+    )  # its first buffer's shape and element type per device, as held: bf16[4096,2048]
+
+    @property
+    def category(self) -> str:
+        """What a planner budgets it as: parameters, optimizer state, inputs, gradients, saved
+        activations, temporaries or outputs."""
+        if self.kind == "argument":
+            return "optimizer state" if is_optimizer_state(self.label) else "parameters and inputs"
+        if self.label.startswith("gradient of "):
+            return "gradients"
+        return {"saved": "saved activations", "output": "outputs"}.get(self.kind, "temporaries")
 
     @property
     def family(self) -> str:
@@ -90,6 +113,14 @@ class MemoryTimeline:
     def at_peak(self) -> list[tuple[MemoryGroup, int]]:
         return self.live_at(self.peak_step)
 
+    def bytes_by_category(self, step: int | None = None) -> list[tuple[str, int]]:
+        """Bytes live at ``step`` (the peak when None) per planner's group (:attr:`MemoryGroup.category`),
+        most first."""
+        out: dict[str, int] = {}
+        for group, n in self.live_at(self.peak_step if step is None else step):
+            out[group.category] = out.get(group.category, 0) + n
+        return sorted(out.items(), key=lambda kv: -kv[1])
+
     def bytes_by_kind(self, step: int | None = None) -> dict[str, int]:
         """Bytes live at ``step`` (the peak when None) per kind of group."""
         out = dict.fromkeys(KINDS, 0)
@@ -106,6 +137,15 @@ class _Context:
     kept: Sequence[int]  # the array input each entry parameter is
     results: Mapping[str, int]  # an entry result's instruction -> its output index
     made: Mapping[str, tuple[SourceLocation, ...]]  # an output's path -> where its value is made
+    # each array input's path, its shape and element type per device (``bf16``): what a gradient is of
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = ()
+    # (file, line, name) -> the most elements per device a value of that name on that line has
+    named_elements: Mapping[tuple[str, int, str], int] | None = None
+    # inputs the program gives back a new value of (an output of their shape, or written in place):
+    # what a training step takes a gradient of
+    updated: frozenset[str] = frozenset()
+    # a fusion's name -> the user's operations its body computes, in order (from their metadata)
+    fused_ops: Mapping[str, tuple[str, ...]] | None = None
 
 
 def memory_timeline(
@@ -118,34 +158,61 @@ def memory_timeline(
     kept: Sequence[int] | None,
     made: Mapping[str, tuple[SourceLocation, ...]],
     xla_peak_bytes: int | None = None,
+    device: DeviceSizes | None = None,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
+    named_elements: Mapping[tuple[str, int, str], int] | None = None,
+    output_shapes: Sequence[tuple[int, ...]] = (),
 ) -> MemoryTimeline:
-    """The timeline of one compiled program from its buffer assignment and live ranges."""
+    """The timeline of one compiled program from its buffer assignment and live ranges; with
+    ``device``, each buffer in the program's dtypes and XLA:CPU's float converts folded into
+    their inputs (:mod:`.dtypes`), as a TPU or GPU holds them."""
     context = _Context(
-        stack_of, input_paths, output_paths, kept or list(range(len(input_paths))), _results(module), made
+        stack_of,
+        input_paths,
+        output_paths,
+        kept or list(range(len(input_paths))),
+        _results(module),
+        made,
+        inputs,
+        named_elements,
+        _updated(allocations, input_paths, kept, inputs, output_shapes),
+        _fused_ops(module),
     )
+    types = _value_types(allocations, device)
     instructions = {inst.name: inst for _, inst in module.instructions()}
     steps = live.steps
     end = max(len(steps) - 1, 0)
     backward = _backward_start(steps, instructions)
     groups: dict[tuple[object, ...], int] = {}
-    group_rows: list[tuple[str, str, SourceLocation | None, str]] = []
-    buffers: list[LiveBuffer] = []
+    group_rows: list[tuple[str, str, SourceLocation | None, str, str]] = []
+    placed: list[tuple[Allocation, list[str], int, int, int]] = []
+    folds: list[tuple[str, int, int]] = []  # a folded value's target and its span
     for allocation in allocations:
         if allocation.thread_local or allocation.constant:
             continue  # thread-local scratch is not in the schedule; constants live in the executable
-        for slot in _slots(allocation, live, end):
-            members, start, stop, size = slot
-            # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
-            value = next(
-                (m for m in members if m in context.results),
-                next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
-            )
-            kind, label, source, scope = _group_of(allocation, value, instructions, context, (start, stop), backward)
-            key = (kind, label, None if source is None else (source.file, source.line), scope)
-            if key not in groups:
-                groups[key] = len(group_rows)
-                group_rows.append((kind, label, source, scope))
-            buffers.append(LiveBuffer(groups[key], start, stop, size))
+        foldable = {} if device is None or allocation.live_out else device.folded
+        for members, start, stop, size in _slots(allocation, live, end, device, foldable, folds):
+            placed.append((allocation, members, start, stop, size))
+    # a folded value's life is its input's too, before the input is told saved or temporary
+    spans = [[start, stop] for _, _, start, stop, _ in placed]
+    buffer_of = {m: k for k, (_, members, _, _, _) in enumerate(placed) for m in members}
+    _fold(spans, buffer_of, folds, {} if device is None else device.folded)
+    buffers: list[LiveBuffer] = []
+    for (allocation, members, _, _, size), (start, stop) in zip(placed, spans):
+        # A result names the buffer it is in; else a loop's carry (what the loop writes), else the first.
+        value = next(
+            (m for m in members if m in context.results),
+            next((m for m in members if _opcode(instructions, m) == "while"), members[0]),
+        )
+        type_str = types.get(value, "")
+        kind, label, source, scope = _group_of(
+            allocation, value, instructions, context, (start, stop), backward, type_str
+        )
+        key = (kind, label, None if source is None else (source.file, source.line), scope, type_str)
+        if key not in groups:
+            groups[key] = len(group_rows)
+            group_rows.append((kind, label, source, scope, type_str))
+        buffers.append(LiveBuffer(groups[key], start, stop, size))
     step_bytes = _step_bytes(buffers, len(steps))
     peak_step = max(range(len(step_bytes)), key=lambda k: step_bytes[k]) if step_bytes else 0
     peak = step_bytes[peak_step] if step_bytes else 0
@@ -157,12 +224,36 @@ def memory_timeline(
         peak_bytes=peak,
         peak_step=peak_step,
         groups=tuple(
-            MemoryGroup(kind, label, source, scope, at_peak[g], most[g])
-            for g, (kind, label, source, scope) in enumerate(group_rows)
+            MemoryGroup(kind, label, source, scope, at_peak[g], most[g], type_str)
+            for g, (kind, label, source, scope, type_str) in enumerate(group_rows)
         ),
         buffers=tuple(buffers),
         backward_step=backward,
         xla_peak_bytes=xla_peak_bytes,
+    )
+
+
+def device_memory(xla: MemoryStats | None, timeline: MemoryTimeline) -> MemoryStats:
+    """``Program.memory`` as the device holds it, from the timeline in the program's dtypes: arguments
+    and outputs as held (an output written over a donated argument counted as the argument),
+    temporaries the most live at once besides them, the peak the timeline's."""
+    own: dict[str, int] = dict.fromkeys(KINDS, 0)
+    for b in timeline.buffers:
+        own[timeline.groups[b.group].kind] += b.bytes
+    scratch = [b for b in timeline.buffers if timeline.groups[b.group].kind in ("saved", "temporary")]
+    temp = max(_step_bytes(scratch, len(timeline.steps)) or [0])
+    alias = 0 if xla is None else xla.alias_bytes
+    return MemoryStats(
+        argument_bytes=own["argument"],
+        output_bytes=own["output"] + alias,
+        temp_bytes=temp,
+        alias_bytes=alias,
+        generated_code_bytes=0 if xla is None else xla.generated_code_bytes,
+        peak_bytes=timeline.peak_bytes,
+        host_argument_bytes=0 if xla is None else xla.host_argument_bytes,
+        host_output_bytes=0 if xla is None else xla.host_output_bytes,
+        host_temp_bytes=0 if xla is None else xla.host_temp_bytes,
+        host_alias_bytes=0 if xla is None else xla.host_alias_bytes,
     )
 
 
@@ -182,12 +273,38 @@ def _held_by_group(
     return at_peak, most
 
 
-def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[list[str], int, int, int]]:
+def _fold(
+    spans: list[list[int]],
+    buffer_of: Mapping[str, int],
+    folds: Sequence[tuple[str, int, int]],
+    folded: Mapping[str, str],
+) -> None:
+    """Each folded value's span given to the buffer of the value it is the same data as."""
+    for target, start, stop in folds:
+        for _ in range(16):  # a convert of a convert: to the first value that has a buffer
+            if target in buffer_of or target not in folded:
+                break
+            target = folded[target]
+        k = buffer_of.get(target)
+        if k is not None:
+            spans[k] = [min(spans[k][0], start), max(spans[k][1], stop)]
+
+
+def _slots(
+    allocation: Allocation,
+    live: LiveRanges,
+    end: int,
+    device: DeviceSizes | None = None,
+    foldable: Mapping[str, str] | None = None,
+    folds: list[tuple[str, int, int]] | None = None,
+) -> list[tuple[list[str], int, int, int]]:
     """``(value, first step, last step, bytes)`` per stretch of one place in the allocation.
 
     Values at one offset whose lives overlap share a buffer (a loop carry and
     the loop's result, an output over a donated argument): one stretch, as
-    large as the largest of them, named by the first.
+    large as the largest of them, named by the first. With ``device``, sizes
+    are the device's, and a value in ``foldable`` makes no stretch: its span
+    goes to ``folds`` with the value whose buffer holds it.
     """
     by_offset: dict[int, list[tuple[int, int, int, str]]] = {}
     for v in allocation.values:
@@ -198,7 +315,11 @@ def _slots(allocation: Allocation, live: LiveRanges, end: int) -> list[tuple[lis
             if allocation.parameter is None:
                 continue  # not live in the entry's schedule (a value of a called computation's own)
             span = (0, end)
-        by_offset.setdefault(v.offset, []).append((span[0], span[1], v.size, v.name))
+        if foldable and v.name in foldable and folds is not None:
+            folds.append((foldable[v.name], span[0], span[1]))
+            continue
+        size = v.size if device is None else device.size(v.name, v.size)
+        by_offset.setdefault(v.offset, []).append((span[0], span[1], size, v.name))
     out: list[tuple[list[str], int, int, int]] = []
     for members in by_offset.values():
         members.sort()
@@ -241,8 +362,15 @@ def _backward_start(steps: Sequence[str], instructions: Mapping[str, hlo.Instruc
         inst = instructions.get(name)
         if inst is None or not is_gradient(_op_name(inst)):
             continue
-        for operand in inst.operands:
+        read = list(inst.operands)
+        for operand in inst.operands:  # a rematerialization reads its inputs through a barrier's tuple
+            held = instructions.get(operand)
+            if held is not None and held.opcode == "tuple":
+                read += held.operands
+        for operand in read:
             made = _maker(operand, instructions)
+            if made is not None and not _op_name(made) and made.opcode not in ("parameter", "constant"):
+                made = _first_named(made.name, instructions)  # through XLA:CPU's converts of bf16 values
             if made is not None and made.opcode not in ("parameter", "constant") and _op_name(made):
                 if not is_gradient(_op_name(made)):
                     return k
@@ -300,6 +428,97 @@ def _results(module: hlo.Module) -> dict[str, int]:
     return out
 
 
+_OPTIMIZER_KEYS = re.compile(
+    r"(?:^|[\[.'\"])(opt|opt_state|optimizer|mu|nu|momentum|adam|exp_avg|exp_avg_sq)(?:$|[\]'\".\[])"
+)
+
+
+def is_optimizer_state(path: str) -> bool:
+    """An argument's path names optimizer state (optax's ``mu``/``nu``, ``opt_state``, ``momentum``)."""
+    return _OPTIMIZER_KEYS.search(path) is not None
+
+
+def _value_types(allocations: Sequence[Allocation], device: DeviceSizes | None) -> dict[str, str]:
+    """Each placed value's shape and element type per device, in the program's dtype where known."""
+    out: dict[str, str] = {}
+    for allocation in allocations:
+        for v in allocation.values:
+            shape = v.shape.split("{", 1)[0]
+            if device is not None and v.name in device.elements:
+                shape = device.elements[v.name] + shape[shape.index("[") :] if "[" in shape else shape
+            out[v.name] = shape
+    return out
+
+
+def _dims(type_str: str) -> tuple[int, ...] | None:
+    m = re.match(r"^[a-z0-9]+\[([0-9,]*)\]$", type_str)
+    if m is None:
+        return None
+    return tuple(int(d) for d in m.group(1).split(",") if d)
+
+
+def _updated(
+    allocations: Sequence[Allocation],
+    input_paths: Sequence[str],
+    kept: Sequence[int] | None,
+    inputs: Sequence[tuple[str, tuple[int, ...], str]],
+    output_shapes: Sequence[tuple[int, ...]],
+) -> frozenset[str]:
+    """Inputs with an output of their shape per device, or whose buffer an output is written into."""
+    shapes = {tuple(s) for s in output_shapes}
+    out = {path for path, shape, _ in inputs if tuple(shape) in shapes}
+    order = kept or list(range(len(input_paths)))
+    for allocation in allocations:
+        k = allocation.parameter
+        if k is not None and allocation.live_out and k < len(order) and order[k] < len(input_paths):
+            out.add(input_paths[order[k]])
+    return frozenset(out)
+
+
+def _gradient_of(type_str: str, source: SourceLocation | None, context: _Context) -> str | None:
+    """The input a gradient buffer is the gradient of: the one input the program updates that has its
+    shape per device (its dtype first, then one whose path the line that makes it names), None where
+    that is not one input."""
+    dims = _dims(type_str)
+    if dims is None:
+        return None
+    element = type_str.split("[", 1)[0]
+    same = [(p, dtype) for p, shape, dtype in context.inputs if tuple(shape) == dims and p in context.updated]
+    if len(same) > 1:
+        typed = [c for c in same if c[1] == element]
+        same = typed or same
+    if len(same) > 1 and source is not None:
+        text = line_text(source.file, source.line) or ""
+        named = [c for c in same if c[0] in text or _last_key(c[0]) in re.findall(r"\w+", text)]
+        same = named or same
+    if len(same) > 1:
+        plain = [c for c in same if not is_optimizer_state(c[0])]
+        same = plain if len(plain) == 1 else same
+    if len(same) == 1:
+        return same[0][0]
+    return _pattern([c[0] for c in same])
+
+
+def _pattern(paths: Sequence[str]) -> str | None:
+    """``params[*]['w1']`` for paths that differ only in their list indices (a Python loop's layers,
+    whose gradients one line makes), else None."""
+    split = [re.split(r"\[(\d+)\]", p) for p in paths]
+    if not split or any(len(parts) != len(split[0]) for parts in split):
+        return None
+    out = []
+    for k, piece in enumerate(split[0]):
+        same = all(parts[k] == piece for parts in split)
+        if k % 2 == 0 and not same:
+            return None  # they differ outside an index
+        out.append(piece if k % 2 == 0 else f"[{piece}]" if same else "[*]")
+    return "".join(out)
+
+
+def _last_key(path: str) -> str:
+    keys = re.findall(r"\w+", path)
+    return keys[-1] if keys else path
+
+
 def _group_of(
     allocation: Allocation,
     value: str,
@@ -307,6 +526,7 @@ def _group_of(
     context: _Context,
     span: tuple[int, int],
     backward: int | None,
+    type_str: str = "",
 ) -> tuple[str, str, SourceLocation | None, str]:
     if allocation.parameter is not None:
         k = allocation.parameter
@@ -329,9 +549,46 @@ def _group_of(
     scope = scope_of_op_name(op_name)
     gradient = is_gradient(op_name)
     saved = backward is not None and not gradient and span[0] < backward <= span[1]
-    base = _value_name(source, op_name, inst.opcode)
     kind = "saved" if saved else "temporary"
+    if gradient:
+        target = _gradient_of(type_str, source, context)
+        if target is not None:
+            return kind, f"gradient of {target}", source, scope
+    base = _value_name(source, op_name, inst.opcode)
+    if not _fits_name(base, source, type_str, context):  # never the name of a smaller value
+        base = op_name.rsplit("/", 1)[-1] if op_name else inst.opcode
+        if inst.opcode == "fusion":
+            ops = (context.fused_ops or {}).get(inst.name) or (base,)
+            base = "fused " + ", ".join(ops)
     return kind, f"{base} (backward)" if gradient else base, source, scope
+
+
+def _fused_ops(module: hlo.Module) -> dict[str, tuple[str, ...]]:
+    """Per fusion, the user's operations its body computes (``mul, tanh, add``), each once, in order."""
+    out: dict[str, tuple[str, ...]] = {}
+    for _, inst in module.instructions():
+        if inst.opcode != "fusion":
+            continue
+        body = next((module.by_name.get(c) for role, c in inst.called_computations if role == "calls"), None)
+        if body is None:
+            continue
+        ops: dict[str, None] = {}
+        for i in body.instructions:
+            name = (i.metadata.op_name or "").split(";", 1)[0].rsplit("/", 1)[-1]
+            if name and i.opcode not in ("parameter", "constant", "bitcast", "convert"):
+                ops.setdefault(name, None)
+        if ops:
+            out[inst.name] = tuple(list(ops)[:4])
+    return out
+
+
+def _fits_name(name: str, source: SourceLocation | None, type_str: str, context: _Context) -> bool:
+    """Whether ``name`` (a variable the line binds) is as large as the buffer it would name."""
+    dims = _dims(type_str)
+    if source is None or dims is None or context.named_elements is None:
+        return True
+    named = context.named_elements.get((source.file, source.line, name))
+    return named is None or named >= math.prod(dims)
 
 
 def _first_named(name: str, instructions: Mapping[str, hlo.Instruction]) -> hlo.Instruction | None:

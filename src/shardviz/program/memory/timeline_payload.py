@@ -14,6 +14,13 @@ from .timeline import KINDS, MemoryTimeline
 SMALL_SHARE = 1e-4
 
 
+def xla_memory(program: Any) -> Any:
+    """``memory_analysis()``'s own figures, the payload's ``memory`` (a second figure, beside the
+    timeline's peak in the program's dtypes, never the one ``fits`` uses)."""
+    counts = getattr(program, "memory_counts", None)
+    return counts["xla"][0] if counts is not None and "xla" in counts else program.memory
+
+
 def memory_timeline_payload(
     timeline: MemoryTimeline | None, line_of: Callable[[SourceLocation | None], int]
 ) -> dict[str, Any] | None:
@@ -41,6 +48,8 @@ def memory_timeline_payload(
             "scope": [g.scope for g in groups],
             "peak_bytes": [g.peak_bytes for g in groups],
             "most_bytes": [g.most_bytes for g in groups],
+            "type": [g.type_str for g in groups],
+            "category": [g.category for g in groups],
         },
         "buffers": {
             "group": [b.group for b in shown],

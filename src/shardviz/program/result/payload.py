@@ -23,7 +23,7 @@ from ..lines.scopes import is_gradient
 from ..lines.source_blocks import Blocks
 from ..lines.sources import line_text
 from ..memory.device_bytes import counted_dtype, other_total
-from ..memory.timeline_payload import memory_timeline_payload
+from ..memory.timeline_payload import memory_timeline_payload, xla_memory
 from ..memory.wire import FORMULAS
 from ..model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
 
@@ -124,7 +124,7 @@ class _Writer:
                 "by_line": [[t.key, t.wire_bytes, t.collectives, t.runs] for t in totals.by_line],
                 "other_wire_bytes": other_total(program),
             },
-            "memory": None if program.memory is None else dict(vars(program.memory)),
+            "memory": None if xla_memory(program) is None else dict(vars(xla_memory(program))),
             "flops": program.flops,
             "matmul_flops": program.matmul_flops,
             "bytes_accessed": program.bytes_accessed,

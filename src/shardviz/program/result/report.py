@@ -255,9 +255,13 @@ def memory_lines(timeline: MemoryTimeline, width: int, top: int = TOP_GROUPS) ->
     at = f" ({file_label(where.file)}:{where.line})" if where is not None else ""
     head = (
         f"peak {format_bytes(timeline.peak_bytes)} per device at step {timeline.peak_step + 1} of "
-        f"{len(timeline.steps)}{at}, from XLA's buffer live ranges; live then:"
+        f"{len(timeline.steps)}{at}: the bytes live then, arguments and outputs as held, from XLA's buffer "
+        "live ranges (the figure fits and assert_fits use); live then:"
     )
     out = _flow("", [head], width)
+    groups = ", ".join(f"{name} {format_bytes(n)}" for name, n in timeline.bytes_by_category() if n)
+    if groups:
+        out += _flow("  ", [f"by group: {groups}"], width)
     live = timeline.at_peak
     for group, n in live[:top]:
         out += _flow("  ", [f"{format_bytes(n):>9}  {group_text(group)}"], width)
@@ -270,7 +274,7 @@ def memory_lines(timeline: MemoryTimeline, width: int, top: int = TOP_GROUPS) ->
 def group_text(group: MemoryGroup) -> str:
     """``argument params['w1']``, ``saved h, In [3]:5 (layers_0)``: what a memory group is and where it is made."""
     kind = {"saved": "kept for the backward pass:"}.get(group.kind, group.kind)
-    text = f"{kind} {group.label}"
+    text = f"{kind} {group.label}" + (f" {group.type_str}" if group.type_str and group.kind != "argument" else "")
     if group.source is not None:
         text += f", {file_label(group.source.file)}:{group.source.line}"
     if group.scope:
@@ -317,7 +321,9 @@ def _memory(program: ProgramData, width: int) -> list[str]:
         parts = [
             f"arguments {format_bytes(m.argument_bytes)}",
             f"outputs {format_bytes(m.output_bytes)}",
-            f"scratch set aside {format_bytes(m.temp_bytes)}",
+            f"temporaries at most {format_bytes(m.temp_bytes)}"
+            if timeline is not None
+            else f"scratch set aside {format_bytes(m.temp_bytes)}",
             f"aliased {format_bytes(m.alias_bytes)}",
         ]
         if timeline is None and m.peak_bytes is not None:
