@@ -26,6 +26,7 @@ from ..errors import ShardingError
 from . import axes as _axes
 from . import collective_places as places
 from .arguments import context_mesh, unwrapped
+from .causes import explain_all
 from .collectives import ArrayLines, read_collective
 from .device_bytes import count_on_device
 from .inputs_outputs import (
@@ -204,7 +205,9 @@ def _collectives(
     source, redirects = reading.source, reading.redirects
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     numbered = places.number_passes(collectives, ops, module, read.stacks, reader.place_passes, reader.trip_places)
-    return count_on_device(numbered, values)
+    counted = count_on_device(numbered, values)
+    walked = reading.named.walked
+    return explain_all(counted, ops, module, traced.jaxpr.jaxpr, walked, values, reading.output_paths, reader.outputs)
 
 
 def _timeline(

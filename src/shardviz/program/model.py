@@ -191,6 +191,7 @@ class CollectivePart:
     # both counts of its bytes (program.device_bytes); result_bytes and wire_bytes are one of them
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
+    why: Any = None  # shardviz.program.reasons.Why: the operation that needs it and the rule (causes.py)
 
     @property
     def where_label(self) -> str:
@@ -252,6 +253,8 @@ class Collective(Located):
     charged_role: str = ""  # "output" or "input" when charged_to is set
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
+    # shardviz.program.reasons.Why: the operation that needs it, the layouts it meets, the rule (causes.py)
+    why: Any = None
 
     @property
     def where_label(self) -> str:
