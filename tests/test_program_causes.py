@@ -341,3 +341,16 @@ def test_an_elementwise_operation_on_operands_laid_out_unlike_moves_one():
     why = the_collective(shardviz.trace(added, x, y), "all-to-all").why
     assert why.cause == "layout-mismatch" and why.primitive == "add"
     assert {o.label: o.spec for o in why.operands} == {"x": (("a",), ()), "y": ((), ("a",))}
+
+
+def test_a_failing_assert_collectives_says_why_each_collective_is_there():
+    from shardviz.testing import CollectiveBudgetExceeded, assert_collectives
+
+    x, w = put((8, 12), P(None, "a")), put((12, 6), P("a", None))
+    prog = shardviz.trace(contraction, x, w)
+    with pytest.raises(CollectiveBudgetExceeded) as caught:
+        assert_collectives(prog, allow={})
+    message = str(caught.value)
+    line = line_of(contraction, "return x @ w")
+    at = message.index(f"test_program_causes.py:{line}")
+    assert "because x is split over 'a' on its contracting dimension 1" in message[at:]

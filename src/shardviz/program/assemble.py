@@ -49,6 +49,7 @@ from .model import (
 from .module_reading import ModuleReading, read_module
 from .naming import NamedValues, name_values
 from .program import Program
+from .remat import rematerializations
 from .totals import program_totals
 from .values import ValueReader
 
@@ -112,6 +113,7 @@ def assemble(
     reading: JaxprReading,
     read: ModuleReading | None = None,
     dumps: Mapping[str, str] | None = None,
+    xla_log: str = "",
 ) -> Program:
     """The Program ``traced`` compiled to: read from ``compiled``, ``reading`` (the jaxpr's) and ``read``
     (the module's, read while XLA generated code), or else from the compiled module's text and ``dumps``."""
@@ -153,6 +155,7 @@ def assemble(
         line_flops=line_flops,
         memory_timeline=_timeline(read, input_paths, output_paths, kept, values, memory),
         hbm_bytes=read.hbm_bytes,
+        rematerializations=rematerializations(xla_log, module, collectives, mesh_info, to_mesh) if xla_log else (),
     )
 
 

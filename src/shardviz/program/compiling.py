@@ -40,6 +40,7 @@ from .arguments import argument_paths, argument_summary, check_leaves, function_
 from .assemble import assemble, read_jaxpr
 from .module_reading import ModuleReading, read_module
 from .program import Program
+from .remat import captured_stderr
 
 # Dump only the module around the partitioner; the folder is private and removed after the compile.
 _DUMP_OPTIONS = {"xla_dump_hlo_pass_re": "spmd-partitioning"}
@@ -106,7 +107,8 @@ def _compile_and_read(
         return _in_background(read_and_check)
 
     try:
-        compiled, dumps, module_reading = _compile(lowered, read_partitioner, module_early)
+        with captured_stderr() as logged:  # XLA's C++ warnings (involuntary rematerialization) go to fd 2
+            compiled, dumps, module_reading = _compile(lowered, read_partitioner, module_early)
     except Exception as err:
         raise ShardingError(
             f"{name} traced but did not compile for arguments {argument_summary(leaves, paths)}: "
@@ -115,7 +117,8 @@ def _compile_and_read(
     kept = _kept_inputs(lowered)
     try:
         read = module_reading.result() if module_reading is not None else None
-        return assemble(fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps)
+        log = "".join(logged)
+        return assemble(fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps, log)
     except ShardingError:
         raise
     except Exception as err:  # shardviz's own failure, never the user's program's

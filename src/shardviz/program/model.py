@@ -423,6 +423,8 @@ class ProgramData:
     hbm_bytes: float | None = None
     # how collectives' bytes are counted: "device" (the program's dtypes) or "cpu" (XLA:CPU's module)
     bytes_from: str = "device"
+    # XLA's involuntary full rematerializations, caught during the compile (reasons.Rematerialization)
+    rematerializations: tuple[Any, ...] = ()
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""
