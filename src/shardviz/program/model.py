@@ -255,6 +255,14 @@ class Collective(Located):
     on_cpu: BytesIn | None = None
     # shardviz.program.reasons.Why: the operation that needs it, the layouts it meets, the rule (causes.py)
     why: Any = None
+    # the program's shardviz.program.fixes.FixFinder: traces the fixes on first read of .fixes
+    finder: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def fixes(self) -> tuple[Any, ...]:
+        """Up to three changes that may remove it, each traced again, fastest first
+        (shardviz.program.fixes.Fix); worked out on first read (each costs a compile)."""
+        return () if self.finder is None else tuple(self.finder.fixes_of(self))
 
     @property
     def where_label(self) -> str:
@@ -425,6 +433,12 @@ class ProgramData:
     bytes_from: str = "device"
     # XLA's involuntary full rematerializations, caught during the compile (reasons.Rematerialization)
     rematerializations: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        self._attach()
+
+    def _attach(self) -> None:
+        """A subclass's hook run once the program is built (Program attaches its fixes' finder)."""
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

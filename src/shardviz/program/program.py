@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..plan.estimate import Estimate, estimate, estimates_payload
 from ..text.ranges import format_bytes
 from .device_bytes import recounted
+from .explain import explain_text
+from .fixes import DEFAULT_HARDWARE, FixFinder
 from .model import ProgramData
 from .payload import program_payload
 from .report import plural, render_program
@@ -20,6 +23,21 @@ class Program(ProgramData):
     ``to_json()`` is the compact payload a front end draws
     (docs/program-payload.md); ``str(program)`` the terminal report.
     """
+
+    def _attach(self) -> None:
+        # Each collective reads its fixes through one finder that knows this program (fixes.py).
+        finder = FixFinder(self)
+        object.__setattr__(self, "collectives", tuple(replace(c, finder=finder) for c in self.collectives))
+
+    def rematerialization_fixes(self, k: int = 0) -> tuple[Any, ...]:
+        """Up to three changes that may end the k-th involuntary full rematerialization, each traced."""
+        finder = next((c.finder for c in self.collectives if c.finder is not None), None)
+        return () if finder is None else tuple(finder.fixes_of_rematerialization(k))
+
+    def explain(self, *, fixes: bool = False, hardware: str = DEFAULT_HARDWARE) -> str:
+        """Why each collective is there, one "because ..." per collective, and XLA's involuntary full
+        rematerializations; with ``fixes=True`` each collective's fixes too (each traced: a compile apiece)."""
+        return explain_text(self, fixes=fixes, hardware=hardware)
 
     def to_json(self) -> dict[str, Any]:
         """The compact payload (docs/program-payload.md), with each named hardware's estimate."""
