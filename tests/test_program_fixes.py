@@ -133,3 +133,24 @@ def test_explain_says_because_for_every_collective_and_lists_fixes_when_asked():
     assert text.count("because ") == len(prog.collectives) == 1
     assert "fix:" not in text
     assert "fix: " in prog.explain(fixes=True)
+
+
+def test_the_widgets_reason_panel_finds_tries_and_goes_back():
+    from shardviz.widgets.program import ProgramWidget
+
+    x = put((12, 6), P("a", None))
+    w = ProgramWidget(shardviz.trace(sorted_rows, x))
+    reasons = w.payload["reasons"]
+    assert reasons["whys"][0]["cause"] == "whole-dimension"
+    assert reasons["fixes"] == {} and reasons["back"] is False  # nothing traced until asked
+    assert w.show_fixes(0)
+    fixes = w.payload["reasons"]["fixes"]["0"]
+    assert fixes and fixes[0]["removed"]
+    assert {"line": fixes[0]["changes"][0]["line"], "kind": "all-gather"}.items() <= fixes[0]["changes"][0].items()
+    assert fixes[0]["changes"][0]["after"] == 0  # vanished
+    before = w.program
+    assert w.try_fix(0, 0)
+    assert w.program.collectives == () and w.payload["reasons"]["back"] is True
+    assert w.back()
+    assert w.program is before
+    assert not w.apply_edit(fix="try:9:0") and "no collective 9" in w.error

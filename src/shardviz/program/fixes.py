@@ -90,6 +90,10 @@ class FixFinder:
     def __reduce__(self) -> Any:  # a pickled program gets a fresh finder when it is built again
         return (_lost_finder, ())
 
+    def traced(self) -> dict[str, tuple[Fix, ...]]:
+        """The fixes worked out so far, by collective name (``remat k`` for a rematerialization's)."""
+        return dict(self._found)
+
     def fixes_of_rematerialization(self, k: int) -> tuple[Fix, ...]:
         """The fixes of the program's k-th rematerialization: those of the collective that gathers the whole
         array, judged by whether the rematerialization is gone."""

@@ -12,6 +12,7 @@ from .explain import explain_text
 from .fixes import DEFAULT_HARDWARE, FixFinder
 from .model import ProgramData
 from .payload import program_payload
+from .reasons_payload import reasons_payload
 from .report import plural, render_program
 
 
@@ -43,6 +44,7 @@ class Program(ProgramData):
         """The compact payload (docs/program-payload.md), with each named hardware's estimate."""
         payload = program_payload(self)
         payload["estimates"] = estimates_payload(self)
+        payload["reasons"] = reasons_payload(self)
         return payload
 
     def estimate(self, hardware: Any) -> Estimate:
