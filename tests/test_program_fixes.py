@@ -141,7 +141,7 @@ def test_the_widgets_reason_panel_finds_tries_and_goes_back():
     x = put((12, 6), P("a", None))
     w = ProgramWidget(shardviz.trace(sorted_rows, x))
     reasons = w.payload["reasons"]
-    assert reasons["whys"][0]["cause"] == "whole-dimension"
+    assert reasons["why_table"][reasons["whys"][0]]["cause"] == "whole-dimension"
     assert reasons["fixes"] == {} and reasons["back"] is False  # nothing traced until asked
     assert w.show_fixes(0)
     fixes = w.payload["reasons"]["fixes"]["0"]

@@ -22,28 +22,24 @@ const WHY: WhyPayload = {
   primitive: "dot_general",
   expression: "return x @ w",
   operands: [
-    { label: "x", type: "float32[8,12]", spec: [[], ["a"]], spec_text: "P(None, 'a')", role: "operand", note: "" },
-    { label: "<img src=x onerror=alert(1)>", type: "f32[12,6]", spec: null, spec_text: "?", role: "operand", note: "" },
+    { label: "x", type: "float32[8,12]", spec: [[], ["a"]] },
+    { label: "<img src=x onerror=alert(1)>", type: "f32[12,6]", spec: null },
   ],
-  wanted: null,
-  wanted_text: null,
-  wanted_by: "",
   operand: 0,
   dimension: 1,
   axes: ["a"],
   rule: "x is split over 'a' on its contracting dimension 1",
-  text: "because x is split over 'a' on its contracting dimension 1",
 };
 
 describe("the reason panel", () => {
   it("draws each operand's grid, the rule, and asks for fixes only where it can trace", () => {
-    const reasons: ReasonsPayload = { whys: [WHY], rematerializations: [], fixes: {} };
+    const reasons: ReasonsPayload = { why_table: [WHY], whys: [0], rematerializations: [], fixes: {} };
     const sent: string[] = [];
     const panel = renderReason(WHY, reasons, MESH, { key: "0", send: (t) => sent.push(t) });
     expect(panel.querySelector("[data-role='reason-cause']")?.textContent).toBe("Partial sums: dot_general");
     expect(panel.querySelectorAll("[data-role='reason-grid']")).toHaveLength(2);
     expect(panel.querySelectorAll(".sv-reason-cell")).toHaveLength(12); // only the known layout is drawn
-    expect(panel.querySelector("[data-role='reason-rule']")?.textContent).toBe(WHY.text);
+    expect(panel.querySelector("[data-role='reason-rule']")?.textContent).toBe(`because ${WHY.rule}`);
     expect(panel.querySelector("img")).toBeNull(); // a user's label is text
     (panel.querySelector("[data-role='find-fixes']") as HTMLButtonElement).click();
     expect(sent).toEqual(["show:0"]);
@@ -66,7 +62,7 @@ describe("the reason panel", () => {
       wire_before: 288,
       wire_after: 0,
     };
-    const reasons: ReasonsPayload = { whys: [WHY], rematerializations: [], fixes: { "0": [fix] } };
+    const reasons: ReasonsPayload = { why_table: [WHY], whys: [0], rematerializations: [], fixes: { "0": [fix] } };
     const sent: string[] = [];
     const panel = renderReason(WHY, reasons, MESH, { key: "0", send: (t) => sent.push(t) });
     const row = panel.querySelector("[data-role='reason-fix']");

@@ -10,7 +10,15 @@
  * read-only. Every user string reaches the DOM as text.
  */
 
-import type { FixPayload, Mesh, ReasonsPayload, RematPayload, WhyPayload } from "../payload/reasons";
+import { specText } from "../payload/program";
+import {
+  type FixPayload,
+  type Mesh,
+  type ReasonsPayload,
+  type RematPayload,
+  type WhyPayload,
+  whyText,
+} from "../payload/reasons";
 import { h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 
@@ -175,12 +183,18 @@ export function renderReason(
     );
     if (why.expression) children.push(h("code", { class: "sv-src-text" }, [why.expression]));
     const grids = why.operands.map((o, k) =>
-      specGrid(`${o.role} ${o.label}${k === why.operand ? " ←" : ""}`, o.spec_text, o.spec, mesh),
+      specGrid(
+        `${o.role ?? "operand"} ${o.label}${k === why.operand ? " ←" : ""}`,
+        o.spec === null ? "?" : specText(o.spec),
+        o.spec,
+        mesh,
+      ),
     );
-    if (why.wanted !== null)
-      grids.push(specGrid(`wanted (${why.wanted_by})`, why.wanted_text ?? "?", why.wanted, mesh));
+    if (why.wanted !== undefined) {
+      grids.push(specGrid(`wanted (${why.wanted_by ?? ""})`, specText(why.wanted), why.wanted, mesh));
+    }
     children.push(h("div", { class: "sv-reason-grids", "data-role": "reason-grids" }, grids));
-    children.push(h("p", { class: "sv-reason-rule", "data-role": "reason-rule" }, [why.text]));
+    children.push(h("p", { class: "sv-reason-rule", "data-role": "reason-rule" }, [whyText(why)]));
   }
   const fixes = reasons.fixes[options.key];
   const send = options.send;

@@ -7,24 +7,33 @@ export interface WhyOperand {
   label: string;
   type: string;
   spec: string[][] | null;
-  spec_text: string;
-  role: string;
-  note: string;
+  /** `operand` where absent; `made`, `result`, `carry-start`, `carry-end`. */
+  role?: string;
+  note?: string;
 }
 
 export interface WhyPayload {
   cause: string;
   primitive: string;
-  expression: string;
+  expression?: string;
   operands: WhyOperand[];
-  wanted: string[][] | null;
-  wanted_text: string | null;
-  wanted_by: string;
-  operand: number | null;
-  dimension: number | null;
-  axes: string[];
+  wanted?: string[][];
+  wanted_by?: string;
+  operand?: number;
+  dimension?: number;
+  axes?: string[];
   rule: string;
-  text: string;
+}
+
+/** "because ..." (or "cannot tell why, because ..."): the reason as one line. */
+export function whyText(why: WhyPayload): string {
+  return why.cause === "unknown" ? `cannot tell why, because ${why.rule}` : `because ${why.rule}`;
+}
+
+/** Collective `c`'s reason, or null where none was read (older payloads: none). */
+export function whyOf(reasons: ReasonsPayload, c: number): WhyPayload | null {
+  const k = reasons.whys[c];
+  return k === undefined || k < 0 ? null : (reasons.why_table[k] ?? null);
 }
 
 export interface FixChange {
@@ -66,8 +75,12 @@ export interface RematPayload {
 }
 
 export interface ReasonsPayload {
-  whys: (WhyPayload | null)[];
-  part_whys?: (WhyPayload | null)[][];
+  /** Each distinct reason once. */
+  why_table: WhyPayload[];
+  /** Per collective, an index into `why_table` (-1: none read). */
+  whys: number[];
+  /** Per collective, per operand of a combined one, the same. */
+  part_whys?: number[][];
   rematerializations: RematPayload[];
   fixes: Record<string, FixPayload[]>;
   back?: boolean;

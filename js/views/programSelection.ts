@@ -27,6 +27,7 @@ import {
   valueLabel,
 } from "../payload/program";
 import { foldLabel, type SourcePlan } from "../payload/programSource";
+import { whyOf } from "../payload/reasons";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { LayoutPicture } from "./layoutPicture";
@@ -341,7 +342,7 @@ function reasonOf(program: Program, c: number, send: ((text: string) => void) | 
   if (!reasons) return null;
   const collective = program.payload.collectives[c];
   const mesh = program.payload.mesh ? { names: program.payload.mesh.names, sizes: program.payload.mesh.sizes } : null;
-  const panel = renderReason(reasons.whys[c] ?? null, reasons, mesh, { key: String(c), send });
+  const panel = renderReason(whyOf(reasons, c), reasons, mesh, { key: String(c), send });
   reasons.rematerializations.forEach((remat, k) => {
     if (remat.line !== null && remat.line === collective.line) panel.append(renderRemat(remat, k, reasons, mesh, send));
   });

@@ -8,38 +8,47 @@ traces anything.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .reasons import Why, spec_text
 
 
 def why_payload(why: Why | None) -> dict[str, Any] | None:
+    """A reason, sparse: keys at their defaults (no wanted layout, no note) are left out."""
     if why is None:
         return None
-    return {
+    row: dict[str, Any] = {
         "cause": why.cause,
         "primitive": why.primitive,
-        "expression": why.expression,
-        "operands": [
-            {
-                "label": o.label,
-                "type": o.type_str,
-                "spec": None if o.spec is None else [list(s) for s in o.spec],
-                "spec_text": o.spec_text,
-                "role": o.role,
-                "note": o.note,
-            }
-            for o in why.operands
-        ],
-        "wanted": None if why.wanted is None else [list(s) for s in why.wanted],
-        "wanted_text": None if why.wanted is None else spec_text(why.wanted),
-        "wanted_by": why.wanted_by,
-        "operand": why.operand,
-        "dimension": why.dimension,
-        "axes": list(why.axes),
+        "operands": [_operand_row(o) for o in why.operands],
         "rule": why.rule,
-        "text": why.text,
     }
+    if why.expression:
+        row["expression"] = why.expression
+    if why.wanted is not None:
+        row["wanted"] = [list(s) for s in why.wanted]
+        row["wanted_by"] = why.wanted_by
+    if why.operand is not None:
+        row["operand"] = why.operand
+    if why.dimension is not None:
+        row["dimension"] = why.dimension
+    if why.axes:
+        row["axes"] = list(why.axes)
+    return row
+
+
+def _operand_row(o: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "label": o.label,
+        "type": o.type_str,
+        "spec": None if o.spec is None else [list(s) for s in o.spec],
+    }
+    if o.role != "operand":
+        row["role"] = o.role
+    if o.note:
+        row["note"] = o.note
+    return row
 
 
 def rematerializations_payload(program: Any) -> list[dict[str, Any]]:
@@ -114,10 +123,33 @@ def fixes_payload(program: Any) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+class _WhyTable:
+    """Each distinct reason once: a loop's passes and a line's operands share theirs."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self._index: dict[str, int] = {}
+
+    def __call__(self, why: Why | None) -> int:
+        row = why_payload(why)
+        if row is None:
+            return -1
+        key = json.dumps(row, sort_keys=True)
+        if key not in self._index:
+            self._index[key] = len(self.rows)
+            self.rows.append(row)
+        return self._index[key]
+
+
 def reasons_payload(program: Any) -> dict[str, Any]:
+    table = _WhyTable()
+    whys = [table(c.why) for c in program.collectives]
+    part_whys = [[table(p.why) for p in c.parts] for c in program.collectives]
     return {
-        "whys": [why_payload(c.why) for c in program.collectives],
-        "part_whys": [[why_payload(p.why) for p in c.parts] for c in program.collectives],
+        "why_table": table.rows,
+        "whys": whys,  # an index into why_table per collective (-1: none read)
+        "part_whys": part_whys,
         "rematerializations": rematerializations_payload(program),
         "fixes": fixes_payload(program),
+        "back": False,  # the widget's state says True once a tried fix can be undone
     }

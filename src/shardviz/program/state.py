@@ -41,7 +41,8 @@ class ProgramState:
     @functools.cached_property
     def payload(self) -> dict[str, Any]:
         payload = self.program.to_json()
-        payload["reasons"]["back"] = self.before is not None
+        if self.before is not None:
+            payload["reasons"]["back"] = True
         return payload
 
     @property
