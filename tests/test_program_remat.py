@@ -96,3 +96,20 @@ def test_a_snapshot_records_it_and_a_new_one_fails(prog, tmp_path):
     changes = compare_records(before, record).failing(strict=False)
     assert len(changes) == 1 and "rematerialization is new" in changes[0].text
     assert compare_records(record, before).failing(strict=False) == []  # gone: passes (less traffic)
+
+
+def test_a_what_if_childs_rematerialization_is_caught_there_and_its_fix_traced_there():
+    """The same constraint on a what-if 4x3 mesh, compiled in a child with 12 simulated devices: the
+    child catches XLA's warning, and the fix (the input laid out as wanted) is traced in a child too."""
+    from jax.sharding import AbstractMesh
+
+    from plan_functions import swapped_blocks
+
+    mesh = AbstractMesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
+    y = jax.ShapeDtypeStruct((12, 12), jnp.float32, sharding=NamedSharding(mesh, P("a", "b")))
+    prog = shardviz.trace(swapped_blocks, y, mesh=mesh)
+    assert prog.whatif is not None
+    (r,) = prog.rematerializations
+    assert (r.before, r.after, r.full_bytes, r.wire_bytes) == ((("a",), ("b",)), (("b",), ("a",)), 576, 528)
+    fixes = prog.rematerialization_fixes(0)
+    assert fixes and fixes[0].removed and fixes[0].program.whatif is not None

@@ -87,7 +87,7 @@ function fixRow(fix: FixPayload, index: number, canTry: boolean): HTMLElement {
     : "does not remove it";
   const step =
     fix.step_s !== null && fix.before_s !== null
-      ? `step ${(fix.step_s * 1e6).toFixed(1)} µs on ${fix.hardware} (now ${(fix.before_s * 1e6).toFixed(1)} µs)`
+      ? `step ${(fix.step_s * 1e6).toPrecision(3)} µs on ${fix.hardware} (now ${(fix.before_s * 1e6).toPrecision(3)} µs)`
       : "";
   const changes = fix.changes.map((c) =>
     h("li", {}, [

@@ -58,7 +58,7 @@ class Fix:
         gone = "removes it" if self.removed else "does not remove it"
         timing = ""
         if self.step_s is not None and self.before_s is not None:
-            timing = f"; step {self.step_s * 1e6:.1f} us on {self.hardware} (now {self.before_s * 1e6:.1f} us)"
+            timing = f"; step {self.step_s * 1e6:.3g} us on {self.hardware} (now {self.before_s * 1e6:.3g} us)"
             if self.removed and self.slower:
                 timing += ", but the step is slower"
         return f"{self.summary}: {gone}{timing}\n    {self.code}"
