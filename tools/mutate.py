@@ -243,6 +243,13 @@ PARTS: dict[str, Slice] = {
         # hook's garbage collections at exit, a mutant's run takes a fifth of the time
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
+    # why each collective is there and XLA's rematerializations (issue 40): constructed programs traced
+    # and checked against hand analyses and JAX's compiled HLO
+    "program-why": Slice(
+        ("program/causes.py", "program/remat.py", "program/reasons.py"),
+        _tests("test_program_causes.py", "test_program_remat.py"),
+        PURE_TEST_OPTIONS,
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),
