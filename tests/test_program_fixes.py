@@ -154,3 +154,29 @@ def test_the_widgets_reason_panel_finds_tries_and_goes_back():
     assert w.back()
     assert w.program is before
     assert not w.apply_edit(fix="try:9:0") and "no collective 9" in w.error
+
+
+def resharded(x):
+    return jax.sharding.reshard(x * 2, P(None, "a"))
+
+
+def test_an_explicit_reshard_is_a_layout_mismatch_and_laying_the_input_out_as_wanted_removes_it():
+    """Explicit axes: x P('a') doubled, then resharded to P(None,'a'): 'a' moves from dimension 0 to 1 (an
+    all-to-all). The value resharded is made from x, so x laid out P(None,'a') needs no move: JAX's module
+    for that input has no collective."""
+    emesh = jax.make_mesh((4, 3), ("a", "b"), axis_types=(AxisType.Explicit,) * 2)
+    x = jax.ShapeDtypeStruct((12, 12), jnp.float32, sharding=NamedSharding(emesh, P("a", None)))
+    with jax.set_mesh(emesh):
+        prog = shardviz.trace(resharded, x)
+        (c,) = prog.collectives
+        assert c.kind == "all-to-all"
+        assert (c.why.cause, c.why.primitive, c.why.wanted, c.why.wanted_by) == (
+            "layout-mismatch",
+            "reshard",
+            ((), ("a",)),
+            "reshard",
+        )
+        top = c.fixes[0]
+        assert top.removed and top.spec == ((), ("a",))
+        fixed = jax.ShapeDtypeStruct((12, 12), jnp.float32, sharding=NamedSharding(emesh, as_spec(top.spec)))
+        assert hlo_kinds(resharded, fixed) == []

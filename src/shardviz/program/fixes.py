@@ -194,6 +194,13 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                 if tuple(program.inputs[k].shape) and len(program.inputs[k].shape) == len(why.wanted):
                     out.append(_input_change(program, k, why.wanted, f"lay {o.label} out as it is wanted"))
                     break
+        else:  # made from an input of its shape and layout (x * 2): that input laid out as wanted, tried
+            made = operand.spec if operand is not None else None
+            for k, layout in enumerate(program.inputs):
+                if made is not None and operand is not None and layout.spec == made and len(layout.shape) == len(made):
+                    summary = f"lay {paths[k]}, which {operand.label} is made from, out as it is wanted"
+                    out.append(_input_change(program, k, why.wanted, summary))
+                    break
         if why.wanted_by.startswith("the sharding of output") and collective.charged_to == "":
             output = _output_index(program, why.wanted_by)
             made = why.operands[why.operand].spec if why.operand < len(why.operands) else None
