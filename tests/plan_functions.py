@@ -65,3 +65,9 @@ def add(x, y):
 def weight_grads(x, dy):
     # dW[D, F]{U_X} = In[B_X, D] *_B dOut[B_X, F]: the data-parallel gradient, all-reduced over the batch's axes
     return jnp.einsum("bd,bf->df", x, dy)
+
+
+def swapped_blocks(y):
+    """``y`` laid out P('a', 'b') asked for as P('b', 'a') on the mesh in force: on a 4x3 mesh XLA gathers the
+    whole array (an involuntary full rematerialization)."""
+    return jax.lax.with_sharding_constraint(y, jax.sharding.PartitionSpec("b", "a"))

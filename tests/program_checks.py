@@ -54,3 +54,12 @@ def assert_layers_told_apart(prog):
             assert where.scope, f"{c.name} on line {key[1]} (made under {sorted(scopes[key])}) names no scope"
         seen[key].add((where.scope, where.pass_number))
     return seen
+
+
+def assert_every_collective_has_a_cause(prog, causes):
+    """Every collective (each operand of a combined one) has a cause, one of ``causes``: the hand analysis
+    of the program says which rules apply (a contraction's partial sums, a constraint, a shard_map body)."""
+    for c, part in charges(prog):
+        why = (part or c).why
+        assert why is not None and why.known, f"{c.name} ({c.kind}) has no cause: {why}"
+        assert why.cause in causes, f"{c.name} ({c.kind}): {why.cause}, expected one of {sorted(causes)}: {why}"

@@ -215,12 +215,14 @@ PROGRAM_FLOORS = {
     "values": 2,
     "memory": 2,
     "collectives": 3,
+    "why": 3,
     "result": 3,
     "program": 4,
     "compiling": 5,
     "whatif": 6,
     "trace": 7,
     "state": 8,
+    "fix_edits": 9,
 }
 
 

@@ -246,6 +246,13 @@ PARTS: dict[str, Slice] = {
         _tests("test_search_space.py", "test_search_cost.py"),
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
+    # why each collective is there and XLA's rematerializations (issue 40): constructed programs traced
+    # and checked against hand analyses and JAX's compiled HLO
+    "program-why": Slice(
+        ("program/why/causes.py", "program/why/remat.py", "program/why/reasons.py"),
+        _tests("test_program_causes.py", "test_program_remat.py"),
+        PURE_TEST_OPTIONS,
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),

@@ -6,6 +6,7 @@
 
 import type { DeviceColumnRuns, DeviceKind, MeshInfo, Run } from "./array";
 import { expandRuns, PayloadError } from "./array";
+import type { ReasonsPayload } from "./reasons";
 
 export const PROGRAM_PAYLOAD_VERSION = 1;
 
@@ -298,6 +299,8 @@ export interface ProgramPayload {
   matmul_flops?: number | null;
   /** Each named hardware's estimated step, for the hardware selector; absent from older payloads. */
   estimates?: ProgramEstimates;
+  /** Why each collective is there, XLA's rematerializations and the fixes traced so far; absent from older payloads. */
+  reasons?: ReasonsPayload;
   bytes_accessed: number | null;
   files: string[];
   /** How the user knows each file: `In [3]` for a notebook cell, else its name. */

@@ -14,9 +14,11 @@ export interface ProgramTraits {
   /** `input:<k>` for a bad spec of input k, `program` when the program failed under new shardings, `general`. */
   error_source: string;
   notice: string;
-  /** One spec text per array input, in the array widget's grammar (the only control). */
+  /** One spec text per array input, in the array widget's grammar. */
   input_specs: string[];
+  /** The reason panel's control: `show:N`, `try:N:K`, `back` (src/shardviz/program/fix_edits.py). */
+  fix: string;
 }
 
 /** The program view's host: one spec editor per array input. */
-export type ProgramHost = Host<ProgramTraits, "input_specs">;
+export type ProgramHost = Host<ProgramTraits, "input_specs" | "fix">;

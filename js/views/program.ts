@@ -82,7 +82,11 @@ export class ProgramView {
       onSelectOutput: (k) => this.select({ kind: "output", index: k }),
       signal,
     });
-    this.selectionPanel = new SelectionPanel((c) => this.select({ kind: "collective", index: c }), signal);
+    this.selectionPanel = new SelectionPanel(
+      (c) => this.select({ kind: "collective", index: c }),
+      signal,
+      host.readOnly ? null : (text) => host.edit("fix", text),
+    );
     this.estimate = new StepEstimate(signal);
     this.root = h("div", { class: `${ROOT_CLASS} sv-program`, "data-shardviz": "", "data-view": "program" }, [
       this.summarySlot,
@@ -246,7 +250,11 @@ export class ProgramView {
     const previous = this.program;
     this.program = program;
     this.selectionPanel.setProgram(program);
-    replaceChildren(this.summarySlot, [renderSummary(program)]);
+    replaceChildren(this.summarySlot, [
+      renderSummary(program),
+      rematFlag(program),
+      fixBack(program, this.host, this.lifetime.signal),
+    ]);
     this.inputs.setProgram(program);
     this.plan = sourcePlan(program);
     this.listing.setProgram(program, this.plan);
@@ -355,4 +363,25 @@ function renderSummary(program: Program): HTMLElement {
     ]),
     h("div", { class: "sv-chip-row" }, chips),
   ]);
+}
+
+/** XLA's involuntary full rematerializations, flagged beside the summary (each one's panel opens on its line's collectives). */
+function rematFlag(program: Program): HTMLElement | null {
+  const remats = program.payload.reasons?.rematerializations ?? [];
+  if (remats.length === 0) return null;
+  return h(
+    "div",
+    { class: "sv-remat-flag", "data-role": "remat-flag", role: "alert" },
+    remats.map((r) => h("p", {}, [r.text])),
+  );
+}
+
+/** "Back" after a tried fix (the reason panel's "Try it"): the program it was tried on. */
+function fixBack(program: Program, host: ProgramHost, signal: AbortSignal): HTMLElement | null {
+  if (!program.payload.reasons?.back || host.readOnly) return null;
+  const button = h("button", { type: "button", class: "sv-button", "data-role": "fix-back" }, [
+    "Back to the program before the fix",
+  ]);
+  button.addEventListener("click", () => host.edit("fix", "back"), { signal });
+  return h("div", { class: "sv-fix-back" }, [button]);
 }

@@ -11,6 +11,7 @@ import { GroupGrid } from "../components/groupGrid";
 import { lineFacts } from "../components/lineFacts";
 import { collectiveWhere, valueWhere } from "../components/programChips";
 import { axesText, bytesText, collectiveLine, originText, runsText } from "../components/programText";
+import { renderReason, renderRemat } from "../components/reasonPanel";
 import type { MeshContext } from "../engine/array/place";
 import { deviceGrid } from "../engine/array/place";
 import { programContext, typeLayout, type ValueLayout } from "../engine/program/value";
@@ -26,6 +27,7 @@ import {
   valueLabel,
 } from "../payload/program";
 import { foldLabel, type SourcePlan } from "../payload/programSource";
+import { whyOf } from "../payload/reasons";
 import { h, replaceChildren } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { LayoutPicture } from "./layoutPicture";
@@ -50,8 +52,16 @@ export class SelectionPanel {
   private grid: Layout | null = null;
   private layouts = new Map<number, ValueLayout>();
 
+  /** Sends the reason panel's `fix` control text (null where nothing edits: a saved page). */
+  private readonly sendFix: ((text: string) => void) | null;
+
   /** `onSelectCollective`: a line's collective chip listed here was clicked. */
-  constructor(onSelectCollective: (c: number) => void, signal: AbortSignal) {
+  constructor(
+    onSelectCollective: (c: number) => void,
+    signal: AbortSignal,
+    sendFix: ((text: string) => void) | null = null,
+  ) {
+    this.sendFix = sendFix;
     const layoutSlot = h("div", { class: "sv-selection-layout" });
     this.picture = new LayoutPicture(layoutSlot);
     this.groups = new GroupGrid(signal);
@@ -186,6 +196,7 @@ export class SelectionPanel {
         : null;
     const chain = stackFrames(payload, collective.stack);
     replaceChildren(this.message, [
+      reasonOf(program, c, this.sendFix),
       facts,
       parts,
       chain.length > 0 ? renderChain(program, chain) : null,
@@ -323,4 +334,17 @@ function layoutNote(layout: ValueLayout): HTMLElement | null {
     ]);
   }
   return null;
+}
+
+/** The selected collective's reason panel, with the rematerializations on its line; null for older payloads. */
+function reasonOf(program: Program, c: number, send: ((text: string) => void) | null): HTMLElement | null {
+  const reasons = program.payload.reasons;
+  if (!reasons) return null;
+  const collective = program.payload.collectives[c];
+  const mesh = program.payload.mesh ? { names: program.payload.mesh.names, sizes: program.payload.mesh.sizes } : null;
+  const panel = renderReason(whyOf(reasons, c), reasons, mesh, { key: String(c), send });
+  reasons.rematerializations.forEach((remat, k) => {
+    if (remat.line !== null && remat.line === collective.line) panel.append(renderRemat(remat, k, reasons, mesh, send));
+  });
+  return panel;
 }

@@ -191,6 +191,7 @@ class CollectivePart:
     # both counts of its bytes (program.device_bytes); result_bytes and wire_bytes are one of them
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
+    why: Any = None  # shardviz.program.why.reasons.Why: the operation that needs it and the rule (causes.py)
 
     @property
     def where_label(self) -> str:
@@ -252,6 +253,16 @@ class Collective(Located):
     charged_role: str = ""  # "output" or "input" when charged_to is set
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
+    # shardviz.program.why.reasons.Why: the operation that needs it, the layouts it meets, the rule (causes.py)
+    why: Any = None
+    # the program's shardviz.compare.fixes.FixFinder: traces the fixes on first read of .fixes
+    finder: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def fixes(self) -> tuple[Any, ...]:
+        """Up to three changes that may remove it, each traced again, fastest first
+        (shardviz.compare.fixes.Fix); worked out on first read (each costs a compile)."""
+        return () if self.finder is None else tuple(self.finder.fixes_of(self))
 
     @property
     def where_label(self) -> str:
@@ -430,6 +441,14 @@ class ProgramData:
     hbm_bytes: float | None = None
     # how collectives' bytes are counted: "device" (the program's dtypes) or "cpu" (XLA:CPU's module)
     bytes_from: str = "device"
+    # XLA's involuntary full rematerializations, caught during the compile (reasons.Rematerialization)
+    rematerializations: tuple[Any, ...] = ()
+
+    def __post_init__(self) -> None:
+        self._attach()
+
+    def _attach(self) -> None:
+        """A subclass's hook run once the program is built (Program attaches its fixes' finder)."""
 
     def device_groups(self, collective: Collective) -> tuple[tuple[int, ...], ...]:
         """A collective's groups as device ids (partition positions looked up in the mesh)."""

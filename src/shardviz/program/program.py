@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+from dataclasses import replace
 from typing import Any
 
 from ..plan.estimate import Estimate, estimate, estimates_payload
@@ -10,6 +12,14 @@ from .memory.device_bytes import recounted
 from .model import ProgramData
 from .result.payload import program_payload
 from .result.report import plural, render_program
+from .why.explain import explain_text
+from .why.reasons_payload import reasons_payload
+
+# A collective's fixes are traced again and diffed against this program, which is compare's work, a
+# layer above this one: the finder is named here and imported on a program's first build, as kinds.py
+# names each view's widget.
+FIX_FINDER = "shardviz.compare.fixes:FixFinder"
+FIX_HARDWARE = "tpu-v5p"  # what the fixes are ranked on: shardviz.diff's default
 
 
 class Program(ProgramData):
@@ -21,10 +31,27 @@ class Program(ProgramData):
     (docs/program-payload.md); ``str(program)`` the terminal report.
     """
 
+    def _attach(self) -> None:
+        # Each collective reads its fixes through one finder that knows this program (compare/fixes.py).
+        module, _, name = FIX_FINDER.partition(":")
+        finder = getattr(importlib.import_module(module), name)(self, FIX_HARDWARE)
+        object.__setattr__(self, "collectives", tuple(replace(c, finder=finder) for c in self.collectives))
+
+    def rematerialization_fixes(self, k: int = 0) -> tuple[Any, ...]:
+        """Up to three changes that may end the k-th involuntary full rematerialization, each traced."""
+        finder = next((c.finder for c in self.collectives if c.finder is not None), None)
+        return () if finder is None else tuple(finder.fixes_of_rematerialization(k))
+
+    def explain(self, *, fixes: bool = False, hardware: str = FIX_HARDWARE) -> str:
+        """Why each collective is there, one "because ..." per collective, and XLA's involuntary full
+        rematerializations; with ``fixes=True`` each collective's fixes too (each traced: a compile apiece)."""
+        return explain_text(self, fixes=fixes, hardware=hardware)
+
     def to_json(self) -> dict[str, Any]:
         """The compact payload (docs/program-payload.md), with each named hardware's estimate."""
         payload = program_payload(self)
         payload["estimates"] = estimates_payload(self)
+        payload["reasons"] = reasons_payload(self)
         return payload
 
     def estimate(self, hardware: Any) -> Estimate:

@@ -36,10 +36,14 @@ class ProgramState:
     """What the program view shows: the Program now traced."""
 
     program: Program
+    before: ProgramState | None = None  # the state a tried fix came from (fix_edits.py), for "back"
 
     @functools.cached_property
     def payload(self) -> dict[str, Any]:
-        return self.program.to_json()
+        payload = self.program.to_json()
+        if self.before is not None:
+            payload["reasons"]["back"] = True
+        return payload
 
     @property
     def input_specs(self) -> list[str]:
@@ -78,4 +82,4 @@ class ProgramState:
             program = retrace(self.program, specs)
         except ShardingError as err:
             raise EditError(str(err), PROGRAM) from None
-        return ProgramState(program), ""
+        return ProgramState(program, self.before), ""

@@ -36,6 +36,8 @@ _LAZY = {
     "SnapshotResult": "snapshot",
     "assert_collectives_snapshot": "snapshot",
     "collectives_record": "snapshot",
+    "assert_no_rematerialization": "remat",
+    "RematerializationFound": "remat",
 }
 
 __all__ = [
@@ -43,6 +45,7 @@ __all__ = [
     "LayoutMismatch",
     "MemoryBudgetExceeded",
     "NotShardedEnough",
+    "RematerializationFound",
     "ShardvizAssertionError",
     "SnapshotChanged",
     "SnapshotResult",
@@ -52,6 +55,7 @@ __all__ = [
     "assert_collectives_snapshot",
     "assert_fits",
     "assert_layout",
+    "assert_no_rematerialization",
     "assert_sharded",
     "assert_step_time",
     "assert_tree_layout",
@@ -73,6 +77,7 @@ if TYPE_CHECKING:
     )
     from .layout import assert_layout
     from .memory import assert_fits, assert_sharded
+    from .remat import RematerializationFound, assert_no_rematerialization
     from .sizes import parse_bytes
     from .snapshot import SnapshotResult, assert_collectives_snapshot, collectives_record
     from .steptime import assert_step_time

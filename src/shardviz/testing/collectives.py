@@ -46,6 +46,7 @@ class LineCharge:
     layer: str = ""  # the name scope it runs in (layers_2/attn), where the program records one
     label: str = ""  # all that tells it apart on its line: the layer, a loop's pass, the array it lays out
     dtype: str = ""  # what the bytes count in: the program's dtype, or XLA:CPU's module's (Program.with_bytes)
+    why: Any = None  # shardviz.program.why.reasons.Why: why the collective is there, from the program
 
     @property
     def key(self) -> tuple[str, int, str] | None:
@@ -69,6 +70,7 @@ def line_charges(program: ProgramData) -> list[LineCharge]:
                     layer_of(part),
                     label_of(part),
                     counted_dtype(part, counted),
+                    part.why,
                 )
                 for part in c.parts
             ]
@@ -82,6 +84,7 @@ def line_charges(program: ProgramData) -> list[LineCharge]:
                     layer_of(c),
                     label_of(c),
                     counted_dtype(c, counted),
+                    c.why,
                 )
             )
     return out
@@ -335,6 +338,8 @@ def _not_allowed(
         )
         for ch in dict((ch.key, ch) for ch in on[c]).values():
             out.append(f"      at {where(ch.source, layer=ch.label)}")
+            if ch.why is not None:
+                out.append(f"        {ch.why.text}")
     if shown > LISTED:
         out.append(f"  ... and {shown - LISTED} more collectives not allowed (the largest are listed)")
     return ["collectives not allowed:", *out] if out else []
@@ -358,7 +363,8 @@ def _charge_row(ch: LineCharge) -> str:
     told_apart = f"  [{ch.label}]" if ch.label and ch.label != ch.layer else ""
     dtype = short_dtype(ch.dtype) if ch.dtype else ""
     row = f"      {c.kind:<18} {c.axes_label:<12} {dtype:>4} {format_bytes(ch.wire_bytes):>9} per call ({_runs(c)})"
-    return row + told_apart
+    because = f"\n        {ch.why.text}" if ch.why is not None else ""
+    return row + told_apart + because
 
 
 def _over_total(program: ProgramData, charges: list[LineCharge], cap: int, marked: set[Any]) -> list[str]:

@@ -29,6 +29,7 @@ from .collectives import line_charges
 from .errors import FailurePage, SnapshotChanged
 from .layout import typed_text
 from .messages import function_names, line_code, relative_file
+from .remat import rematerialization_records
 from .snapshot_diff import Comparison, compare_records
 from .snapshot_file import FORMAT, change_records, load_records
 
@@ -90,6 +91,7 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
         line["collectives"] = sorted(line["collectives"].values(), key=lambda i: (i["kind"], i["axes"]))
         rows.append(line)
     mesh = program.mesh
+    remats = rematerialization_records(program, base)
     return {
         "program": program.name,
         "mesh": " ".join(f"{n}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) if mesh else "",
@@ -97,6 +99,8 @@ def collectives_record(program: ProgramData, base: str | os.PathLike[str] = ".")
         "outputs": [{"path": p, "type": typed_text(lay)} for p, lay in zip(program.output_paths, program.outputs)],
         "bytes_from": program.bytes_from,
         "lines": rows,
+        # kept only where XLA rematerialized: a record without any stays as it was
+        **({"rematerializations": remats} if remats else {}),
     }
 
 

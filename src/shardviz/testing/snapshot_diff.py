@@ -232,6 +232,30 @@ def _axes_used(record: dict[str, Any]) -> set[str]:
     return {a for a in axes if a not in ("?", "-", "")}
 
 
+def rematerialization_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[Change]:
+    """A rematerialization the snapshot lacks fails (every device gathers a whole array); one gone passes."""
+
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        return (r.get("where"), r.get("shape"), r.get("from"), r.get("to"))
+
+    was, now = {key(r): r for r in old}, {key(r): r for r in new}
+    out = []
+    for k, r in now.items():
+        if k not in was:
+            text = (
+                f"{r['where']}: an involuntary full rematerialization is new: XLA gathers the whole "
+                f"{r['shape']} ({r['bytes']} B) on every device to go from {r['from']} to {r['to']}"
+            )
+            cells = (r["where"], "", "rematerialization", "", "none", f"{r['from']} -> {r['to']}", "new")
+            out.append(Change(text, "", cells, True, "+"))
+    for k, r in was.items():
+        if k not in now:
+            text = f"{r['where']}: the involuntary full rematerialization from {r['from']} to {r['to']} is gone"
+            cells = (r["where"], "", "rematerialization", "", f"{r['from']} -> {r['to']}", "none", "gone")
+            out.append(Change(text, "", cells, False, "-"))
+    return out
+
+
 def compare_records(old: dict[str, Any], new: dict[str, Any], *, tolerance: float = 0.0) -> Comparison:
     """Every change from record ``old`` to record ``new``; byte changes within ``tolerance`` (relative) are none."""
     changes: list[Change] = []
@@ -245,6 +269,7 @@ def compare_records(old: dict[str, Any], new: dict[str, Any], *, tolerance: floa
         changes += _layout_changes(old, new)
     else:
         notes.append("the snapshot keeps no input or output layouts (recorded before they were kept): record it again")
+    changes += rematerialization_changes(old.get("rematerializations", []), new.get("rematerializations", []))
     lost = sorted(_axes_used(old) - _axes_used(new)) if "inputs" in old else []
     if lost:
         text = (

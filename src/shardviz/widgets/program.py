@@ -17,6 +17,7 @@ from typing import Any
 from ..array.edits import EditError
 from ..compare.edits import edit_notice
 from ..errors import ShardingError
+from ..program.fix_edits import FIX, fix_edit
 from ..program.program import Program
 from ..program.state import GENERAL, PROGRAM, ProgramState
 from .base import ViewWidget
@@ -29,7 +30,7 @@ class ProgramWidget(ViewWidget[ProgramState]):
     :func:`shardviz.trace`); editing an input's spec re-traces it.
     """
 
-    CONTROLS = ("input_specs",)
+    CONTROLS = ("input_specs", "fix")
 
     def __init__(self, program: Program) -> None:
         if not isinstance(program, Program):
@@ -53,10 +54,26 @@ class ProgramWidget(ViewWidget[ProgramState]):
     def input_specs(self, specs: list[str]) -> None:
         self.apply_edit(input_specs=specs)  # as the front end's edit: a refusal shows, nothing raises
 
+    def show_fixes(self, collective: int) -> bool:
+        """Trace collective ``collective``'s fixes and show them in its reason panel, as its "Find fixes" does."""
+        return self.apply_edit(fix=f"show:{collective}")
+
+    def try_fix(self, collective: int, fix: int = 0) -> bool:
+        """Show the program with that fix applied, as "Try it" does; ``back()`` returns."""
+        return self.apply_edit(fix=f"try:{collective}:{fix}")
+
+    def back(self) -> bool:
+        """Return to the program a tried fix came from."""
+        return self.apply_edit(fix="back")
+
     def _editor_texts(self, state: ProgramState) -> dict[str, Any]:
-        return {"input_specs": state.input_specs}
+        return {"input_specs": state.input_specs, "fix": ""}
 
     def _read_edit(self, name: str, value: Any) -> Any:
+        if name == FIX:
+            if not isinstance(value, str):
+                raise EditError(f"fix takes a text (show:N, try:N:K, back), not {value!r}", GENERAL)
+            return value
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise EditError(f"input_specs must be a list of spec texts, not {value!r}", GENERAL)
         return list(value)
@@ -65,6 +82,8 @@ class ProgramWidget(ViewWidget[ProgramState]):
         return PROGRAM
 
     def _edit(self, state: ProgramState, edits: dict[str, Any]) -> tuple[ProgramState, str]:
+        if FIX in edits:  # the reason panel: find fixes, try one, or go back (program/fix_edits.py)
+            return fix_edit(state, edits[FIX])
         after, notice = state.with_specs(edits["input_specs"])
         if after is state:
             return after, notice

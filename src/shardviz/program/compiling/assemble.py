@@ -49,6 +49,8 @@ from ..values.inputs_outputs import (
     output_shardings,
 )
 from ..values.layouts import ValueReader
+from ..why.causes import explain_all
+from ..why.remat import rematerializations
 from .arguments import context_mesh, unwrapped
 from .module_reading import ModuleReading, read_module
 
@@ -113,6 +115,7 @@ def assemble(
     read: ModuleReading | None = None,
     dumps: Mapping[str, str] | None = None,
     remat_reading: Callable[[], ModuleReading | None] | None = None,
+    xla_log: str = "",
 ) -> Program:
     """The Program ``traced`` compiled to: read from ``compiled``, ``reading`` (the jaxpr's) and ``read``
     (the module's, read while XLA generated code), or else from the compiled module's text and ``dumps``."""
@@ -159,6 +162,7 @@ def assemble(
         memory_timeline=counts["device"][1],
         memory_counts=counts,
         hbm_bytes=read.hbm_bytes,
+        rematerializations=rematerializations(xla_log, module, collectives, mesh_info, to_mesh) if xla_log else (),
     )
 
 
@@ -211,7 +215,9 @@ def _collectives(
     source, redirects = reading.source, reading.redirects
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     numbered = places.number_passes(collectives, ops, module, read.stacks, reader.place_passes, reader.trip_places)
-    return count_on_device(numbered, values)
+    counted = count_on_device(numbered, values)
+    walked = reading.named.walked
+    return explain_all(counted, ops, module, traced.jaxpr.jaxpr, walked, values, reading.output_paths, reader.outputs)
 
 
 def _rematerializes(module: Any) -> bool:

@@ -37,6 +37,7 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from ...errors import ShardingError
 from .. import hlo
 from ..program import Program
+from ..why.remat import captured_stderr
 from .arguments import argument_paths, argument_summary, check_leaves, function_name, is_jitted, tracing_error
 from .assemble import assemble, read_jaxpr
 from .module_reading import ModuleReading, read_module
@@ -112,7 +113,8 @@ def _compile_and_read(
         return _in_background(read_and_check)
 
     try:
-        compiled, dumps, module_reading = _compile(lowered, read_partitioner, module_early)
+        with captured_stderr() as logged:  # XLA's C++ warnings (involuntary rematerialization) go to fd 2
+            compiled, dumps, module_reading = _compile(lowered, read_partitioner, module_early)
     except Exception as err:
         raise ShardingError(
             f"{name} traced but did not compile for arguments {argument_summary(leaves, paths)}: "
@@ -125,7 +127,7 @@ def _compile_and_read(
         read = module_reading.result() if module_reading is not None else None
         return assemble(
             fun, name, tree, leaves, traced, compiled, kept, reading.result(), read, dumps,
-            remat_reading=lambda: _barriers_kept(lowered),
+            remat_reading=lambda: _barriers_kept(lowered), xla_log="".join(logged),
         )  # fmt: skip
     except ShardingError:
         raise

@@ -40,6 +40,7 @@ def render_program(program: ProgramData, *, width: int | None = None, color: boo
     lines += _arrays("outputs", program.output_paths, program.outputs, cols, program.sharding_mode)
     lines += _layout_changes(program.layout_changes, cols)
     lines += _collectives(program, cols)
+    lines += _rematerializations(program, cols)
     lines += _axis_totals(program, cols, use_color, true_color)
     lines += _memory(program, cols)
     return "\n".join(lines)
@@ -165,26 +166,36 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
     for key, members in ordered:
         out += _line_head(where.get(key), members, width)
         callers = {_caller(where.get(key), ch) for ch in members}
-        for c, part in sorted(members, key=lambda ch: -_sent(ch)):
-            runs = f"x{c.count}" + ("" if c.count_exact else "+")
+        for group in pass_groups(sorted(members, key=lambda ch: -_sent(ch)), program.bytes_from):
+            c, part = group[0]
+            passes = len(group)
+            runs = f"x{c.count * passes}" + ("" if c.count_exact else "+")
             sent = c.wire_bytes if part is None else part.wire_bytes
             # An axes label never cut: one too long for its column goes whole on a line of its own.
             axes = c.axes_label if len(c.axes_label) <= axes_width else ""
             dtype = _fit(short_dtype(counted_dtype(c if part is None else part, program.bytes_from)), 4)
             row = (
                 f"    {c.kind:<18} {axes:<{axes_width}} {dtype:>4} {format_bytes(sent):>9} {runs:>6}"
-                f"  = {format_bytes(sent * c.count):>9}"
+                f"  = {format_bytes(sent * c.count * passes):>9}"
             )
             out.append(_fit(row, width))
             if not axes:
                 out += _under_row([f"over {c.axes_label}"], width)
-            told_apart = c.where_label if part is None else _part_where(c, part)
-            if told_apart:
-                out += _under_row([told_apart], width)
+            if passes > 1:
+                out += _under_row([_passes_text(group, sent * c.count)], width)
+            else:
+                told_apart = c.where_label if part is None else _part_where(c, part)
+                if told_apart:
+                    out += _under_row([told_apart], width)
             other = _other_count(program, c, part)
             if part is not None:
-                k = next(i for i, p in enumerate(c.parts) if p is part) + 1  # equal parts are still distinct operands
-                together = f"operand {k} of {len(c.parts)} of {c.name}: they travel together"
+                numbers = [next(i for i, p in enumerate(g.parts) if p is q) + 1 for g, q in group if q is not None]
+                names = sorted({g.name for g, _ in group})
+                which = "operand" if len(numbers) == 1 else "operands"
+                together = (
+                    f"{which} {', '.join(map(str, numbers))} of {len(c.parts)} of {', '.join(names)}: "
+                    "they travel together"
+                )
                 out += _under_row([together + (f"; {other}" if other else "")], width)
             elif other:
                 out += _under_row([other], width)
@@ -194,10 +205,74 @@ def _collectives(program: ProgramData, width: int) -> list[str]:
                 out += _under_row([via], width)
             if c.note:
                 out += _under_row([c.note], width)
+            why = c.why if part is None else part.why
+            if why is not None:
+                out += _under_row([why.text], width)
     if any(not c.count_exact for c in program.collectives):
         out += _flow("  ", ["x3+: at least that many (a loop with no known trip count, or a branch)"], width)
     if any(c.axes is None and c.pieces is None for c in program.collectives):
         out += _flow("  ", ["?: the groups span no set of mesh axes or pieces of them (see .groups)"], width)
+    return out
+
+
+def pass_groups(members: list[Charge], bytes_from: str = "device") -> list[list[Charge]]:
+    """A line's collectives, those of a loop's passes that do the same thing (kind, axes, bytes, runs,
+    element type, layer and reason alike, each of its own pass) in one group; every other alone."""
+    groups: dict[tuple[object, ...], list[Charge]] = {}
+    order: list[tuple[object, ...]] = []
+    for k, (c, part) in enumerate(members):
+        item = c if part is None else part
+        why = item.why
+        key: tuple[object, ...] = (
+            c.kind,
+            c.axes_label,
+            item.wire_bytes,
+            c.count,
+            c.count_exact,
+            counted_dtype(item, bytes_from),
+            item.scope,
+            c.charged_to,
+            c.note,
+            part is None,
+            None if why is None else (why.cause, why.primitive, why.dimension, why.axes),
+            item.passes,
+        )
+        if item.pass_number is None or item.passes is None:
+            key = ("alone", k)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append((c, part))
+    out: list[list[Charge]] = []
+    for key in order:
+        group = groups[key]
+        numbers = [(c if p is None else p).pass_number for c, p in group]
+        if len(set(numbers)) != len(numbers):  # two of one pass: not one thing done per pass
+            out.extend([m] for m in group)
+        else:
+            out.append(group)
+    return out
+
+
+def _passes_text(group: list[Charge], each: int) -> str:
+    """``in each of 4 passes (1-4 of 4), 5.2 MiB each``."""
+    numbers = sorted((c if p is None else p).pass_number or 0 for c, p in group)
+    of = (group[0][0] if group[0][1] is None else group[0][1]).passes
+    span = (
+        f"{numbers[0]}\u2013{numbers[-1]}"
+        if numbers == list(range(numbers[0], numbers[-1] + 1))
+        else ", ".join(map(str, numbers))
+    )
+    return f"{format_bytes(each)} in each of {len(group)} passes (passes {span} of {of})"
+
+
+def _rematerializations(program: ProgramData, width: int) -> list[str]:
+    remats = getattr(program, "rematerializations", ())
+    if not remats:
+        return []
+    out = ["", *_flow("", [f"involuntary full rematerialization (XLA's SPMD warning): {len(remats)}"], width)]
+    for r in remats:
+        out += _flow("  ", [r.text + f"; its collectives send {format_bytes(r.wire_bytes)} per device"], width)
     return out
 
 

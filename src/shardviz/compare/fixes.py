@@ -1,0 +1,439 @@
+"""What would remove a collective: up to three changes, each traced again before it is shown.
+
+From a collective's :class:`~shardviz.program.why.reasons.Why`, the changes that
+could remove it are proposed: an input's spec (traced again with
+:func:`shardviz.program.retrace`, in the what-if child for a what-if
+program), an ``out_shardings`` for the output it lays out, or a
+``with_sharding_constraint`` at the constraint's line that reaches the layout
+in steps (both traced from the program's jaxpr, re-run with the change and
+each operation's own line kept). Each changed program is compared with
+``shardviz.diff`` and ranked by its estimated step time; one that removes
+the collective but makes the step slower says so. Nothing here runs unless
+``Collective.fixes`` is read: each trace costs a compile.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import jax
+from jax.sharding import NamedSharding
+
+from ..errors import ShardingError
+from ..program.model import Collective, ProgramData
+from ..program.why.reasons import Spec, Why, spec_text
+from .run import DEFAULT_HARDWARE
+
+MOST = 3
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One change, traced: ``program`` is the changed program, ``diff`` its ``shardviz.diff`` with the
+    program it changes; ``removed`` whether the collective is gone from its line; ``step_s`` the estimated
+    step time on ``hardware`` (``before_s`` the program's own); ``code`` what to paste."""
+
+    kind: str  # "input-spec", "out-shardings", "constraint"
+    summary: str
+    code: str
+    removed: bool
+    step_s: float | None
+    before_s: float | None
+    hardware: str
+    program: Any = field(repr=False, compare=False)
+    diff: Any = field(default=None, repr=False, compare=False)
+    spec: Spec | None = None  # the new spec
+    target: str = ""  # the input, the output or the line it changes
+
+    @property
+    def slower(self) -> bool:
+        return self.step_s is not None and self.before_s is not None and self.step_s > self.before_s
+
+    @property
+    def text(self) -> str:
+        gone = "removes it" if self.removed else "does not remove it"
+        timing = ""
+        if self.step_s is not None and self.before_s is not None:
+            timing = f"; step {self.step_s * 1e6:.3g} us on {self.hardware} (now {self.before_s * 1e6:.3g} us)"
+            if self.removed and self.slower:
+                timing += ", but the step is slower"
+        return f"{self.summary}: {gone}{timing}\n    {self.code}"
+
+
+@dataclass(frozen=True)
+class _Change:
+    kind: str
+    summary: str
+    code: str
+    spec: Spec
+    target: str
+    input_index: int | None = None  # input-spec: which array input
+    output_index: int | None = None  # out-shardings: which output
+    constraint_line: int | None = None  # constraint: the line whose constraint goes in steps
+    steps: tuple[Spec, ...] = ()
+    second_index: int | None = None  # input-spec of two inputs: the other one
+    second_spec: Spec = ()
+
+
+class FixFinder:
+    """Works out each collective's fixes for one program on first read, and keeps them."""
+
+    def __init__(self, program: ProgramData, hardware: str = DEFAULT_HARDWARE) -> None:
+        self._program = weakref.ref(program)
+        self.hardware = hardware
+        self._found: dict[str, tuple[Fix, ...]] = {}
+
+    def __reduce__(self) -> Any:  # a pickled program gets a fresh finder when it is built again
+        return (_lost_finder, ())
+
+    def traced(self) -> dict[str, tuple[Fix, ...]]:
+        """The fixes worked out so far, by collective name (``remat k`` for a rematerialization's)."""
+        return dict(self._found)
+
+    def fixes_of_rematerialization(self, k: int) -> tuple[Fix, ...]:
+        """The fixes of the program's k-th rematerialization: those of the collective that gathers the whole
+        array, judged by whether the rematerialization is gone."""
+        program = self._program()
+        if program is None or k >= len(program.rematerializations):
+            return ()
+        key = f"remat {k}"
+        if key not in self._found:
+            r = program.rematerializations[k]
+            gathers = [c for c in program.collectives if c.why is not None and c.source is not None
+                       and (c.source.file, c.source.line) == (r.source_file, r.source_line)]  # fmt: skip
+            self._found[key] = find_fixes(program, gathers[0], self.hardware, remat=r) if gathers else ()
+        return self._found[key]
+
+    def fixes_of(self, collective: Collective) -> tuple[Fix, ...]:
+        program = self._program()
+        if program is None or collective.why is None:
+            return ()
+        if collective.name not in self._found:
+            self._found[collective.name] = find_fixes(program, collective, self.hardware)
+        return self._found[collective.name]
+
+
+def _lost_finder() -> FixFinder | None:
+    return None
+
+
+def find_fixes(
+    program: Any, collective: Collective, hardware: str = DEFAULT_HARDWARE, remat: Any = None
+) -> tuple[Fix, ...]:
+    """Up to three changes that may remove ``collective`` (or the rematerialization ``remat``), each traced,
+    those that remove it first, fastest first."""
+    why = collective.why
+    if why is None or program.origin is None:
+        return ()
+    changes = proposed_changes(program, collective, why)[:MOST]
+    before = _step(program, hardware)
+    out = []
+    for change in changes:
+        try:
+            changed = _traced(program, change)
+        except ShardingError:
+            continue  # a change JAX refuses is no fix
+        out.append(
+            Fix(
+                kind=change.kind,
+                summary=change.summary,
+                code=change.code,
+                removed=not _still_there(changed, collective) if remat is None else not _remat_there(changed, remat),
+                step_s=_step(changed, hardware),
+                before_s=before,
+                hardware=hardware,
+                program=changed,
+                diff=_diff(program, changed, hardware),
+                spec=change.spec,
+                target=change.target,
+            )
+        )
+    return tuple(sorted(out, key=lambda f: (not f.removed, f.step_s if f.step_s is not None else float("inf"))))
+
+
+def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Change]:
+    """The changes worth tracing for ``why``, likeliest first (none for a shard_map's own collective)."""
+    if why.cause in ("shard-map", "unknown") or why.operand is None:
+        return []
+    paths = tuple(program.input_paths)
+    out: list[_Change] = []
+    operand = why.operands[why.operand] if why.operand < len(why.operands) else None
+    if why.cause in ("partial-sums", "whole-dimension") and operand is not None and operand.spec is not None:
+        d = why.dimension
+        if d is not None and operand.label in paths:
+            k = paths.index(operand.label)
+            shape = program.inputs[k].shape
+            moved = _moved_elsewhere(operand.spec, d, why.axes, shape, _sizes(program))
+            if moved is not None and why.cause == "whole-dimension":
+                out.append(_input_change(program, k, moved, f"split {operand.label} on another dimension"))
+            dropped = tuple(
+                tuple(a for a in s if a not in why.axes) if i == d else s for i, s in enumerate(operand.spec)
+            )
+            out.append(_input_change(program, k, dropped, f"keep dimension {d} of {operand.label} whole"))
+        if why.cause == "partial-sums":  # the other operand's contracting dimension split alike goes too
+            for other in why.operands:
+                if other is operand or other.spec is None or other.label not in paths:
+                    continue
+                k = paths.index(other.label)
+                dropped = tuple(tuple(a for a in s if a not in why.axes) for s in other.spec)
+                if dropped != other.spec and operand.label in paths:
+                    j = paths.index(operand.label)
+                    first = tuple(
+                        tuple(a for a in s if a not in why.axes) if i == why.dimension else s
+                        for i, s in enumerate(operand.spec)
+                    )
+                    out.append(_two_inputs(program, (j, first), (k, dropped)))
+    if why.cause in ("layout-mismatch", "loop-carry") and why.wanted is not None:
+        for o in why.operands:
+            if o.label in paths and o.spec is not None and o.spec != why.wanted and o.role != "result":
+                k = paths.index(o.label)
+                if tuple(program.inputs[k].shape) and len(program.inputs[k].shape) == len(why.wanted):
+                    out.append(_input_change(program, k, why.wanted, f"lay {o.label} out as it is wanted"))
+                    break
+        else:  # made from an input of its shape and layout (x * 2): that input laid out as wanted, tried
+            made = operand.spec if operand is not None else None
+            for k, layout in enumerate(program.inputs):
+                if made is not None and operand is not None and layout.spec == made and len(layout.shape) == len(made):
+                    summary = f"lay {paths[k]}, which {operand.label} is made from, out as it is wanted"
+                    out.append(_input_change(program, k, why.wanted, summary))
+                    break
+        if why.wanted_by.startswith("the sharding of output") and collective.charged_to == "":
+            output = _output_index(program, why.wanted_by)
+            made = why.operands[why.operand].spec if why.operand < len(why.operands) else None
+            if output is not None and made is not None:
+                out.append(_out_change(program, output, made))
+        if why.primitive == "sharding_constraint" and collective.source is not None:
+            made = why.operands[why.operand].spec
+            if made is not None:
+                steps = constraint_steps(made, why.wanted)
+                if steps:
+                    out.append(_constraint_change(collective.source.line, steps, why.wanted))
+    return _unique(out)
+
+
+def constraint_steps(made: Spec, wanted: Spec) -> tuple[Spec, ...]:
+    """Layouts between ``made`` and ``wanted`` that move one mesh axis at a time (an all-to-all or a
+    gather each, which XLA can do in place), in ``made``'s order of axes; ``wanted`` itself is left out."""
+    current = [list(s) for s in made]
+    steps: list[Spec] = []
+    for axis in [a for s in made for a in s]:
+        source = next(d for d, s in enumerate(current) if axis in s)
+        target = next((d for d, s in enumerate(wanted) if axis in s), None)
+        if target == source:
+            continue
+        current[source].remove(axis)
+        if target is not None:
+            current[target].append(axis)
+        steps.append(tuple(tuple(s) for s in current))
+    return tuple(s for s in steps if s != wanted)
+
+
+def _unique(changes: list[_Change]) -> list[_Change]:
+    seen, out = set(), []
+    for c in changes:
+        key = (c.kind, c.code)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _sizes(program: Any) -> dict[str, int]:
+    mesh = program.mesh
+    return {} if mesh is None else dict(zip(mesh.axis_names, mesh.axis_sizes))
+
+
+def _moved_elsewhere(
+    spec: Spec, dim: int, axes: Sequence[str], shape: Sequence[int], sizes: dict[str, int]
+) -> Spec | None:
+    """``spec`` with ``axes`` taken off dimension ``dim`` and put on the first other whole dimension they divide."""
+    split = 1
+    for a in axes:
+        split *= sizes.get(a, 1)
+    for e in range(len(spec)):
+        if e != dim and not spec[e] and shape[e] % split == 0:
+            return tuple(
+                tuple(a for a in s if a not in axes) if i == dim else (tuple(axes) if i == e else s)
+                for i, s in enumerate(spec)
+            )
+    return None
+
+
+def _sharding_code(spec: Spec) -> str:
+    return f"NamedSharding(mesh, {spec_text(spec)})"
+
+
+def _input_change(program: Any, k: int, spec: Spec, summary: str) -> _Change:
+    path = program.input_paths[k]
+    code = f"{path} = jax.device_put({path}, {_sharding_code(spec)})"
+    return _Change("input-spec", f"input {path} as {spec_text(spec)} ({summary})", code, spec, path, input_index=k)
+
+
+def _two_inputs(program: Any, first: tuple[int, Spec], second: tuple[int, Spec]) -> _Change:
+    (j, a), (k, b) = first, second
+    pa, pb = program.input_paths[j], program.input_paths[k]
+    code = f"{pa} = jax.device_put({pa}, {_sharding_code(a)}); {pb} = jax.device_put({pb}, {_sharding_code(b)})"
+    summary = f"inputs {pa} as {spec_text(a)} and {pb} as {spec_text(b)}"
+    return _Change("input-spec", summary, code, a, pa, input_index=j, second_index=k, second_spec=b)
+
+
+def _output_index(program: Any, wanted_by: str) -> int | None:
+    for k, path in enumerate(program.output_paths):
+        if f"output {path} " in wanted_by:
+            return k
+    return None
+
+
+def _out_change(program: Any, k: int, made: Spec) -> _Change:
+    path = program.output_paths[k]
+    shown = _sharding_code(made)
+    code = (
+        f"jax.jit(f, out_shardings={shown})"
+        if len(program.output_paths) == 1
+        else f"jax.jit(f, out_shardings=...)  # {path}: {shown}"
+    )
+    return _Change("out-shardings", f"return {path} as {spec_text(made)}, as its line makes it", code, made, path,
+                   output_index=k)  # fmt: skip
+
+
+def _constraint_change(line: int, steps: tuple[Spec, ...], wanted: Spec) -> _Change:
+    chain = " -> ".join(spec_text(s) for s in (*steps, wanted))
+    code = "; ".join(f"y = jax.lax.with_sharding_constraint(y, {_sharding_code(s)})" for s in steps)
+    code += f"  # at line {line}, before its own constraint to {spec_text(wanted)}"
+    summary = f"constrain in steps at line {line}: {chain}"
+    return _Change("constraint", summary, code, wanted, f"line {line}", constraint_line=line, steps=steps)
+
+
+# ---------------------------------------------------------------------- tracing a change
+
+
+def _traced(program: Any, change: _Change) -> Any:
+    from ..program.trace import retrace
+
+    if change.kind == "input-spec":
+        specs: list[Any] = [None] * len(program.inputs)
+        assert change.input_index is not None
+        specs[change.input_index] = _partition_spec(change.spec)
+        if change.second_index is not None:
+            specs[change.second_index] = _partition_spec(change.second_spec)
+        return retrace(program, specs)
+    if program.whatif is not None:
+        raise ShardingError("an out_shardings or constraint change of a what-if program is not traced")
+    return _rewritten(program, change)
+
+
+def _partition_spec(spec: Spec) -> Any:
+    from jax.sharding import PartitionSpec
+
+    return PartitionSpec(*(None if not s else s[0] if len(s) == 1 else tuple(s) for s in spec))
+
+
+def _rewritten(program: Any, change: _Change) -> Any:
+    """The program's jaxpr run again with the change: each equation bound under its own line, so the
+    changed program's collectives stay on the user's lines."""
+    from ..program.compiling.trace_here import trace_here
+
+    origin = program.origin
+    mesh = origin.mesh
+    if mesh is None:
+        raise ShardingError("the program has no mesh to lay a change out on")
+    args, kwargs = jax.tree_util.tree_unflatten(origin.tree, list(origin.leaves))
+    context = origin.context_mesh
+    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
+        traced = (origin.fun if hasattr(origin.fun, "trace") else jax.jit(origin.fun)).trace(*args, **kwargs)
+    closed = traced.jaxpr
+    leaves = [leaf for leaf, array in zip(origin.leaves, origin.array_leaf) if array]
+    if len(leaves) != len(closed.jaxpr.invars):
+        raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
+    outputs = len(closed.jaxpr.outvars)
+
+    def constrained_at(eqn: Any) -> Spec | tuple[Spec, ...] | None:
+        if change.kind != "constraint" or eqn.primitive.name != "sharding_constraint":
+            return None
+        from ..program.lines.frames import user_frame
+        from ..program.lines.jaxpr_walk import user_frames
+
+        where = user_frame(user_frames(eqn.source_info))
+        return change.steps if where is not None and where.line == change.constraint_line else None
+
+    def changed(*flat: Any) -> Any:
+        return _evaluate(closed, flat, constrained_at, mesh)
+
+    out_shardings: Any = None
+    if change.kind == "out-shardings":
+        assert change.output_index is not None
+        out_shardings = [None] * outputs
+        out_shardings[change.output_index] = NamedSharding(mesh, _partition_spec(change.spec))
+    changed.__name__ = program.name
+    changed.__qualname__ = program.name
+    jitted = jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
+    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
+        return trace_here(jitted, *leaves)
+
+
+def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> list[Any]:
+    """``closed`` evaluated on ``flat``, as JAX's own evaluator does, with the steps a change asks for
+    put before the constraint they lead to."""
+    from jax._src import source_info_util
+
+    jaxpr = closed.jaxpr
+    env: dict[Any, Any] = {}
+
+    def read(v: Any) -> Any:
+        return v.val if isinstance(v, jax.extend.core.Literal) else env[v]
+
+    for v, c in zip(jaxpr.constvars, closed.consts):
+        env[v] = c
+    for v, x in zip(jaxpr.invars, flat):
+        env[v] = x
+    for eqn in jaxpr.eqns:
+        params = eqn.primitive.get_bind_params(eqn.params)
+        operands = [read(v) for v in eqn.invars]
+        name_stack = source_info_util.current_name_stack() + eqn.source_info.name_stack
+        with source_info_util.user_context(eqn.source_info.traceback, name_stack=name_stack), eqn.ctx.manager:
+            for s in steps_at(eqn) or ():
+                operands[0] = jax.lax.with_sharding_constraint(operands[0], NamedSharding(mesh, _partition_spec(s)))
+            result = eqn.primitive.bind(*operands, **params)
+        results = result if eqn.primitive.multiple_results else [result]
+        for v, r in zip(eqn.outvars, results):
+            env[v] = r
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _still_there(changed: Any, collective: Collective) -> bool:
+    """Whether the changed program still runs a collective of that kind on that line."""
+    if collective.source is None:
+        return any(c.kind == collective.kind and c.charged_to == collective.charged_to for c in changed.collectives)
+    here = (collective.source.file, collective.source.line)
+    for c in changed.collectives:
+        sources = [p.source for p in c.parts] if c.parts else [c.source]
+        if c.kind == collective.kind and any(s is not None and (s.file, s.line) == here for s in sources):
+            return True
+    return False
+
+
+def _remat_there(changed: Any, remat: Any) -> bool:
+    return any(
+        (r.source_file, r.source_line, r.shape) == (remat.source_file, remat.source_line, remat.shape)
+        for r in changed.rematerializations
+    )
+
+
+def _step(program: Any, hardware: str) -> float | None:
+    try:
+        return float(program.estimate(hardware).step_s)
+    except Exception:  # a program the estimate cannot price (no mesh) has no step time
+        return None
+
+
+def _diff(before: Any, after: Any, hardware: str) -> Any:
+    from .run import diff
+
+    try:
+        return diff(before, after, hardware=hardware, names=("now", "changed"))
+    except ShardingError:
+        return None

@@ -1,0 +1,915 @@
+"""Why each collective is there: the operation on the user's line, the layouts it meets, the rule.
+
+A collective is matched to the jaxpr's equation that needs it: the one on the
+collective's line whose primitive XLA's ``op_name`` names (a constraint's
+collectives moved to the constraint's line, to that ``sharding_constraint``).
+The equation's operands are the program's own values, laid out as the
+program shows them, and its parameters say which dimensions it contracts,
+reduces, sorts or reshapes. The rule follows from the collective's kind and
+those: a split contracting dimension leaves partial sums; a layout asked for
+(a constraint, an output) unlike the one made must be moved; an operation
+that needs a whole dimension gathers a split one; a loop's carry made in
+another layout than it starts in is moved back; a ``shard_map`` body's
+collective is the user's own. Where none of these can be shown from the
+layouts, the reason says what is missing rather than guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jax.extend import core as jex_core
+
+from .. import hlo
+from ..collectives import places
+from ..lines.frames import user_frame
+from ..lines.jaxpr_walk import CALL_PRIMITIVES, RESHARDING_KINDS, _jaxprs, user_frames
+from ..lines.sources import line_text
+from ..model import Collective, CollectivePart, SourceLocation, Value
+from .reasons import OperandLayout, Spec, Why, spec_text
+
+REDUCING_KINDS = ("all-reduce", "reduce-scatter")
+# The collectives a shard_map body's user writes (jax.lax's names, as the jaxpr spells them).
+SHARD_MAP_COLLECTIVES = frozenset(
+    {
+        "psum",
+        "psum_invariant",
+        "pmax",
+        "pmin",
+        "pmean",
+        "all_gather",
+        "all_gather_invariant",
+        "all_to_all",
+        "ppermute",
+        "psum_scatter",
+        "reduce_scatter",
+        "pbroadcast",
+    }
+)
+REDUCTIONS = frozenset({"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or"})
+CUMULATIVE = frozenset({"cumsum", "cumprod", "cummax", "cummin", "cumlogsumexp"})
+# XLA's op_name for operations JAX lowers to another primitive's name.
+_LOWERED_AS = {
+    "reduce_window_sum": CUMULATIVE,
+    "reduce_window_max": CUMULATIVE,
+    "reduce_window_min": CUMULATIVE,
+    "reduce_window": CUMULATIVE,
+    "argmax": frozenset({"argmax"}),
+    "argmin": frozenset({"argmin"}),
+    "fft": frozenset({"fft"}),
+    "while": frozenset({"scan", "while"}),
+    "reduce": frozenset({"argmax", "argmin", *REDUCTIONS}),
+}
+_CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
+
+
+@dataclass(frozen=True)
+class _Eqn:
+    """One equation of the jaxpr (any depth) with the user's frame it is on."""
+
+    eqn: Any
+    where: SourceLocation | None
+    manual: bool  # inside a shard_map body
+    loop: Any  # the scan/while equation whose body it is in, innermost (None at top level)
+    body: Any  # that body's jaxpr
+
+
+def _equations(
+    jaxpr: Any, manual: bool = False, loop: Any = None, body: Any = None, callers: tuple[SourceLocation, ...] = ()
+) -> Iterator[_Eqn]:
+    for eqn in jaxpr.eqns:
+        frames = user_frames(eqn.source_info) or callers
+        yield _Eqn(eqn, user_frame(frames), manual, loop, body)
+        name = eqn.primitive.name
+        for key in sorted(eqn.params):
+            for sub in _jaxprs(eqn.params[key]):
+                inner_loop, inner_body = (
+                    (eqn, sub) if name in ("scan", "while") and key in ("jaxpr", "body_jaxpr") else (loop, body)
+                )
+                yield from _equations(sub, manual or name == "shard_map", inner_loop, inner_body, frames)
+
+
+class CauseReader:
+    """Reads the cause of each collective of one program (see the module's doc)."""
+
+    def __init__(
+        self,
+        jaxpr: Any,
+        walked: Sequence[Any],
+        values: Sequence[Value],
+        module: hlo.Module,
+        output_paths: Sequence[str],
+        outputs: Sequence[Any],
+    ) -> None:
+        self.jaxpr = jaxpr
+        self.module = module
+        self.by_var: dict[int, Value] = {id(w.var): v for w, v in zip(walked, values)}
+        self.output_paths = tuple(output_paths)
+        self.outputs = tuple(outputs)
+        self.by_line: dict[tuple[str, int], list[_Eqn]] = {}
+        self.producer: dict[int, _Eqn] = {}
+        self.outer: dict[int, Any] = {}  # a call's inner input -> the operand the call passes it
+        self.lifted: dict[int, Any] = {}  # a call's inner result -> the call's result
+        for e in _equations(jaxpr):
+            subs = [sub for key in sorted(e.eqn.params) for sub in _jaxprs(e.eqn.params[key])]
+            if e.eqn.primitive.name in CALL_PRIMITIVES and len(subs) == 1 and len(subs[0].invars) == len(e.eqn.invars):
+                for inner, outer in zip(subs[0].invars, e.eqn.invars):
+                    self.outer[id(inner)] = outer
+                if len(subs[0].outvars) == len(e.eqn.outvars):
+                    for inner, outer in zip(subs[0].outvars, e.eqn.outvars):
+                        self.lifted[id(inner)] = outer
+            if e.where is not None:
+                self.by_line.setdefault((e.where.file, e.where.line), []).append(e)
+            for v in e.eqn.outvars:
+                self.producer[id(v)] = e
+        self._bodies: set[str] | None = None
+
+    # ------------------------------------------------------------------ entry
+
+    def explain(self, collectives: Sequence[Collective], ops: Sequence[hlo.CollectiveOp]) -> tuple[Collective, ...]:
+        out = []
+        for c, op in zip(collectives, ops):
+            parts = tuple(replace(p, why=self._why_part(c, p)) for p in c.parts)
+            why = parts[0].why if parts else self.why(c, op)
+            out.append(replace(c, parts=parts, why=why))
+        return tuple(out)
+
+    def _why_part(self, c: Collective, part: CollectivePart) -> Why:
+        primitive = _primitive_of(part.op_name)
+        return self._by_operation(c.kind, c.axes or _piece_axes(c), part.source, primitive, part.op_name, None, None)
+
+    def why(self, c: Collective, op: hlo.CollectiveOp | None) -> Why:
+        primitive = "sharding_constraint" if c.note else _primitive_of(c.op_name)
+        axes = c.axes or _piece_axes(c)
+        carry = self._loop_carry(c, op, axes) if op is not None and c.kind in RESHARDING_KINDS else None
+        if carry is not None:
+            return carry
+        charge = self._output_charge(op) if op is not None and c.kind in RESHARDING_KINDS else None
+        return self._by_operation(c.kind, axes, c.source, primitive, c.op_name, charge, c)
+
+    # ------------------------------------------------------------------ matching
+
+    def _candidates(
+        self, source: SourceLocation | None, primitive: str, op_name: str, pass_number: int | None = None
+    ) -> list[_Eqn]:
+        """The equations on ``source``'s line that are ``primitive``, the likeliest first: forward or
+        backward as ``op_name`` says, the loop pass asked for, the same column."""
+        if source is None:
+            return []
+        on_line = self.by_line.get((source.file, source.line), [])
+        names = _LOWERED_AS.get(primitive, frozenset({primitive}))
+        found = [e for e in on_line if e.eqn.primitive.name in names]
+        backward = "transpose(" in op_name
+
+        def pass_of(e: _Eqn) -> int | None:
+            v = self.by_var.get(id(e.eqn.outvars[0])) if e.eqn.outvars else None
+            return None if v is None else v.pass_number
+
+        return sorted(
+            found,
+            key=lambda e: (
+                ("transpose" in str(e.eqn.source_info.name_stack)) != backward,
+                pass_number is not None and pass_of(e) != pass_number,
+                e.where is None or e.where.column != source.column,
+            ),
+        )
+
+    def _find(self, source: SourceLocation | None, primitive: str, op_name: str) -> _Eqn | None:
+        found = self._candidates(source, primitive, op_name)
+        return found[0] if found else None
+
+    def _operand(self, var: Any, role: str = "operand") -> OperandLayout | None:
+        if not isinstance(var, jex_core.Var):
+            return None
+        v = self.by_var.get(id(var))
+        hops = 0
+        while (v is None or v.layout is None) and id(var) in self.outer and hops < 8:
+            var, hops = self.outer[id(var)], hops + 1
+            if not isinstance(var, jex_core.Var):
+                return None
+            v = self.by_var.get(id(var))
+        aval = var.aval
+        type_str = str(aval)
+        if v is None:
+            return OperandLayout(f"%{id(var) % 1000}", type_str, None, role, "not among the program's values")
+        note = "" if v.layout is not None else (v.note or "its layout is unknown")
+        return OperandLayout(v.label or v.name, v.type_str, v.spec, role, note)
+
+    # ------------------------------------------------------------------ causes
+
+    def _by_operation(
+        self,
+        kind: str,
+        axes: tuple[str, ...],
+        source: SourceLocation | None,
+        primitive: str,
+        op_name: str,
+        charge: tuple[str, int] | None,
+        c: Collective | None,
+    ) -> Why:
+        expression = line_text(source.file, source.line) if source is not None else ""
+        if source is None and charge is None:
+            return Why("unknown", primitive or "?", "", (), "XLA's metadata names no line of yours for it")
+        pass_number = None if c is None else c.pass_number
+        candidates = self._candidates(source, primitive, op_name, pass_number)
+        found = candidates[0] if candidates else None
+        if charge is not None and (found is None or found.eqn.primitive.name not in _CONSTRAINTS):
+            output = self._output_mismatch(kind, axes, charge[1], primitive, expression, source, op_name)
+            if output is not None:
+                return output
+        if found is None:
+            return Why(
+                "unknown",
+                primitive or "?",
+                expression,
+                (),
+                f"no operation of the jaxpr on that line is the {primitive or 'operation'} XLA's metadata names",
+            )
+        first: Why | None = None
+        for candidate in candidates:
+            why = self._by_equation(candidate, kind, axes, expression)
+            if why.known:
+                return why
+            first = first or why
+        assert first is not None
+        return first
+
+    def _by_equation(self, found: _Eqn, kind: str, axes: tuple[str, ...], expression: str) -> Why:
+        eqn = found.eqn
+        name = eqn.primitive.name
+        if name in SHARD_MAP_COLLECTIVES or (found.manual and name in SHARD_MAP_COLLECTIVES):
+            return self._shard_map(eqn, name, expression, axes, "transpose" in str(eqn.source_info.name_stack))
+        if name in _CONSTRAINTS:
+            return self._constraint(eqn, name, expression, kind)
+        if name in ("scan", "while") and kind in RESHARDING_KINDS:
+            carried = self._carry_of_loop(eqn, expression)
+            if carried is not None:
+                return carried
+        if kind in REDUCING_KINDS:
+            if name == "dot_general":
+                return self._contraction(eqn, expression, axes, kind)
+            if name in REDUCTIONS or name in ("argmax", "argmin"):
+                return self._reduction(eqn, name, expression, axes, kind)
+        needs = self._whole_dimension(eqn, name, expression, axes, kind)
+        if needs is not None:
+            return needs
+        if name == "dot_general" and kind in RESHARDING_KINDS:
+            return self._operands_mismatch_dot(eqn, expression, axes)
+        mismatch = self._operands_mismatch(eqn, name, expression, axes)
+        if mismatch is not None:
+            return mismatch
+        if kind in RESHARDING_KINDS:
+            moved = self._result_unlike_operand(found, name, expression, kind)
+            if moved is not None:
+                return moved
+        operands = tuple(o for o in (self._operand(v) for v in eqn.invars) if o is not None)
+        return Why(
+            "unknown",
+            name,
+            expression,
+            operands,
+            f"its operands' layouts ({', '.join(o.spec_text for o in operands) or 'none'}) show no split that a "
+            f"{name} over {_axes_text(axes)} needs a {kind} for; XLA re-laid them out by its own choice",
+        )
+
+    def _shard_map(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], backward: bool) -> Why:
+        named = eqn.params.get("axes") or eqn.params.get("axis_name") or axes
+        named = tuple(named) if isinstance(named, (tuple, list)) else (named,)
+        operands = tuple(o for o in (self._operand(v) for v in eqn.invars) if o is not None)
+        shown = ", ".join(repr(str(a)) for a in named)
+        rule = (
+            f"you wrote a collective over {shown} on this line inside a shard_map body, and its gradient "
+            f"(JAX's transpose of it) is this {name}: the body runs per device, so the collective is your code's own"
+            if backward
+            else f"you wrote {name} over {shown} inside a shard_map body: each device runs the body on its own "
+            "block, and this collective is the one your code asks for"
+        )
+        return Why(
+            "shard-map",
+            name,
+            expression,
+            operands,
+            rule,
+            axes=tuple(str(a) for a in named),
+        )
+
+    def _constraint(self, eqn: Any, name: str, expression: str, kind: str) -> Why:
+        operand = self._operand(eqn.invars[0]) if eqn.invars else None
+        sharding = eqn.params.get("sharding") or eqn.params.get("dst_sharding")
+        rank = len(getattr(eqn.invars[0].aval, "shape", ())) if eqn.invars else 0
+        wanted = _spec_of(sharding, rank)
+        by = "with_sharding_constraint" if name == "sharding_constraint" else "reshard"
+        operands: tuple[OperandLayout, ...] = (operand,) if operand is not None else ()
+        if operand is None or operand.spec is None or wanted is None:
+            missing = (
+                "the layout asked for" if wanted is None else f"{operand.label if operand else 'the operand'}'s layout"
+            )
+            return Why("unknown", name, expression, operands, f"{missing} is unknown", wanted, by)
+        if operand.spec == wanted:  # XLA laid the operand out as asked: the move is further back
+            earlier = self._made_before(eqn.invars[0], wanted)
+            if earlier is None:
+                return Why(
+                    "unknown",
+                    name,
+                    expression,
+                    operands,
+                    f"{operand.label} is already {operand.spec_text}, as {by} asks, and no value it is made "
+                    "from is laid out otherwise",
+                    wanted,
+                    by,
+                )
+            operands = (earlier, operand)
+            operand = earlier
+        made = operand.spec
+        assert made is not None
+        dim = _first_difference(made, wanted)
+        moved = _move_words(made, wanted, kind)
+        return Why(
+            "layout-mismatch",
+            name,
+            expression,
+            operands,
+            f"{by} asks for {spec_text(wanted)} of {operand.label}, made as {operand.spec_text}: {moved}",
+            wanted,
+            by,
+            0,
+            dim,
+            _changed_axes(made, wanted),
+        )
+
+    def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> OperandLayout | None:
+        """The value ``var`` is made from, through operations that keep its shape, first laid out unlike ``wanted``."""
+        shape = tuple(getattr(var.aval, "shape", ()))
+        current = var
+        for _ in range(hops):
+            producer = self.producer.get(id(current))
+            if producer is None:
+                return None
+            same = [
+                v
+                for v in producer.eqn.invars
+                if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape
+            ]
+            if not same:
+                return None
+            current = same[0]
+            o = self._operand(current, "made")
+            if o is not None and o.spec is not None and o.spec != wanted:
+                return o
+        return None
+
+    def _output_mismatch(
+        self,
+        kind: str,
+        axes: tuple[str, ...],
+        k: int,
+        primitive: str,
+        expression: str,
+        source: SourceLocation | None,
+        op_name: str,
+    ) -> Why | None:
+        """The output's layout asked for unlike the one its line makes; None where they agree (the
+        collective is then the operation's own)."""
+        path = self.output_paths[k] if k < len(self.output_paths) else f"out[{k}]"
+        layout = self.outputs[k] if k < len(self.outputs) else None
+        wanted = None if layout is None else layout.spec
+        made = None
+        outvar = self.jaxpr.outvars[k] if k < len(self.jaxpr.outvars) else None
+        producer = self.producer.get(id(outvar)) if outvar is not None else None
+        operands: tuple[OperandLayout, ...] = ()
+        if producer is not None and outvar is not None:
+            shape = tuple(getattr(outvar.aval, "shape", ()))
+            for v in producer.eqn.invars:
+                o = self._operand(v, "made")
+                if o is not None and tuple(getattr(v.aval, "shape", ())) == shape:
+                    operands = (o,)
+                    made = o.spec
+                    break
+        by = f"the sharding of output {path} (out_shardings, or the layout the caller asks for)"
+        if wanted is None or made is None or made == wanted:
+            return None
+        return Why(
+            "layout-mismatch",
+            primitive or "?",
+            expression,
+            operands,
+            f"output {path} must be {spec_text(wanted)} but its line makes it {spec_text(made)}: "
+            f"{_move_words(made, wanted, kind)}",
+            wanted,
+            by,
+            0,
+            _first_difference(made, wanted),
+            _changed_axes(made, wanted),
+        )
+
+    def _contraction(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
+        (lc, rc), _ = eqn.params["dimension_numbers"]
+        operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
+        for index, (o, dims) in enumerate(zip(operands, (lc, rc))):
+            if o.spec is None:
+                continue
+            for d in dims:
+                split = tuple(a for a in o.spec[d] if not axes or a in axes)
+                if split:
+                    tail = (
+                        "; the result is split, so each device keeps only its block of the sum (reduce-scatter)"
+                        if kind == "reduce-scatter"
+                        else ""
+                    )
+                    return Why(
+                        "partial-sums",
+                        "dot_general",
+                        expression,
+                        operands,
+                        f"{o.label} is split over {_axes_text(split)} on its contracting dimension {d}: each device "
+                        f"multiplies only its block of it and holds a partial sum, which the {kind} adds up over "
+                        f"{_axes_text(split)}{tail}",
+                        operand=index,
+                        dimension=int(d),
+                        axes=split,
+                    )
+        unknown = [o.label for o in operands if o.spec is None]
+        reason = (
+            f"the layout of {', '.join(unknown)} is unknown"
+            if unknown
+            else f"neither operand is split over {_axes_text(axes)} on a contracting dimension "
+            f"({' and '.join(o.spec_text for o in operands)}): XLA re-laid them out inside the operation"
+        )
+        return Why("unknown", "dot_general", expression, operands, reason)
+
+    def _reduction(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why:
+        operand = self._operand(eqn.invars[0]) or _literal(eqn.invars[0])
+        reduced = tuple(eqn.params.get("axes", ()))
+        if operand.spec is None:
+            return Why("unknown", name, expression, (operand,), f"the layout of {operand.label} is unknown")
+        for d in reduced:
+            split = tuple(a for a in operand.spec[d] if not axes or a in axes)
+            if split:
+                return Why(
+                    "partial-sums",
+                    name,
+                    expression,
+                    (operand,),
+                    f"{name} runs over dimension {d} of {operand.label}, split over {_axes_text(split)}: each device "
+                    f"reduces only its block, and the {kind} combines the blocks' results over {_axes_text(split)}",
+                    operand=0,
+                    dimension=int(d),
+                    axes=split,
+                )
+        return Why(
+            "unknown",
+            name,
+            expression,
+            (operand,),
+            f"{operand.label} ({operand.spec_text}) is split over {_axes_text(axes)} on no dimension {name} reduces",
+        )
+
+    def _whole_dimension(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
+        """Sort, cumulative ops, argmax, top_k, FFT, concatenate, reshape, gather and scatter: a split dimension
+        they need whole."""
+        needed = _needed_dimensions(eqn, name)
+        if needed is None:
+            return None
+        operand_index, dims, words = needed
+        var = eqn.invars[operand_index]
+        operand = self._operand(var) or _literal(var)
+        operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars if isinstance(v, jex_core.Var))
+        at = next((k for k, v in enumerate(v for v in eqn.invars if isinstance(v, jex_core.Var)) if v is var), 0)
+        if operand.spec is None:
+            return Why("unknown", name, expression, operands, f"the layout of {operand.label} is unknown")
+        for d in dims:
+            split = tuple(a for a in operand.spec[d] if not axes or a in axes) if d < len(operand.spec) else ()
+            if split:
+                return Why(
+                    "whole-dimension",
+                    name,
+                    expression,
+                    operands,
+                    f"{name} {words} dimension {d} of {operand.label}, which is split over {_axes_text(split)}: it "
+                    f"needs that dimension whole on each device, {_whole_words(kind, split)}",
+                    operand=at,
+                    dimension=int(d),
+                    axes=split,
+                )
+        if name in ("gather", "scatter", "scatter-add", "scatter_add", "dynamic_slice", "dynamic_update_slice"):
+            indices = eqn.invars[1] if len(eqn.invars) > 1 else None
+            idx = self._operand(indices) if indices is not None else None
+            if idx is not None and idx.spec is not None and any(idx.spec):
+                d = next(k for k, s in enumerate(idx.spec) if s)
+                split = tuple(idx.spec[d])
+                return Why(
+                    "whole-dimension",
+                    name,
+                    expression,
+                    operands,
+                    f"{name}'s indices {idx.label} are split over {_axes_text(split)} on dimension {d}: each device "
+                    f"holds only some indices, and any of them may point anywhere in {operand.label}",
+                    operand=1,
+                    dimension=d,
+                    axes=split,
+                )
+        return None
+
+    def _operands_mismatch_dot(self, eqn: Any, expression: str, axes: tuple[str, ...]) -> Why:
+        (lc, rc), _ = eqn.params["dimension_numbers"]
+        operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
+        lhs, rhs = operands
+        if lhs.spec is None or rhs.spec is None:
+            unknown = lhs.label if lhs.spec is None else rhs.label
+            return Why("unknown", "dot_general", expression, operands, f"the layout of {unknown} is unknown")
+        for dl, dr in zip(lc, rc):
+            if lhs.spec[dl] != rhs.spec[dr]:
+                return Why(
+                    "layout-mismatch",
+                    "dot_general",
+                    expression,
+                    operands,
+                    f"a contraction needs both operands' contracting dimensions split alike, but dimension {dl} "
+                    f"of {lhs.label} is split over {_axes_text(lhs.spec[dl])} and dimension {dr} of {rhs.label} over "
+                    f"{_axes_text(rhs.spec[dr])}: one is moved to match the other",
+                    operand=0,
+                    dimension=int(dl),
+                    axes=tuple(sorted(set(lhs.spec[dl]) ^ set(rhs.spec[dr]))),
+                )
+        free_l = {a for d, s in enumerate(lhs.spec) if d not in lc for a in s if a in axes}
+        free_r = {a for d, s in enumerate(rhs.spec) if d not in rc for a in s if a in axes}
+        shared = tuple(sorted(free_l & free_r))
+        if shared:
+            index = next(k for k, o in enumerate(operands) if o.spec is not None)
+            d = next(d for d, s in enumerate(lhs.spec) if d not in lc and set(s) & set(shared))
+            return Why(
+                "layout-mismatch",
+                "dot_general",
+                expression,
+                operands,
+                f"both operands are split over {_axes_text(shared)} on dimensions that are not contracted "
+                f"({lhs.spec_text} and {rhs.spec_text}): a mesh axis can split only one dimension of the "
+                "result, so one operand is gathered",
+                operand=index,
+                dimension=d,
+                axes=shared,
+            )
+        return Why(
+            "unknown",
+            "dot_general",
+            expression,
+            operands,
+            f"its operands ({lhs.spec_text} and {rhs.spec_text}) are split alike where they are contracted, so no "
+            f"rule forces it: XLA chose to re-lay out over {_axes_text(axes)} for the result's layout",
+        )
+
+    def _operands_mismatch(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...]) -> Why | None:
+        arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ()))]
+        shapes = {tuple(getattr(v.aval, "shape", ())) for v in arrays}
+        if len(arrays) < 2 or len(shapes) != 1:
+            return None
+        operands = tuple(o for o in (self._operand(v) for v in arrays) if o is not None)
+        known = [o for o in operands if o.spec is not None]
+        if len({o.spec for o in known}) < 2:
+            return None
+        first = known[0]
+        other = next(o for o in known if o.spec != first.spec)
+        assert first.spec is not None and other.spec is not None
+        index = operands.index(other)
+        return Why(
+            "layout-mismatch",
+            name,
+            expression,
+            operands,
+            f"{name} works element by element and needs its operands laid out alike, but {first.label} is "
+            f"{first.spec_text} and {other.label} is {other.spec_text}: one is moved to match",
+            first.spec,
+            f"{first.label}'s layout",
+            index,
+            _first_difference(other.spec, first.spec),
+            _changed_axes(other.spec, first.spec),
+        )
+
+    def _result_unlike_operand(self, found: _Eqn, name: str, expression: str, kind: str) -> Why | None:
+        """An operation whose result is laid out unlike its operand of the same shape: the operand is moved
+        to the layout its result is in (the loop carry's, where the result is carried)."""
+        eqn = found.eqn
+        if len(eqn.outvars) != 1:
+            return None
+        result = self._operand(eqn.outvars[0], "result")
+        shape = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
+        for v in eqn.invars:
+            if not isinstance(v, jex_core.Var) or tuple(getattr(v.aval, "shape", ())) != shape:
+                continue
+            o = self._operand(v)
+            if o is None or result is None or o.spec is None or result.spec is None or o.spec == result.spec:
+                continue
+            by = (
+                "the loop's carry, which this result becomes"
+                if self._feeds_carry(found)
+                else "the layout XLA chose for its result, for what reads it"
+            )
+            return Why(
+                "layout-mismatch",
+                name,
+                expression,
+                (o, result),
+                f"{o.label} comes in as {o.spec_text} but {name}'s result must be {result.spec_text} "
+                f"({by}): {_move_words(o.spec, result.spec, kind)}",
+                result.spec,
+                by,
+                0,
+                _first_difference(o.spec, result.spec),
+                _changed_axes(o.spec, result.spec),
+            )
+        return None
+
+    # ------------------------------------------------------------------ HLO flow
+
+    def _output_charge(self, op: hlo.CollectiveOp) -> tuple[str, int] | None:
+        if op.computation != self.module.entry.name:
+            return None
+        k = result_index(self.module.entry, op.inst.name)
+        return None if k is None else ("output", k)
+
+    def _loop_carry(self, c: Collective, op: hlo.CollectiveOp, axes: tuple[str, ...]) -> Why | None:
+        """A collective of a while body whose result goes, handed on, to the body's result: the carry
+        is moved back to the layout the next pass starts in."""
+        if self._bodies is None:
+            self._bodies = {
+                body
+                for _, inst in self.module.instructions()
+                if inst.opcode == "while"
+                for body in [inst.attr("body")]
+                if body
+            }
+            self._bodies = {b.lstrip("%") for b in self._bodies}
+        if op.computation not in self._bodies:
+            return None
+        computation = self.module.by_name.get(op.computation)
+        if computation is None:
+            return None
+        found = self._find(c.source, "sharding_constraint" if c.note else _primitive_of(c.op_name), c.op_name)
+        if result_index(computation, op.inst.name) is None and (found is None or not self._feeds_carry(found)):
+            return None
+        expression = line_text(c.source.file, c.source.line) if c.source is not None else ""
+        start = end = None
+        if found is not None and found.loop is not None:
+            start, end = self._carry_layouts(found)
+        if start is None or end is None or start.spec is None or end.spec is None or start.spec == end.spec:
+            return None  # the carry keeps its layout: the collective is the body's own operation's
+        operands = (start, end)
+        primitive = found.loop.primitive.name if found is not None and found.loop is not None else "while"
+        return Why(
+            "loop-carry",
+            primitive,
+            expression,
+            operands,
+            f"the loop's carry {start.label} starts each pass as {start.spec_text} but the body makes it "
+            f"{end.spec_text}: it is moved back before the next pass",
+            start.spec,
+            "the carry's layout at the start of a pass",
+            1,
+            _first_difference(end.spec, start.spec),
+            _changed_axes(end.spec, start.spec),
+        )
+
+    def _feeds_carry(self, found: _Eqn) -> bool:
+        if found.loop is None:
+            return False
+        ours = self._ours(found)
+        return any(id(out) in ours for out in found.body.outvars)
+
+    def _ours(self, found: _Eqn) -> set[int]:
+        """The equation's results and what calls around it hand them on as."""
+        out: set[int] = set()
+        for v in found.eqn.outvars:
+            hops = 0
+            while v is not None and hops < 8:
+                out.add(id(v))
+                v, hops = self.lifted.get(id(v)), hops + 1
+        return out
+
+    def _carry_of_loop(self, eqn: Any, expression: str) -> Why | None:
+        """A collective on the loop's own line: the carry's first layout moved to the one the body makes."""
+        subs = [sub for key in ("jaxpr", "body_jaxpr") for sub in _jaxprs(eqn.params.get(key))]
+        if not subs:
+            return None
+        body = subs[0]
+        if eqn.primitive.name == "scan":
+            consts, carries = int(eqn.params.get("num_consts", 0)), int(eqn.params.get("num_carry", 0))
+        else:
+            consts, carries = int(eqn.params.get("body_nconsts", 0)), len(body.outvars)
+            consts += int(eqn.params.get("cond_nconsts", 0))
+        for k, out in enumerate(body.outvars[:carries]):
+            if consts + k >= len(eqn.invars):
+                break
+            start, end = self._operand(eqn.invars[consts + k], "carry-start"), self._operand(out, "carry-end")
+            if start is None or end is None or start.spec is None or end.spec is None or start.spec == end.spec:
+                continue
+            return Why(
+                "loop-carry",
+                eqn.primitive.name,
+                expression,
+                (start, end),
+                f"the loop's carry {start.label} comes in as {start.spec_text} but the body makes it "
+                f"{end.spec_text}, and a carry has one layout in every pass: it is moved to the body's layout",
+                end.spec,
+                "the carry's layout at the end of a pass",
+                0,
+                _first_difference(start.spec, end.spec),
+                _changed_axes(start.spec, end.spec),
+            )
+        return None
+
+    def _carry_layouts(self, found: _Eqn) -> tuple[OperandLayout | None, OperandLayout | None]:
+        loop, body = found.loop, found.body
+        if loop.primitive.name == "scan":
+            consts, carries = int(loop.params.get("num_consts", 0)), int(loop.params.get("num_carry", 0))
+        else:
+            consts, carries = int(loop.params.get("body_nconsts", 0)), len(body.outvars)
+        ours = self._ours(found)
+        for k, out in enumerate(body.outvars[:carries]):
+            if id(out) in ours or self._made_from(out, ours):
+                start = loop.invars[consts + k] if consts + k < len(loop.invars) else None
+                return (
+                    self._operand(start, "carry-start") if start is not None else None,
+                    self._operand(out, "carry-end"),
+                )
+        return None, None
+
+    def _made_from(self, var: Any, ours: set[int], depth: int = 4) -> bool:
+        producer = self.producer.get(id(var))
+        if producer is None or depth == 0:
+            return False
+        return any(id(v) in ours or self._made_from(v, ours, depth - 1) for v in producer.eqn.invars)
+
+
+def result_index(computation: hlo.Computation, name: str) -> int | None:
+    """Which result of ``computation`` the instruction ``name`` goes to, handed on unchanged (through
+    copies, bitcasts, tuple pieces, fusions of them): the root tuple's operand, 0 for a plain root; None
+    where any path meets real work first, or several results."""
+    users: dict[str, list[hlo.Instruction]] = {}
+    for inst in computation.instructions:
+        for operand in dict.fromkeys(inst.operands):
+            users.setdefault(operand, []).append(inst)
+    root = computation.root
+    found: set[int] = set()
+    pending, seen = [name], set[str]()
+    while pending and len(seen) < 64:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if root is not None and root.name == current:
+            found.add(0)
+            continue
+        readers = users.get(current, [])
+        if not readers:
+            return None
+        for reader in readers:
+            if reader.is_root and reader.opcode == "tuple":
+                found.add(reader.operands.index(current))
+            elif reader.opcode in places._HANDS_ON:
+                pending.append(reader.name)
+            else:
+                return None
+    return found.pop() if len(found) == 1 else None
+
+
+def _needed_dimensions(eqn: Any, name: str) -> tuple[int, tuple[int, ...], str] | None:
+    """(operand index, the dimensions it needs whole, what it does along them), or None for other operations."""
+    rank = len(getattr(eqn.invars[0].aval, "shape", ())) if eqn.invars else 0
+    params = eqn.params
+    if name == "sort":
+        return 0, (int(params.get("dimension", rank - 1)),), "sorts along"
+    if name in CUMULATIVE:
+        return 0, (int(params.get("axis", 0)),), "accumulates along"
+    if name in ("argmax", "argmin"):
+        return 0, tuple(int(a) for a in params.get("axes", ())), "searches along"
+    if name == "top_k":
+        return 0, (rank - 1,), "picks the largest along"
+    if name == "fft":
+        lengths = params.get("fft_lengths", ())
+        return 0, tuple(range(rank - len(lengths), rank)), "transforms along"
+    if name == "concatenate":
+        return 0, (int(params.get("dimension", 0)),), "joins along"
+    if name == "reshape":
+        old = tuple(eqn.invars[0].aval.shape)
+        new = tuple(params.get("new_sizes", eqn.outvars[0].aval.shape))
+        return 0, _reshaped_dimensions(old, new), "merges or splits"
+    if name in ("gather", "scatter", "scatter-add", "scatter_add", "dynamic_slice", "dynamic_update_slice"):
+        return 0, tuple(range(rank)), "indexes along"
+    return None
+
+
+def _reshaped_dimensions(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[int, ...]:
+    """The dimensions of ``old`` that a reshape to ``new`` does not carry over whole, as the same dimension
+    (same size, same elements before it): those a split cannot survive without moving data."""
+    kept = []
+    for d, size in enumerate(old):
+        before = _product(old[:d])
+        if any(new[e] == size and _product(new[:e]) == before for e in range(len(new))):
+            kept.append(d)
+    return tuple(d for d in range(len(old)) if d not in kept and old[d] != 1)
+
+
+def _product(sizes: Sequence[int]) -> int:
+    out = 1
+    for s in sizes:
+        out *= int(s)
+    return out
+
+
+def _primitive_of(op_name: str | None) -> str:
+    return (op_name or "").rsplit("/", 1)[-1]
+
+
+def _piece_axes(c: Collective) -> tuple[str, ...]:
+    return tuple(p.axis for p in c.pieces) if c.pieces else ()
+
+
+def _axes_text(axes: Sequence[str]) -> str:
+    if not axes:
+        return "no mesh axis"
+    return " and ".join(repr(str(a)) for a in axes)
+
+
+def _literal(var: Any) -> OperandLayout:
+    return OperandLayout(str(var), str(getattr(var, "aval", "")), None, "operand", "a constant")
+
+
+def _spec_of(sharding: Any, rank: int) -> Spec | None:
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return None
+    out: list[tuple[str, ...]] = []
+    for entry in tuple(spec) + (None,) * (rank - len(tuple(spec))):
+        if entry is None:
+            out.append(())
+        elif isinstance(entry, (tuple, list)):
+            out.append(tuple(str(a) for a in entry))
+        else:
+            out.append((str(entry),))
+    return tuple(out[:rank])
+
+
+def _first_difference(made: Spec, wanted: Spec) -> int | None:
+    return next((d for d, (a, b) in enumerate(zip(made, wanted)) if a != b), None)
+
+
+def _changed_axes(made: Spec, wanted: Spec) -> tuple[str, ...]:
+    out: list[str] = []
+    for a, b in zip(made, wanted):
+        if a != b:
+            out.extend(x for x in (*a, *b) if x not in out)
+    return tuple(out)
+
+
+def _whole_words(kind: str, split: Sequence[str]) -> str:
+    """How XLA gives an operation the whole dimension it needs, by the collective it uses."""
+    if kind in REDUCING_KINDS:
+        return (
+            f"so each device works on the part it holds and the partial results are combined over {_axes_text(split)}"
+        )
+    if kind == "all-to-all":
+        return "so the split is moved to another dimension"
+    return "so it is gathered"
+
+
+def _move_words(made: Spec, wanted: Spec, kind: str) -> str:
+    """What the move does, dimension by dimension: ``dimension 0 goes from 'a' to 'b'``."""
+    steps = []
+    for d, (a, b) in enumerate(zip(made, wanted)):
+        if a != b:
+            steps.append(
+                f"dimension {d} goes from {_axes_text(a) if a else 'whole'} to {_axes_text(b) if b else 'whole'}"
+            )
+    how = {
+        "all-gather": "the split that is dropped is gathered",
+        "all-to-all": "a split moves to another dimension, each device trading blocks with the others",
+        "collective-permute": "the blocks trade places between devices",
+    }.get(kind, "the data moves")
+    return f"{', '.join(steps) or 'the layouts differ'}, so {how}"
+
+
+def explain_all(
+    collectives: Sequence[Collective],
+    ops: Sequence[hlo.CollectiveOp],
+    module: hlo.Module,
+    jaxpr: Any,
+    walked: Sequence[Any],
+    values: Sequence[Value],
+    output_paths: Sequence[str],
+    outputs: Sequence[Any],
+) -> tuple[Collective, ...]:
+    """Each collective (and each operand of a combined one) with its :class:`Why`."""
+    if not collectives:
+        return tuple(collectives)
+    reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs)
+    return reader.explain(collectives, ops)
+
+
+def cause_counts(collectives: Sequence[Collective]) -> Mapping[str, int]:
+    out: dict[str, int] = {}
+    for c in collectives:
+        if c.why is not None:
+            out[c.why.cause] = out.get(c.why.cause, 0) + 1
+    return out
