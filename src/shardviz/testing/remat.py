@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import ShardingError
 from ..program.model import ProgramData
-from ..program.reasons import spec_text
+from ..program.why.reasons import spec_text
 from .errors import ShardvizAssertionError
 from .messages import relative_file
 
