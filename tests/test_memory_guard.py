@@ -188,3 +188,9 @@ def test_a_mesh_edit_past_the_hosts_real_memory_is_refused():
     assert "simulated CPU devices share this machine's memory" in seen["error"]
     # The peak did not grow by even one copy of the array, let alone the 512 it asked for.
     assert seen["peak_after"] - seen["peak_before"] < seen["array_bytes"], seen
+
+
+def test_a_key_array_is_counted_by_its_own_item_size(mesh8):
+    keys = jax.device_put(jax.random.split(jax.random.key(0), 8), NamedSharding(mesh8, P("data")))
+    held = Placement(keys.sharding, keys.shape, keys.dtype).device_bytes()
+    assert held == {s.device: s.data.nbytes for s in keys.addressable_shards}

@@ -43,12 +43,20 @@ class Placement:
     name: str = "the array"
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element: numpy's, or the dtype's own for JAX's extended dtypes (PRNG keys)."""
+        try:
+            return np.dtype(self.dtype).itemsize
+        except TypeError:
+            return int(getattr(self.dtype, "itemsize", 0))
+
+    @property
     def array_bytes(self) -> int:
-        return math.prod(self.shape) * np.dtype(self.dtype).itemsize
+        return math.prod(self.shape) * self.itemsize
 
     def device_bytes(self) -> dict[Any, int]:
         """Bytes each addressable device would hold: its shard's elements times the item size."""
-        itemsize = np.dtype(self.dtype).itemsize
+        itemsize = self.itemsize
         held: dict[Any, int] = {}
         addressable = set(self.sharding.addressable_devices)
         for device, index in self.sharding.devices_indices_map(self.shape).items():
