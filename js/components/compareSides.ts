@@ -10,6 +10,10 @@ import { type CompareRow, pairLines } from "../payload/compare";
 import { h } from "../util/dom";
 import { tileColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
+
+/** The program table's figure, named as it names it: a combined collective's operands each on their own line. */
+const SENT_TITLE = "bytes each device sends per call of the step (ring estimate), as the program's table counts them";
+
 import { renderMeshGrid } from "./meshGrid";
 
 /** Meshes of more devices are named, not drawn, beside each other. */
@@ -98,11 +102,11 @@ export function renderSides(a: CompareRow, b: CompareRow, signal: AbortSignal): 
   const head = h("tr", {}, [
     h("th", {}, ["line"]),
     h("th", {}, ["collective"]),
-    h("th", {}, [`${a.candidate} bytes`]),
+    h("th", { title: SENT_TITLE }, [`${a.candidate} bytes per call`]),
     h("th", {}, [`${a.candidate} time`]),
-    h("th", {}, [`${b.candidate} bytes`]),
+    h("th", { title: SENT_TITLE }, [`${b.candidate} bytes per call`]),
     h("th", {}, [`${b.candidate} time`]),
-    h("th", {}, ["bytes"]),
+    h("th", { title: SENT_TITLE }, ["bytes per call"]),
     h("th", {}, ["time"]),
   ]);
   return h("div", { class: "sv-compare-sides", "data-role": "compare-sides" }, [
