@@ -75,7 +75,7 @@ export function fitLabels(
       chooseLabels({ width: box.width * width, height: box.height * height }, of[i]),
     );
     sameDevicesLine(fitted);
-    boxes.forEach((box, i) => applyLabels(box.element, fitted[i]));
+    for (const [i, box] of boxes.entries()) applyLabels(box.element, fitted[i]);
   };
   if (sizes) fitAll(expected.width, expected.height, sizes);
   const observer = new ResizeObserver(() => {
