@@ -8,10 +8,12 @@ import { deviceFacts, deviceGrid } from "../engine/array/place";
 import { decodePayload } from "../payload/array";
 import { type CompareRow, pairLines } from "../payload/compare";
 import { h } from "../util/dom";
-import { tileColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
 
 /** The program table's figure, named as it names it: a combined collective's operands each on their own line. */
+/** The fill of a device of a mesh shown without an array. */
+export const MESH_ONLY_FILL = "#d8dee4";
+
 const SENT_TITLE = "bytes each device sends per call of the step (ring estimate), as the program's table counts them";
 
 import { renderMeshGrid } from "./meshGrid";
@@ -60,8 +62,9 @@ function meshPicture(row: CompareRow, signal: AbortSignal): HTMLElement {
     }),
   );
   const none = () => {};
+  // A mesh with no array on it: one neutral fill, not a tile colour per device as if one were drawn.
   const grid = renderMeshGrid(layout, { onHover: none, onFocus: none, onActivate: none }, signal, {
-    fill: (t) => tileColor(t),
+    fill: () => MESH_ONLY_FILL,
     label: "id",
   });
   return h("div", { class: "sv-compare-mesh", "data-role": "compare-mesh" }, [

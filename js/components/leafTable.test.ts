@@ -17,7 +17,9 @@ const key = (el: Element, k: string) => el.dispatchEvent(new KeyboardEvent("keyd
 describe("the leaf table", () => {
   it("writes every row's copies in one notation (×1 beside ×4)", () => {
     const { t } = table("tree_concrete_plain");
-    const copies = Array.from(t.element.querySelectorAll('[data-role="leaf"] .sv-cell-copies')).map((c) => c.textContent);
+    const copies = Array.from(t.element.querySelectorAll('[data-role="leaf"] .sv-cell-copies')).map(
+      (c) => c.textContent,
+    );
     expect(copies.length).toBeGreaterThan(1);
     for (const text of copies) expect(text).toMatch(/^(\u00d7\d+|\u2013)$/);
   });
