@@ -171,13 +171,11 @@ class ArrayState:
         name = repr(self.array_name) if self.array_name else "the array"
         placement = Placement(target.sharding, self.shape, self.original.dtype, name=name)
         try:
-            check_room(
-                [placement],
-                action=f"Placing {name} on {spec_repr(tuple(trimmed(target.spec)))}",
-                hint=_fit_hint(target, placement),
-            )
+            check_room([placement], action=f"Placing {name} on {spec_repr(tuple(trimmed(target.spec)))}")
         except ShardingError as err:
-            raise rq.EditError(str(err), control) from None
+            # What would fit is worked out only for a refusal: it lays the array out again.
+            said = " ".join(filter(None, [str(err), _fit_hint(target, placement)]))
+            raise rq.EditError(said, control) from None
 
 
 def _fit_hint(target: rq.Target, placement: Placement) -> str:
