@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-TREE, ARRAY, PROBE = range(3)
+TREE, ARRAY, PROBE, GUARDED, GUARD_PROBE = range(5)
 CELLS = [
     f"""import json, logging
 import jax, jax.numpy as jnp
@@ -42,6 +42,16 @@ print(f'PROBE {_probe} ' + json.dumps({
     'w_k': str(jax.typeof(t.tree['w_k'])), 'ln_scale': str(jax.typeof(t.tree['ln_scale'])),
     'x': str(jax.typeof(a.array)), 'array_error': a.error,
 }))""",
+    # The memory guard: a limit of 64 MiB for this kernel, and a 16 MiB array split over 8 devices.
+    """import os
+os.environ['SHARDVIZ_MEMORY_LIMIT'] = str(64 * 2**20)
+big = jax.device_put(jnp.zeros((4096, 1024), jnp.float32), NamedSharding(mesh, P(('data', 'model'))))
+g = shardviz.show(big, name='big')""",
+    """_guard = globals().get('_guard', 0) + 1
+with open('/proc/self/statm') as _f:
+    _rss = int(_f.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')
+print(f'PROBE {_guard} ' + json.dumps({'rss': _rss, 'same': g.array is big, 'type': str(jax.typeof(g.array)),
+                                       'error': g.error, 'source': g.error_source}))""",
 ]
 
 
@@ -73,6 +83,7 @@ def typing(jupyter_lab: JupyterLab, browser: Any) -> Iterator[Typing]:
         nb.run_all(len(CELLS))
         expect(nb.output(TREE)).to_have_count(1, timeout=60_000)
         expect(nb.output(ARRAY)).to_have_count(1, timeout=60_000)
+        expect(nb.output(GUARDED)).to_have_count(1, timeout=60_000)
         nb.assert_healthy()
         yield Typing(nb)
 
@@ -129,3 +140,26 @@ def test_shortcut_letters_typed_in_a_spec_box_are_text_and_enter_applies(typing:
     state = typing.kernel()
     assert state["array_error"] == "" and state["x"] == typeof((8, 16), P("model", "data"))
     assert typing.prompt(ARRAY) == prompt and typing.cell_count() == cells + 0
+
+
+def test_a_typed_spec_that_would_fill_the_memory_is_refused_and_nothing_grows(typing: Typing) -> None:
+    """Replicated over 8 devices the 16 MiB array would take 8 x 16 MiB = 128 MiB of the kernel's
+    64 MiB: the edit is refused beside the spec box, the array stays, and the kernel's memory does not
+    grow by even one copy of it."""
+    page = typing.page
+    widget = typing.nb.output(GUARDED)
+    before = typing.nb.probe(GUARD_PROBE, 2)  # the cell ran once with the notebook
+    assert before["type"] == "float32[4096@(data,model),1024]"
+    spec = widget.locator('[data-role="spec-input"]')
+    spec.click()
+    page.keyboard.press("Control+a")
+    spec.press_sequentially("None")
+    page.keyboard.press("Enter")
+    alert = widget.locator('[role="alert"][data-source="spec"]')
+    expect(alert).to_contain_text("128 MiB of host memory", timeout=30_000)
+    expect(alert).to_contain_text("64 MiB available: nothing was moved")
+    expect(alert).to_contain_text("at least 2 ways would fit")
+    after = typing.nb.probe(GUARD_PROBE, 3)
+    assert after["same"] and after["type"] == before["type"] and after["source"] == "spec"
+    assert after["rss"] - before["rss"] < 16 * 2**20, (before["rss"], after["rss"])
+    expect(widget.locator('[data-role="type"]').first).to_have_text(before["type"])
