@@ -46,12 +46,12 @@ def test_an_input_edit_names_the_collective_it_made_and_its_line(mesh):
     # x has 4 devices: the ring sends 2 * 3/4 of an all-reduce's result, 3/4 of an all-gather's
     sent = new[(line, kind)] * {"all-reduce": 6, "all-gather": 3}[kind] // 4
     assert widget.notice == (
-        f"Traced again: {kind} over x at compare_steps.py:{line} appeared ({shardviz_bytes(sent)})."
+        f"Traced again: {kind} over x at compare_steps.py:{line} appeared ({shardviz_bytes(sent)} per call)."
     )
     # and back: the same collective vanished
     assert widget.apply_edit(input_specs=["None", "x"]), widget.error
     assert widget.notice == (
-        f"Traced again: {kind} over x at compare_steps.py:{line} vanished ({shardviz_bytes(sent)})."
+        f"Traced again: {kind} over x at compare_steps.py:{line} vanished ({shardviz_bytes(sent)} per call)."
     )
 
 
@@ -68,9 +68,9 @@ def test_growth_is_said_with_both_counts(mesh):
     assert (kind, new[(line, kind)], old[(line, kind)]) == ("all-reduce", 2048, 1024)  # [16, 32] f32 and half of it
     # sent over x's 4 devices: 2 * 3/4 of each result, 1536 and 3072 bytes
     assert edit_notice(before, after) == (
-        f"Traced again: all-reduce over x at compare_steps.py:{line} grew (1.5 KiB -> 3.0 KiB)."
+        f"Traced again: all-reduce over x at compare_steps.py:{line} grew (1.5 KiB -> 3.0 KiB per call)."
     )
-    assert edit_notice(after, before).endswith("shrank (3.0 KiB -> 1.5 KiB).")
+    assert edit_notice(after, before).endswith("shrank (3.0 KiB -> 1.5 KiB per call).")
     assert edit_notice(before, before) == "Traced again: the same collectives on the same lines."
     assert [c.change for c in program_changes(before, after)] == ["grown"]
 

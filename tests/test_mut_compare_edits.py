@@ -75,13 +75,13 @@ def test_program_changes_are_largest_change_of_bytes_first():
 def test_the_notice_names_three_changes_and_counts_the_rest():
     before = program(collectives=BEFORE)
     assert edit_notice(before, program(collectives=AFTER)) == (
-        "Traced again: all-reduce over x at a.py:2 grew (4.0 KiB -> 8.0 KiB); all-to-all over x at a.py:4 "
-        "appeared (3.0 KiB); all-gather over x at a.py:1 vanished (1.0 KiB); and 2 more."
+        "Traced again: all-reduce over x at a.py:2 grew (4.0 KiB -> 8.0 KiB per call); all-to-all over x at a.py:4 "
+        "appeared (3.0 KiB per call); all-gather over x at a.py:1 vanished (1.0 KiB per call); and 2 more."
     )
-    assert edit_notice(before, program(collectives=AFTER[:3])).endswith("vanished (1.0 KiB); and 1 more.")
+    assert edit_notice(before, program(collectives=AFTER[:3])).endswith("vanished (1.0 KiB per call); and 1 more.")
     assert edit_notice(before, program(collectives=AFTER[:2])) == (
-        "Traced again: all-reduce over x at a.py:2 grew (4.0 KiB -> 8.0 KiB); all-gather over x at a.py:1 "
-        "vanished (1.0 KiB); all-gather over y at a.py:3 shrank (2.0 KiB -> 1.0 KiB)."
+        "Traced again: all-reduce over x at a.py:2 grew (4.0 KiB -> 8.0 KiB per call); all-gather over x at a.py:1 "
+        "vanished (1.0 KiB per call); all-gather over y at a.py:3 shrank (2.0 KiB -> 1.0 KiB per call)."
     )
 
 

@@ -35,17 +35,18 @@ def program_changes(before: Program, after: Program) -> tuple[LineChange, ...]:
 
 
 def _said(c: LineChange) -> str:
+    """One change, its bytes named as the program's table names them (bytes per call)."""
     what = f"{c.kind} over {c.axes} at {c.line}"
     if c.change == "appeared":
-        return f"{what} appeared ({format_bytes(c.bytes_after)})"
+        return f"{what} appeared ({format_bytes(c.bytes_after)} per call)"
     if c.change == "vanished":
-        return f"{what} vanished ({format_bytes(c.bytes_before)})"
+        return f"{what} vanished ({format_bytes(c.bytes_before)} per call)"
     return f"{what} {'grew' if c.change == 'grown' else 'shrank'} ({format_bytes(c.bytes_before)} -> " \
-           f"{format_bytes(c.bytes_after)})"  # fmt: skip
+           f"{format_bytes(c.bytes_after)} per call)"  # fmt: skip
 
 
 def edit_notice(before: Program, after: Program) -> str:
-    """``"Traced again: all-reduce over x at model.py:12 appeared (2.0 KiB)."``, or that nothing changed."""
+    """``"Traced again: all-reduce over x at model.py:12 appeared (2.0 KiB per call)."``, or that nothing changed."""
     changes = program_changes(before, after)
     if not changes:
         return "Traced again: the same collectives on the same lines."
