@@ -442,7 +442,8 @@ describe("widget entry", () => {
       const inspector = query(el, '[data-role="inspector"]');
       expect(inspector.querySelector("h3")?.textContent).toBe("Device 4");
       const text = inspector.textContent ?? "";
-      for (const fact of ["cpu", "x=1 y=0", "t0 [0:2]", "(2,)", "8 B", "1 of 2 copies", "device"])
+      // x=1: the second of the two copies over x
+      for (const fact of ["cpu", "x=1 y=0", "t0 [0:2]", "(2,)", "8 B", "2 of 2 copies", "device"])
         expect(text).toContain(fact);
       const lit = Array.from(el.querySelectorAll(".sv-mesh .sv-partner")).map((c) => c.getAttribute("data-device-id"));
       expect(lit).toEqual(["0", "4"]);

@@ -173,10 +173,12 @@ def test_ranking_agrees_with_the_scaling_book_by_hand():
     changes = {(c.kind, c.axes): c for c in rows["fsdp"].changes}
     gathers = [c for c in rows["fsdp"].changes if c.kind == "all-gather"]
     assert {c.change for c in gathers} == {"grown"}
-    assert sum(c.bytes_after for c in gathers) == 2 * D * F * BF16
-    assert sum(c.bytes_before for c in gathers) == 2 * D * F // 4 * BF16
+    # The bytes each GPU sends per call (the program table's figure): an all-gather over n sends the
+    # (n-1)/n of its result it lacks, an all-reduce 2 (n-1)/n of its result.
+    assert sum(c.bytes_after for c in gathers) == 2 * D * F * BF16 * 7 // 8
+    assert sum(c.bytes_before for c in gathers) == 2 * D * F // 4 * BF16 // 2
     assert changes[("all-reduce", "model")].change == "vanished"
-    assert changes[("all-reduce", "model")].bytes_before == B // 2 * D * BF16
+    assert changes[("all-reduce", "model")].bytes_before == B // 2 * D * BF16 * 2 * 3 // 4
 
 
 def test_several_hardware_give_a_row_each_and_best_per_hardware():

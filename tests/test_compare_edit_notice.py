@@ -1,5 +1,8 @@
 """The program widget's input edits say what the edit changed: which collectives appeared,
-vanished, grew or shrank, on which lines, checked against JAX's compiled HLO of each trace."""
+vanished, grew or shrank, on which lines, checked against JAX's compiled HLO of each trace.
+
+The notice's figure is the program table's: bytes one device sends per call of the step, by the
+ring formulas of a group of n (all-reduce 2 (n-1)/n of its result, all-gather (n-1)/n)."""
 
 from __future__ import annotations
 
@@ -40,14 +43,15 @@ def test_an_input_edit_names_the_collective_it_made_and_its_line(mesh):
     appeared = set(new) - set(old)
     assert len(appeared) == 1
     ((line, kind),) = appeared
-    sent = new[(line, kind)]
+    # x has 4 devices: the ring sends 2 * 3/4 of an all-reduce's result, 3/4 of an all-gather's
+    sent = new[(line, kind)] * {"all-reduce": 6, "all-gather": 3}[kind] // 4
     assert widget.notice == (
-        f"Traced again: {kind} over x at compare_steps.py:{line} appeared ({shardviz_bytes(sent)})."
+        f"Traced again: {kind} over x at compare_steps.py:{line} appeared ({shardviz_bytes(sent)} per call)."
     )
     # and back: the same collective vanished
     assert widget.apply_edit(input_specs=["None", "x"]), widget.error
     assert widget.notice == (
-        f"Traced again: {kind} over x at compare_steps.py:{line} vanished ({shardviz_bytes(sent)})."
+        f"Traced again: {kind} over x at compare_steps.py:{line} vanished ({shardviz_bytes(sent)} per call)."
     )
 
 
@@ -62,10 +66,11 @@ def test_growth_is_said_with_both_counts(mesh):
     new = hlo_collectives(compiled(mesh, P("x", None), P(None, "x")))
     ((line, kind),) = new
     assert (kind, new[(line, kind)], old[(line, kind)]) == ("all-reduce", 2048, 1024)  # [16, 32] f32 and half of it
+    # sent over x's 4 devices: 2 * 3/4 of each result, 1536 and 3072 bytes
     assert edit_notice(before, after) == (
-        f"Traced again: all-reduce over x at compare_steps.py:{line} grew (1.0 KiB -> 2.0 KiB)."
+        f"Traced again: all-reduce over x at compare_steps.py:{line} grew (1.5 KiB -> 3.0 KiB per call)."
     )
-    assert edit_notice(after, before).endswith("shrank (2.0 KiB -> 1.0 KiB).")
+    assert edit_notice(after, before).endswith("shrank (3.0 KiB -> 1.5 KiB per call).")
     assert edit_notice(before, before) == "Traced again: the same collectives on the same lines."
     assert [c.change for c in program_changes(before, after)] == ["grown"]
 
@@ -84,5 +89,6 @@ def test_a_scanned_layers_collectives_count_every_run_by_hand():
     found = {c.key: (c.count, c.bytes) for c in collective_lines(shardviz.trace(scanned_model, params, x))}
     # by hand, per layer and device: each weight block [32, 16] f32 gathered over data into [64, 16] (4 KiB),
     # and the activations' columns [8, 16] gathered over model into [8, 64] (2 KiB); six layers
-    assert found[(f"plan_functions.py:{layer}", "all-gather", "data")] == (1, 6 * 64 * 16 * 4)
-    assert found[(f"plan_functions.py:{layer}", "all-gather", "model")] == (1, 6 * 8 * 64 * 4)
+    # layers; each device sends the (n-1)/n of the result it lacks: 1/2 over data, 3/4 over model
+    assert found[(f"plan_functions.py:{layer}", "all-gather", "data")] == (1, 6 * 64 * 16 * 4 // 2)
+    assert found[(f"plan_functions.py:{layer}", "all-gather", "model")] == (1, 6 * 8 * 64 * 4 * 3 // 4)

@@ -31,6 +31,17 @@ COLLECTIVES = (
 )
 
 
+def traced(collectives=COLLECTIVES):
+    """The program the stand-in estimate priced: each collective's line and its wire bytes per run."""
+
+    def one(c):
+        file, _, number = (c.line or "").partition(":")
+        where = SimpleNamespace(file=file, line=int(number)) if c.line else None
+        return SimpleNamespace(parts=(), count=c.runs, total_wire_bytes=c.bytes * c.runs, source=where)
+
+    return program(collectives=tuple(one(c) for c in collectives))
+
+
 def estimate(**changed):
     fields = dict(
         hardware=SimpleNamespace(name="h100", hbm_bytes=80e9), step_s=15.0, bound="network", compute_s=3.0,
@@ -42,7 +53,7 @@ def estimate(**changed):
 
 
 def test_an_estimates_collectives_are_summed_per_line_kind_and_axes_longest_first():
-    summed = line_collectives(estimate())
+    summed = line_collectives(estimate(), traced())
     assert summed == (
         LineCollectives("?", "all-reduce", "data,model", 1, 30, 6.0, "InfiniBand"),
         LineCollectives("m.py:3", "all-gather", "data", 2, 100 * 2 + 50, 5.0, "NVLink"),
@@ -53,15 +64,28 @@ def test_an_estimates_collectives_are_summed_per_line_kind_and_axes_longest_firs
     assert summed[1].key == ("m.py:3", "all-gather", "data")
 
 
+def test_a_combined_collective_puts_each_operands_bytes_and_its_share_of_time_on_its_line():
+    # One all-reduce priced at 6 s, combined by XLA from two operands sending 768 and 384 bytes per run.
+    priced = (collective("m.py:2", "all-reduce", ("data",), 1152, 1, 6.0),)
+    where = [SimpleNamespace(file="m.py", line=n) for n in (2, 3)]
+    combined = SimpleNamespace(count=1, total_wire_bytes=1152, source=where[0],
+                               parts=(SimpleNamespace(wire_bytes=768, source=where[0]),
+                                      SimpleNamespace(wire_bytes=384, source=where[1])))  # fmt: skip
+    assert line_collectives(estimate(collectives=priced), program(collectives=(combined,))) == (
+        LineCollectives("m.py:2", "all-reduce", "data", 1, 768, 4.0, "NVLink"),  # 768 / 1152 of 6 s
+        LineCollectives("m.py:3", "all-reduce", "data", 1, 384, 2.0, "NVLink"),
+    )
+
+
 def test_a_row_reads_its_estimate_and_sums_network_time_per_axis_and_per_link():
-    made = make_row("fsdp", program(), estimate(), 2.5)
+    made = make_row("fsdp", traced(), estimate(), 2.5)
     assert made == Row(
         "fsdp", "h100", (("data", 4), ("model", 2)), 15.0, "network", 3.0, 2.0, 15.0,
         # per axis: data 4 + 1, data,model 6, ? 2, model 2 (ties by name)
         (("data,model", 6.0), ("data", 5.0), ("?", 2.0), ("model", 2.0)),
         # per link: NVLink 4 + 1 + 2 (a part) + 2 + 2, InfiniBand 4 (a part)
         (("NVLink", 11.0), ("InfiniBand", 4.0)),
-        1000, 80e9, True, 2, line_collectives(estimate()), 2.5,
+        1000, 80e9, True, 2, line_collectives(estimate(), traced()), 2.5,
     )  # fmt: skip
     assert (made.rank, made.changes, made.against) == (0, (), "")
     assert make_row("x", program(mesh=None), estimate(collectives=()), 0.0).mesh == ()

@@ -71,10 +71,11 @@ export function fitLabels(
   let fonts = lastTileFonts;
   let sizes = fonts && measuredByText(boxes, fonts);
   const fitAll = (width: number, height: number, of: readonly TileLabelSizes[]): void => {
-    boxes.forEach((box, i) => {
-      const tile: Size = { width: box.width * width, height: box.height * height };
-      applyLabels(box.element, chooseLabels(tile, of[i]));
-    });
+    const fitted = boxes.map((box, i) =>
+      chooseLabels({ width: box.width * width, height: box.height * height }, of[i]),
+    );
+    sameDevicesLine(fitted);
+    for (const [i, box] of boxes.entries()) applyLabels(box.element, fitted[i]);
   };
   if (sizes) fitAll(expected.width, expected.height, sizes);
   const observer = new ResizeObserver(() => {
@@ -179,6 +180,16 @@ export function chooseLabels(tile: Size, sizes: TileLabelSizes): { labels: Fitte
     TIGHT_GAP,
   );
   return tight.devices || tight.badge ? { labels: tight, tight: true } : { labels: normal, tight: false };
+}
+
+/**
+ * Every tile says its devices the same way: where one tile has no room for its devices line,
+ * no tile shows one (the inspector names them), and where one shows the ids alone, all do.
+ */
+export function sameDevicesLine(fitted: { labels: FittedLabels }[]): void {
+  const lines = new Set(fitted.map((f) => f.labels.devices));
+  const common: FittedLabels["devices"] = lines.has(null) ? null : lines.has("ids") ? "ids" : "full";
+  for (const f of fitted) f.labels = { ...f.labels, devices: common };
 }
 
 function measureLabels(tile: HTMLElement): TileLabelSizes {

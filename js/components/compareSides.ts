@@ -8,8 +8,14 @@ import { deviceFacts, deviceGrid } from "../engine/array/place";
 import { decodePayload } from "../payload/array";
 import { type CompareRow, pairLines } from "../payload/compare";
 import { h } from "../util/dom";
-import { tileColor } from "../util/palette";
 import { formatBytes } from "../util/ranges";
+
+/** The program table's figure, named as it names it: a combined collective's operands each on their own line. */
+/** The fill of a device of a mesh shown without an array. */
+export const MESH_ONLY_FILL = "#d8dee4";
+
+const SENT_TITLE = "bytes each device sends per call of the step (ring estimate), as the program's table counts them";
+
 import { renderMeshGrid } from "./meshGrid";
 
 /** Meshes of more devices are named, not drawn, beside each other. */
@@ -56,8 +62,9 @@ function meshPicture(row: CompareRow, signal: AbortSignal): HTMLElement {
     }),
   );
   const none = () => {};
+  // A mesh with no array on it: one neutral fill, not a tile colour per device as if one were drawn.
   const grid = renderMeshGrid(layout, { onHover: none, onFocus: none, onActivate: none }, signal, {
-    fill: (t) => tileColor(t),
+    fill: () => MESH_ONLY_FILL,
     label: "id",
   });
   return h("div", { class: "sv-compare-mesh", "data-role": "compare-mesh" }, [
@@ -98,11 +105,11 @@ export function renderSides(a: CompareRow, b: CompareRow, signal: AbortSignal): 
   const head = h("tr", {}, [
     h("th", {}, ["line"]),
     h("th", {}, ["collective"]),
-    h("th", {}, [`${a.candidate} bytes`]),
+    h("th", { title: SENT_TITLE }, [`${a.candidate} bytes per call`]),
     h("th", {}, [`${a.candidate} time`]),
-    h("th", {}, [`${b.candidate} bytes`]),
+    h("th", { title: SENT_TITLE }, [`${b.candidate} bytes per call`]),
     h("th", {}, [`${b.candidate} time`]),
-    h("th", {}, ["bytes"]),
+    h("th", { title: SENT_TITLE }, ["bytes per call"]),
     h("th", {}, ["time"]),
   ]);
   return h("div", { class: "sv-compare-sides", "data-role": "compare-sides" }, [

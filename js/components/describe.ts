@@ -79,7 +79,7 @@ export function deviceAriaLabel(layout: Layout, k: number): string {
   const physical = physicalFacts(layout, k);
   if (physical.length) parts.push(physical.map(([term, value]) => `${term} ${value}`).join(" "));
   parts.push(`tile ${t} ${tileIndexText(layout, t)}`);
-  if (copies > 1) parts.push(`replica ${layout.replica[k]} of ${copies}`);
+  if (copies > 1) parts.push(`replica ${layout.replica[k] + 1} of ${copies}`);
   if (isRemote(layout, k)) parts.push(`process ${layout.process[k]}, not addressable here`);
   return parts.join(", ");
 }

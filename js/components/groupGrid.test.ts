@@ -24,6 +24,7 @@ describe("a group's device list in the legend", () => {
     expect(memberList([8, 9, 10, 11, 0, 1, 2, 3])).toBe("0-3, 8-11");
     expect(memberList([4, 0])).toBe("0, 4");
     expect(memberList([0, 2, 4])).toBe("0, 2, 4"); // three are shorter listed
+    expect(memberList([6, 0, 4, 2])).toBe("0, 2, 4, 6"); // four too: "0, 2, 4, …, 6" hid nothing
   });
 
   it("names exactly the group's devices, whatever they are", () => {

@@ -226,12 +226,13 @@ export function fitScale(room: number, width: number): number {
 }
 
 /**
- * A group's device ids as a list that can wrap: an evenly spaced run of four or more as its
- * first ones and its last (`0, 16, 32, …, 240`), else runs and single ids (`0-3, 8-11`).
+ * A group's device ids as a list that can wrap: an evenly spaced run of five or more as its
+ * first ones and its last (`0, 16, 32, …, 240`), else runs and single ids (`0-3, 8-11`); four
+ * or fewer are all named (an ellipsis would stand for nothing).
  */
 export function memberList(ids: readonly number[]): string {
   const sorted = Array.from(new Set(ids)).sort((a, b) => a - b);
-  const step = sorted.length >= 4 ? sorted[1] - sorted[0] : 0;
+  const step = sorted.length >= 5 ? sorted[1] - sorted[0] : 0;
   if (step > 1 && sorted.every((id, i) => id === sorted[0] + i * step)) {
     return `${sorted[0]}, ${sorted[1]}, ${sorted[2]}, \u2026, ${sorted[sorted.length - 1]} (step ${step})`;
   }

@@ -55,7 +55,8 @@ export function deviceFacts(layout: Layout, k: number): Fact[] {
     ["tile", `t${t} ${tileIndexText(layout, t)}`],
     ["shard shape", shapeText(payload.shard_shape)],
     ["bytes", bytesText(payload.shard_bytes)],
-    ["replica", copies > 1 ? `${layout.replica[k]} of ${copies} copies` : "only copy"],
+    // Counted from 1, as one counts copies; the payload's replica id counts from 0.
+    ["replica", copies > 1 ? `${layout.replica[k] + 1} of ${copies} copies` : "only copy"],
     ["memory kind", payload.memory_kind],
   );
   return facts;

@@ -83,7 +83,8 @@ export function leafRow(
         class: "sv-cell-copies",
         title: `${copies} ${copies === 1 ? "copy" : "copies"} of each element on ${holders} ${holders === 1 ? "device" : "devices"}${over}`,
       },
-      [copies === 1 ? "1" : `\u00d7${copies}`],
+      // One notation for every row: ×1 beside ×4, not "1" beside "×4".
+      [`\u00d7${copies}`],
     ),
   );
   return row;

@@ -15,6 +15,15 @@ function table(name: "tree_concrete_plain" | "tree_whatif_4096_plain") {
 const key = (el: Element, k: string) => el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
 
 describe("the leaf table", () => {
+  it("writes every row's copies in one notation (×1 beside ×4)", () => {
+    const { t } = table("tree_concrete_plain");
+    const copies = Array.from(t.element.querySelectorAll('[data-role="leaf"] .sv-cell-copies')).map(
+      (c) => c.textContent,
+    );
+    expect(copies.length).toBeGreaterThan(1);
+    for (const text of copies) expect(text).toMatch(/^(\u00d7\d+|\u2013)$/);
+  });
+
   it("orders leaves stably: equal bytes keep flatten order", () => {
     const tree = decodeTreePayload(loadTreeFixture("tree_whatif_4096_plain"));
     const order = Array.from(leafOrder(tree, "", "bytes-desc"));

@@ -40,6 +40,23 @@ function cellSizeFor(deviceCount: number): number {
 /** The space between neighbouring cells, in CSS pixels. */
 const CELL_GAP = 2;
 
+/** widget.css's padding of `.sv-mesh`, each side. */
+const GRID_PADDING = 4;
+
+/** Cells below this size are compact (no tile tag); a grid of larger cells shrinks no further. */
+const COMPACT_BELOW = 30;
+
+/** The smallest a compact cell shrinks to, to fit the output's width. */
+const MIN_COMPACT_CELL = 12;
+
+/** A compact cell's id font (widget.css's default) and the smallest that is shown at all. */
+const COMPACT_FONT = 10;
+
+const MIN_ID_FONT = 6;
+
+/** A bold digit's width as a share of the font size (an upper bound for the UI fonts). */
+const ID_CHAR_WIDTH = 0.65;
+
 function axisTitle(axis: number, text: string, vertical = false): HTMLElement {
   const title = h("div", { class: vertical ? "sv-axis-title sv-vertical" : "sv-axis-title" }, [text]);
   title.style.setProperty("--sv-axis", axisColor(axis));
@@ -132,7 +149,9 @@ class DomMeshGrid implements PictureView {
   private style: MeshGridStyle;
   /** Cells below 30px show no tag: one element with the id as its text (a third of the elements to style). */
   private readonly compact: boolean;
-  private readonly pitch: number;
+  private pitch: number;
+  /** The cell size for this many devices; the grid shrinks below it to fit a narrower output. */
+  private readonly baseCell: number;
   private readonly idPrefix = `sv-${gridIds.page}-${++gridIds.count}-d`;
   private frames: HTMLElement;
   /** The leaf grids, in mesh order of their outer coordinates: each ends with its slot. */
@@ -161,10 +180,11 @@ class DomMeshGrid implements PictureView {
     this.style = style;
     this.element = gridRoot(layout, "dom");
     const cellSize = cellSizeFor(layout.deviceCount);
+    this.baseCell = cellSize;
     this.pitch = cellSize + CELL_GAP;
-    this.element.style.setProperty("--sv-cell-size", `${cellSize}px`);
     this.element.style.setProperty("--sv-cell-gap", `${CELL_GAP}px`);
-    this.compact = cellSize < 30;
+    this.compact = cellSize < COMPACT_BELOW;
+    this.setCellSize(cellSize);
     if (this.compact) this.element.classList.add("sv-compact");
     if (style.label === "physical") this.element.classList.add("sv-physical-labels");
     this.frames = h("div");
@@ -172,9 +192,39 @@ class DomMeshGrid implements PictureView {
     this.element.append(...[this.frames, this.fills, this.layer].filter((e): e is HTMLElement => e !== null));
     this.drawFills = framePainter(() => this.paintFills(), signal);
     this.build();
-    onResize(this.element, this.place, signal);
+    onResize(this.element, this.fitAndPlace, signal);
     this.listen(events, signal);
   }
+
+  /**
+   * Cells of `size` px, and the id's font size that fits the widest id in every cell alike: every
+   * cell shows its id, or (below a readable size) none does and the inspector says it.
+   */
+  private setCellSize(size: number): void {
+    this.pitch = size + CELL_GAP;
+    this.element.style.setProperty("--sv-cell-size", `${size}px`);
+    if (!this.compact) return;
+    const digits = String(Math.max(0, ...this.layout.ids)).length;
+    const font = Math.min(COMPACT_FONT, Math.floor((size - 4) / (ID_CHAR_WIDTH * digits)));
+    this.element.style.setProperty("--sv-cell-font", `${font}px`);
+    this.element.classList.toggle("sv-no-ids", font < MIN_ID_FONT);
+  }
+
+  /** Shrinks the cells until the frames fit the grid's width (or grows them back, up to the base size), then places them. */
+  private readonly fitAndPlace = (): void => {
+    const room = this.element.clientWidth - 2 * GRID_PADDING;
+    const wide = this.frames.scrollWidth;
+    const size = this.pitch - CELL_GAP;
+    if (room > 0 && wide > 0) {
+      const minimum = this.compact ? MIN_COMPACT_CELL : COMPACT_BELOW;
+      const fitting = Math.max(
+        minimum,
+        Math.min(this.baseCell, Math.floor(((size + CELL_GAP) * room) / wide) - CELL_GAP),
+      );
+      if (fitting !== size && (wide > room || fitting > size)) this.setCellSize(fitting);
+    }
+    this.place();
+  };
 
   /** Frames for the current layout and its cells, reusing the cells of the last build by device id. */
   private build(): void {

@@ -45,7 +45,10 @@ describe("a text editor after a refusal", () => {
     type(box.input, "None, x");
     expect(alert()).toBeNull();
     expect(box.input.hasAttribute("aria-invalid")).toBe(false);
-    expect(box.status.querySelector('[data-role="draft-hint"]')).not.toBeNull();
+    // The hint under the fix says what was refused and what Esc goes back to, not only the keys.
+    expect(box.status.querySelector('[data-role="draft-hint"]')?.textContent).toBe(
+      `"zz" was refused: Cannot read the spec 'zz' \u00b7 Enter applies, Esc reverts to "x, y"`,
+    );
     box.sync({ error: "Cannot read the spec 'zz'", notice: "" }); // another trait change, same answer
     expect(alert()).toBeNull();
 

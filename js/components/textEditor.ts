@@ -222,9 +222,12 @@ export class TextEditor {
       content = h("div", { class: "sv-error", role: "alert", "data-source": this.options.source }, [error]);
     } else if (dirty) {
       const estimate = this.options.estimate?.(draft) ?? null;
+      // After a refusal the hint says what was refused and what Esc goes back to, not only the keys.
+      const refused = this.answer.error && !this.dismissed && this.sent !== null ? this.answer.error : "";
       content = h("div", { class: "sv-hint-line", "data-role": "draft-hint" }, [
+        refused ? `${JSON.stringify(this.sent)} was refused: ${refused} \u00b7 ` : "",
         estimate ? `${shareText(estimate)} \u00b7 ` : "",
-        "Enter applies, Esc reverts",
+        `Enter applies, Esc reverts to ${JSON.stringify(this.pythonShown())}`,
       ]);
     } else if (this.answer.notice) {
       content = h("div", { class: "sv-notice", role: "status", "data-role": "notice" }, [this.answer.notice]);

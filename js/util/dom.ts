@@ -7,13 +7,35 @@
 export type Attributes = Record<string, string | number | boolean | null | undefined>;
 export type Child = Node | string | null | undefined | false;
 
-/** Creates `<tag>` with attributes (null/undefined/false skipped, true as "") and children. */
+/**
+ * Lumino (JupyterLab, Notebook 7) matches no shortcut for a key pressed in an element with this
+ * attribute, so Enter, Shift+Enter and the command-mode letters reach the box, not the notebook.
+ */
+export const SUPPRESS_SHORTCUTS = "data-lm-suppress-shortcuts";
+
+/**
+ * Keeps the keys typed into a text box from the notebook: Lumino matches no shortcut under the
+ * attribute, and a keydown that stops at the box never reaches JupyterLab's own handler, which
+ * cancels a new line typed anywhere in a cell. Escape still bubbles (the views unpin on it).
+ */
+function keepKeysInBox(element: HTMLElement): void {
+  element.setAttribute(SUPPRESS_SHORTCUTS, "true");
+  element.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") event.stopPropagation();
+  });
+}
+
+/**
+ * Creates `<tag>` with attributes (null/undefined/false skipped, true as "") and children. Every
+ * `<input>` and `<textarea>` keeps the keys typed into it from the notebook's shortcuts.
+ */
 export function h<K extends keyof HTMLElementTagNameMap>(
   tag: K,
   attributes: Attributes = {},
   children: readonly Child[] = [],
 ): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
+  if (tag === "input" || tag === "textarea") keepKeysInBox(element);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === null || value === undefined || value === false) continue;
     element.setAttribute(name, value === true ? "" : String(value));

@@ -29,7 +29,7 @@ describe("the inspector after a new payload", () => {
     // Device 5 now holds the second row block, replicated on the four devices of x=1.
     expect(inspector(el).querySelector("h3")?.textContent).toContain("Device 5");
     expect(facts(el).tile).toBe("t1 [2:4, 0:8]");
-    expect(facts(el).replica).toBe("1 of 4 copies");
+    expect(facts(el).replica).toBe("2 of 4 copies"); // JAX's replica id 1 (y=1): the second copy
     expect(facts(el)["shard shape"]).toBe("(2, 8)");
     expect(query(el, '[data-role="pin-bar"]').textContent).toContain("Device 5");
     expect(el.querySelector('[data-device-id="5"]')?.classList.contains("sv-pinned")).toBe(true);

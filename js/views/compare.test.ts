@@ -132,6 +132,11 @@ describe("the comparison view", () => {
     expect([text(lines[1], "bytes-delta"), text(lines[1], "time-delta")]).toEqual(["+3.0 KiB", "+1.0 us"]);
     const meshes = Array.from(el.querySelectorAll<HTMLElement>('[data-role="compare-mesh"] .sv-mesh'));
     expect(meshes.map((m) => m.dataset.deviceCount)).toEqual(["8", "8"]);
+    // No array is drawn on these meshes: every device has the one neutral fill, none a tile's colour.
+    const fills = new Set(
+      meshes.flatMap((m) => Array.from(m.querySelectorAll<HTMLElement>(".sv-cell")).map((c) => c.style.background)),
+    );
+    expect(fills.size).toBe(1);
     // a third selection replaces the oldest
     (el.querySelector('[data-candidate="big"]') as HTMLElement).click();
     const selected = Array.from(el.querySelectorAll<HTMLElement>('[aria-selected="true"]')).map(

@@ -202,10 +202,10 @@ def test_a_pinned_device_is_described_anew_after_each_edit(session: Session) -> 
 
     session.commit("spec-input", "x, None")
     expect(session.type_line()).to_have_text("float32[4@x,8]")
-    # Device 5 (x=1, y=1) now holds rows 2:4 whole, one of the four copies on x=1.
+    # Device 5 (x=1, y=1) now holds rows 2:4 whole, the second (y=1) of the four copies on x=1.
     expect(session.role("inspector").locator("h3")).to_contain_text("Device 5")
     facts = session.inspector_facts()
-    assert (facts["tile"], facts["replica"], facts["shard shape"]) == ("t1 [2:4, 0:8]", "1 of 4 copies", "(2, 8)")
+    assert (facts["tile"], facts["replica"], facts["shard shape"]) == ("t1 [2:4, 0:8]", "2 of 4 copies", "(2, 8)")
     expect(session.role("preview-table")).to_have_count(0)  # values of the old layout are gone
     expect(session.widget().locator('[data-device-id="5"].sv-pinned')).to_have_count(1)
 

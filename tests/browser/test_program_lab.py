@@ -434,3 +434,28 @@ def test_pointing_at_the_memory_strip_shows_what_the_kernel_says_is_live(session
     session.page.mouse.move(1, 1)
     panel_screenshot(session, widget, ".sv-strip-panel", "program-memory.png")
     session.nb.assert_healthy()
+
+
+def test_the_collectives_table_fits_the_output_with_the_file_browser_open(session: Session) -> None:
+    """Issue 39.4: at 1280 px with the file browser open the table's line column sat past the
+    output's edge, behind a sideways scroll. The line column wraps: the table fits."""
+    page = session.page
+    tab = page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab").first
+    tab.click()  # the file browser open again, as a new user has it
+    try:
+        expect(page.locator(".jp-SideBar.jp-mod-left .lm-TabBar-tab.lm-mod-current")).to_have_count(1)
+        for cell in (STEP, LAYER_STEP):
+            widget = session.widget(cell)
+            widget.scroll_into_view_if_needed()
+            found = widget.evaluate(
+                """(out) => {
+                    const edge = out.getBoundingClientRect().right + 0.5;
+                    const wrap = out.querySelector('.sv-coll-wrap');
+                    const lines = [...out.querySelectorAll('[data-role="collective-line"]')];
+                    return {scrolls: wrap ? wrap.scrollWidth > wrap.clientWidth + 1 : null, rows: lines.length,
+                            past: lines.filter((l) => l.getBoundingClientRect().right > edge).length};
+                }"""
+            )
+            assert found["rows"] > 0 and found == {"scrolls": False, "rows": found["rows"], "past": 0}, found
+    finally:
+        tab.click()

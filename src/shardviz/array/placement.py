@@ -18,6 +18,7 @@ import jax
 from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..memory_guard import Placement, check_room, ways_to_fit
 from ..text.ranges import compress_ids
 from . import edits as rq
 from .checks import entry_axes, spec_repr
@@ -156,12 +157,48 @@ class ArrayState:
         # From the array as it is now: one edit changes one thing (the mesh
         # or the memory kind), which JAX can always move in one device_put.
         source = self.array if self.array is not None else original
+        self._check_room(target, control)
         try:
             placed = jax.device_put(source, sharding)
         except Exception as err:  # JAX's own refusal, in its words (some of JAX's say nothing)
             words = str(err) or f"{type(err).__name__} with no message"
             raise rq.EditError(f"JAX refused to place the array there: {words}", control) from None
         return describe(placed), placed
+
+    def _check_room(self, target: rq.Target, control: str) -> None:
+        """Refuse a placement that needs more memory than there is, before any buffer is made."""
+        assert self.original is not None
+        name = repr(self.array_name) if self.array_name else "the array"
+        placement = Placement(target.sharding, self.shape, self.original.dtype, name=name)
+        try:
+            check_room([placement], action=f"Placing {name} on {spec_repr(tuple(trimmed(target.spec)))}")
+        except ShardingError as err:
+            # What would fit is worked out only for a refusal: it lays the array out again.
+            said = " ".join(filter(None, [str(err), _fit_hint(target, placement)]))
+            raise rq.EditError(said, control) from None
+
+
+def _fit_hint(target: rq.Target, placement: Placement) -> str:
+    """What would fit instead: a spec splitting the array enough ways, with one to type where an
+    unused mesh axis does it alone."""
+    if not placement.on_host:
+        return "A spec that splits the array over more devices needs less on each."
+    ways = ways_to_fit(placement)
+    if ways <= 1:
+        return ""
+    entries = list(target.spec) + [None] * (len(placement.shape) - len(tuple(target.spec)))
+    used = {str(a) for e in entries for a in entry_axes(e)}
+    sizes = dict(zip((str(n) for n in target.mesh.axis_names), (int(s) for s in target.mesh.axis_sizes)))
+    for axis, size in sorted(sizes.items(), key=lambda kv: kv[1]):
+        if axis in used or size < ways:
+            continue
+        for d, n in enumerate(placement.shape):
+            if not entry_axes(entries[d]) and n % size == 0:
+                suggestion = list(entries)
+                suggestion[d] = axis
+                said = spec_repr(tuple(trimmed(PartitionSpec(*suggestion))))
+                return f"A spec that splits it at least {ways} ways would fit, such as {said}."
+    return f"A spec that splits it at least {ways} ways would fit."
 
 
 def start_state(

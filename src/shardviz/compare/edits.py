@@ -1,19 +1,18 @@
 """What an edit of a program's inputs changed, said in a sentence: which collectives appeared,
 vanished, grew or shrank, on which lines (the program widget's notice after a re-trace).
 
-Bytes only: each collective's ``V`` (the array its formula moves per device,
-:func:`shardviz.plan.comms.array_bytes`) times its runs, summed per source
-line, kind and mesh axes, as a Comparison's rows count them; no hardware is
-needed to say what changed.
+Bytes only: the bytes each collective sends per device per call of the step
+(its wire bytes times its runs, a combined collective's on each operand's
+line: :func:`.rows.collective_charges`), summed per source line, kind and
+mesh axes, as the program's table and a Comparison's rows count them; no
+hardware is needed to say what changed.
 """
 
 from __future__ import annotations
 
-from ..plan.comms import array_bytes
 from ..program.program import Program
-from ..text.files import file_label
 from ..text.ranges import format_bytes
-from .rows import LineChange, LineCollectives, lines_changed
+from .rows import LineChange, LineCollectives, collective_charges, lines_changed
 
 SHOWN = 3  # changes named in the notice; the rest are counted
 
@@ -22,11 +21,11 @@ def collective_lines(program: Program) -> tuple[LineCollectives, ...]:
     """The program's collectives summed per (line, kind, axes), bytes only."""
     sums: dict[tuple[str, str, str], list[int]] = {}
     for c in program.collectives:
-        line = "?" if c.source is None else f"{file_label(c.source.file)}:{c.source.line}"
-        key = (line, c.kind, ",".join(c.axes) if c.axes is not None else "?")
-        entry = sums.setdefault(key, [0, 0])
-        entry[0] += 1
-        entry[1] += int(array_bytes(c.kind, c.device_result_bytes, c.group_size)) * c.count
+        axes = ",".join(c.axes) if c.axes is not None else "?"
+        for line, sent in collective_charges(c):
+            entry = sums.setdefault((line, c.kind, axes), [0, 0])
+            entry[0] += 1
+            entry[1] += sent
     return tuple(LineCollectives(*key, count, sent, 0.0, "") for key, (count, sent) in sums.items())
 
 
@@ -36,17 +35,18 @@ def program_changes(before: Program, after: Program) -> tuple[LineChange, ...]:
 
 
 def _said(c: LineChange) -> str:
+    """One change, its bytes named as the program's table names them (bytes per call)."""
     what = f"{c.kind} over {c.axes} at {c.line}"
     if c.change == "appeared":
-        return f"{what} appeared ({format_bytes(c.bytes_after)})"
+        return f"{what} appeared ({format_bytes(c.bytes_after)} per call)"
     if c.change == "vanished":
-        return f"{what} vanished ({format_bytes(c.bytes_before)})"
+        return f"{what} vanished ({format_bytes(c.bytes_before)} per call)"
     return f"{what} {'grew' if c.change == 'grown' else 'shrank'} ({format_bytes(c.bytes_before)} -> " \
-           f"{format_bytes(c.bytes_after)})"  # fmt: skip
+           f"{format_bytes(c.bytes_after)} per call)"  # fmt: skip
 
 
 def edit_notice(before: Program, after: Program) -> str:
-    """``"Traced again: all-reduce over x at model.py:12 appeared (2.0 KiB)."``, or that nothing changed."""
+    """``"Traced again: all-reduce over x at model.py:12 appeared (2.0 KiB per call)."``, or that nothing changed."""
     changes = program_changes(before, after)
     if not changes:
         return "Traced again: the same collectives on the same lines."

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..plan.estimate import Estimate
+from ..program.memory.totals import charges
 from ..program.program import Program
+from ..text.files import file_label
 
 TIME_TOLERANCE = 0.01  # a line whose bytes are equal counts as slower or faster past 1% of its time
 
@@ -21,7 +23,7 @@ class LineCollectives:
     kind: str
     axes: str  # "data", "data,model", "?" where the groups span no whole axes
     count: int  # distinct collectives
-    bytes: int  # per device per step: each collective's V times its runs
+    bytes: int  # sent per device per call of the step: each collective's wire bytes times its runs
     seconds: float  # all runs, on the row's hardware
     link: str
 
@@ -141,15 +143,31 @@ def _sum_by(pairs: Sequence[tuple[str, float]]) -> tuple[tuple[str, float], ...]
     return tuple(sorted(totals.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def line_collectives(est: Estimate) -> tuple[LineCollectives, ...]:
-    """The estimate's collectives summed per (line, kind, axes), longest first."""
+def collective_charges(c: Any) -> tuple[tuple[str, int], ...]:
+    """``(line, bytes sent per device per call)`` for each line a collective charges: the one rule
+    of the program's table, report and totals (:func:`shardviz.program.memory.totals.charges`), so a
+    combined collective puts each operand's wire bytes on the operand's own line."""
+    out = []
+    for key, sent in charges(c):
+        file, sep, number = key.rpartition(":")
+        out.append((f"{file_label(file)}:{number}" if sep else key, sent))
+    return tuple(out)
+
+
+def line_collectives(est: Estimate, program: Any) -> tuple[LineCollectives, ...]:
+    """The estimate's collectives summed per (line, kind, axes), longest first: bytes as
+    :func:`collective_charges` gives them, and a combined collective's time shared among its lines
+    as its bytes are. ``est.collectives`` are ``program.collectives`` priced, in order."""
     sums: dict[tuple[str, str, str], list[Any]] = {}
-    for c in est.collectives:
-        key = (c.line or "?", c.kind, ",".join(c.axes) if c.axes is not None else "?")
-        entry = sums.setdefault(key, [0, 0, 0.0, c.link])
-        entry[0] += 1
-        entry[1] += c.bytes * c.runs
-        entry[2] += c.seconds
+    for c, t in zip(program.collectives, est.collectives, strict=True):
+        shares = collective_charges(c)
+        total = sum(sent for _, sent in shares)
+        axes = ",".join(t.axes) if t.axes is not None else "?"
+        for line, sent in shares:
+            entry = sums.setdefault((line, t.kind, axes), [0, 0, 0.0, t.link])
+            entry[0] += 1
+            entry[1] += sent
+            entry[2] += t.seconds * (sent / total if total else 1 / len(shares))
     rows = [LineCollectives(*key, *value) for key, value in sums.items()]
     return tuple(sorted(rows, key=lambda r: (-r.seconds, r.key)))
 
@@ -162,7 +180,7 @@ def make_row(candidate: str, program: Program, est: Estimate, trace_seconds: flo
     return Row(
         candidate, est.hardware.name, tuple(mesh), est.step_s, est.bound, est.compute_s, est.memory_s,
         est.network_s, _sum_by(by_axis), _sum_by(by_link), est.device_bytes, est.hardware.hbm_bytes, est.fits,
-        est.slices, line_collectives(est), trace_seconds, held_by_group=est.held_by_group,
+        est.slices, line_collectives(est, program), trace_seconds, held_by_group=est.held_by_group,
     )  # fmt: skip
 
 

@@ -52,9 +52,19 @@ def worker_count(meshes_devices: Sequence[int], workers: int | None = None) -> i
     if workers is not None:
         if not isinstance(workers, int) or workers < 1:
             raise ShardingError(f"workers= must be a positive int, got {workers!r}")
-        return workers
     largest = max(meshes_devices, default=1)
-    by_memory = available_bytes() // estimated_child_bytes(largest)
+    each = estimated_child_bytes(largest)
+    available = available_bytes()
+    by_memory = available // each
+    if workers is not None:
+        running = min(workers, len(meshes_devices) or 1)
+        if running > 1 and running > by_memory:
+            raise ShardingError(
+                f"workers={workers} would run {running} what-if children of up to {largest} devices at once, "
+                f"about {running * each / 2**30:.1f} GiB, and this machine has {available / 2**30:.1f} GiB "
+                f"available: workers={max(1, int(by_memory))} fits"
+            )
+        return workers
     return max(1, min(usable_cores(), int(by_memory), len(meshes_devices) or 1))
 
 

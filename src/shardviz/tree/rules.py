@@ -30,6 +30,7 @@ from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec
 from ..array.checks import check_spec, entry_axes, spec_from_entries
 from ..array.grammar import MAX_TEXT, format_spec, parse_spec
 from ..errors import ShardingError
+from ..memory_guard import Placement, check_room
 from .paths import path_segments
 
 MAX_RULES_TEXT = 50 * MAX_TEXT
@@ -174,6 +175,7 @@ def apply_rules(tree: Any, rules: str | Sequence[Rule], *, mesh: Mesh | Abstract
         else:
             moves.append((i, sharding))
     _check_every_rule_sets_something(parsed, matched, matcher, array_index, winner)
+    _check_room_for_moves(new_leaves, moves, {i: p for i, p in zip(array_index, matcher.paths)})
     _move(new_leaves, moves)
     return RulesApplied(
         tree=jax.tree_util.tree_unflatten(treedef, new_leaves),
@@ -272,6 +274,17 @@ def _check_every_rule_sets_something(
             )
         raise ShardingError(
             f"line {rule.line}: {rule.glob} matches no array leaf{_path_hint(rule.glob, matcher.paths)}"
+        )
+
+
+def _check_room_for_moves(leaves: list[Any], moves: Sequence[tuple[int, Any]], paths: dict[int, str]) -> None:
+    """Refuse the moves when their new shards need more memory than there is, before any is made."""
+    placements = [Placement(s, tuple(leaves[i].shape), leaves[i].dtype, name=repr(paths[i])) for i, s in moves]
+    if placements:
+        check_room(
+            placements,
+            action="These rules",
+            hint="Rules that split the largest leaves over more of the mesh's devices need less.",
         )
 
 

@@ -25,6 +25,7 @@ import jax
 from jax.sharding import AbstractMesh, NamedSharding, PartitionSpec
 
 from ...errors import ShardingError
+from ...memory_guard import host_available_bytes
 from ..model import TraceOrigin
 from ..program import Program
 
@@ -76,14 +77,8 @@ def compile_bytes(equations: int, devices: int) -> int:
 
 
 def available_bytes() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 1 << 62
+    """The host memory this process can still take (:func:`shardviz.memory_guard.host_available_bytes`)."""
+    return host_available_bytes()
 
 
 def _check_mesh(mesh: Any) -> AbstractMesh:
