@@ -15,7 +15,8 @@ export type TreeFixtureName =
   | "tree_whatif_4096"
   | "tree_whatif_4096_plain"
   | "tree_multi_mesh"
-  | "tree_empty";
+  | "tree_empty"
+  | "tree_flax_logical";
 
 /** Any JSON file of the fixture folder, parsed. */
 export function loadJson<T>(name: string): T {
