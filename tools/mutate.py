@@ -192,6 +192,13 @@ PARTS: dict[str, Slice] = {
         PURE_TEST_OPTIONS,
         PURE_TEST_TIMEOUTS,
     ),
+    # memory as the device holds it (issue 38): XLA:CPU's buffers read back to the program's dtypes, checked on
+    # real compiles of bf16 and f32 steps against hand counts
+    "program-memory-held": Slice(
+        ("program/memory/dtypes.py",),
+        _tests("test_program_memory_as_held.py", "test_program_memory_guides.py"),
+        PURE_TEST_OPTIONS,
+    ),
     # how trace reads a program while XLA compiles it, and the HLO reader's attributes: the tests that
     # read fixtures and the few traces that take each path (early, after the compile, no dumps)
     "program-reading": Slice(
