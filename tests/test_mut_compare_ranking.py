@@ -146,7 +146,8 @@ def stand_in_estimate(program, hw):
         raise shardviz.ShardingError(f"{hw.name} cannot hold it")
     step = len(program.name) * (1.0 if hw.name == "h100" else 10.0)
     return SimpleNamespace(hardware=hw, step_s=step, bound="network", compute_s=None, memory_s=None,
-                           network_s=step, device_bytes=10, fits=True, slices=1, collectives=())  # fmt: skip
+                           network_s=step, device_bytes=10, fits=True, slices=1, collectives=(),
+                           held_by_group=(("arguments", 10),))  # fmt: skip
 
 
 @pytest.fixture

@@ -127,7 +127,8 @@ def stand_in_estimate(prog, hw):
         devices *= size
     step_s = 8.0 / devices * (1.0 if hw.name == "h100" else 2.0)
     return SimpleNamespace(hardware=hw, step_s=step_s, bound="network", compute_s=None, memory_s=None,
-                           network_s=step_s, device_bytes=10, fits=True, slices=1, collectives=())  # fmt: skip
+                           network_s=step_s, device_bytes=10, fits=True, slices=1, collectives=(),
+                           held_by_group=(("arguments", 10),))  # fmt: skip
 
 
 class Clock:
