@@ -7,64 +7,22 @@ import sys
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import pytest
-from jax.sharding import AxisType, NamedSharding
-from jax.sharding import PartitionSpec as P
+from jax.sharding import AxisType
 
 import shardviz
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cookbook_bf16 import SPECS, Sizes, abstract_batch, abstract_state, jitted_train_step, shapes
+from nnx_guide import guide_step
 
 MiB = 2**20
 
 
 def test_the_nnx_guides_adam_step():
-    nnx = pytest.importorskip("flax.nnx")
-    import optax
-
-    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
-
-    class DotReluDot(nnx.Module):  # the guide's model
-        def __init__(self, depth: int, rngs: nnx.Rngs):
-            init_fn = nnx.initializers.lecun_normal()
-            self.dot1 = nnx.Linear(
-                depth, depth, kernel_init=nnx.with_partitioning(init_fn, (None, "model")), use_bias=False, rngs=rngs
-            )
-            self.w2 = nnx.Param(init_fn(rngs.params(), (depth, depth)), sharding=("model", None))
-
-        def __call__(self, x):
-            y = jax.nn.relu(self.dot1(x))
-            y = jax.lax.with_sharding_constraint(y, P("data", "model"))
-            return jnp.dot(y, self.w2[...])
-
-    @nnx.jit
-    def create_sharded_model():
-        model = DotReluDot(1024, rngs=nnx.Rngs(0))
-        state = nnx.state(model)
-        nnx.update(model, jax.lax.with_sharding_constraint(state, nnx.get_partition_spec(state)))
-        return model
-
-    with jax.set_mesh(mesh):
-        model = create_sharded_model()
-        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-        data = NamedSharding(mesh, P("data", None))
-        x = jax.device_put(jnp.ones((8, 1024)), data)
-        y = jax.device_put(jnp.ones((8, 1024)), data)
-        graphdef, state = nnx.split((model, optimizer))
-
-        def train_step(state, x, y):
-            model, optimizer = nnx.merge(graphdef, state)
-
-            def loss_fn(model):
-                return jnp.mean((model(x) - y) ** 2)
-
-            loss, grads = nnx.value_and_grad(loss_fn)(model)
-            optimizer.update(model, grads)
-            return loss, nnx.state((model, optimizer))
-
-        prog = shardviz.trace(train_step, state, x, y)
+    guide = guide_step()
+    with jax.set_mesh(guide.mesh):
+        prog = shardviz.trace(guide.train_step, guide.state, guide.x, guide.y)
     # by hand, per device: each kernel 1024 x 1024 f32 split 4 ways over model = 1 MiB; Adam's two
     # moments of each, f32, 1 MiB each; the state is not donated, so the new kernels and moments
     # (6 MiB) are written beside the old (6 MiB); x and y are 4 x 1024 f32 = 16 KiB each

@@ -37,6 +37,7 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
+from nnx_guide import guide_step
 from program_checks import (
     assert_every_collective_has_a_cause,
     assert_every_collective_has_a_line_or_an_output,
@@ -514,53 +515,11 @@ def test_the_linen_steps_peak_holds_the_state_and_the_new_state(linen):
 
 
 def test_the_nnx_guides_step_has_every_collective_on_its_line():
-    nnx = pytest.importorskip("flax.nnx")
-    import optax
-
-    mesh = jax.make_mesh((2, 4), ("data", "model"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
-
-    class DotReluDot(nnx.Module):
-        def __init__(self, depth: int, rngs: nnx.Rngs):
-            init_fn = nnx.initializers.lecun_normal()
-            self.dot1 = nnx.Linear(
-                depth, depth, kernel_init=nnx.with_partitioning(init_fn, (None, "model")), use_bias=False, rngs=rngs
-            )
-            self.w2 = nnx.Param(init_fn(rngs.params(), (depth, depth)), sharding=("model", None))
-
-        def __call__(self, x):
-            y = self.dot1(x)
-            y = jax.nn.relu(y)
-            y = jax.lax.with_sharding_constraint(y, P("data", "model"))
-            z = jnp.dot(y, self.w2[...])
-            return z
-
-    @nnx.jit
-    def create_sharded_model():
-        model = DotReluDot(1024, rngs=nnx.Rngs(0))
-        state = nnx.state(model)
-        nnx.update(model, jax.lax.with_sharding_constraint(state, nnx.get_partition_spec(state)))
-        return model
-
-    with jax.set_mesh(mesh):
-        model = create_sharded_model()
-        optimizer = nnx.Optimizer(model, optax.adam(1e-3), wrt=nnx.Param)
-        data = NamedSharding(mesh, P("data", None))
-        x = jax.device_put(jnp.ones((8, 1024)), data)
-        y = jax.device_put(jnp.ones((8, 1024)), data)
-        graphdef, state = nnx.split((model, optimizer))
-
-        def train_step(state, x, y):
-            model, optimizer = nnx.merge(graphdef, state)
-
-            def loss_fn(model):
-                return jnp.mean((model(x) - y) ** 2)
-
-            loss, grads = nnx.value_and_grad(loss_fn)(model)
-            optimizer.update(model, grads)
-            return loss, nnx.state((model, optimizer))
-
-        prog = shardviz.trace(train_step, state, x, y)
-        text = jax.jit(train_step).lower(state, x, y).compile().as_text()
+    guide = guide_step()
+    DotReluDot = guide.model_class
+    with jax.set_mesh(guide.mesh):
+        prog = shardviz.trace(guide.train_step, guide.state, guide.x, guide.y)
+        text = jax.jit(guide.train_step).lower(guide.state, guide.x, guide.y).compile().as_text()
     assert len(prog.collectives) == len(compiled_collectives(text))
     assert_every_collective_has_a_line_or_an_output(prog)
     assert_every_collective_has_a_cause(prog, {"partial-sums"})
