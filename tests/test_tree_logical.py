@@ -120,3 +120,22 @@ def test_logical_rules_name_what_is_wrong():
     wrong = shardviz.LogicalRules([("embed", "fsdp")], {"0.w_in": ("embed",)})
     result = shardviz.compare(mlp_block_step, [("wrong", mesh, wrong)], args=mlp_block_arguments(64, 32, 64))
     assert "0.w_in" in result.failures[0].error and "2 dimensions" in result.failures[0].error
+
+
+def test_only_a_tree_with_a_registered_node_is_walked_for_flax_boxes():
+    """dicts, lists, tuples, None and optax's namedtuple states can hold no Flax box, so describe_tree
+    skips the second walk for them; a Linen box and an NNX variable are registered nodes of their own."""
+    import optax
+    from flax import linen as nn
+    from flax import nnx
+
+    from shardviz.tree.logical import may_hold_boxes
+
+    x = jnp.ones((2, 4))
+    plain = {"a": [x, (x, None)], "opt": optax.adam(1e-3).init({"w": x})}
+    assert not may_hold_boxes(jax.tree_util.tree_structure(plain))
+    assert shardviz.describe_tree(plain).logical == {}
+    boxed = {"p": nn.LogicallyPartitioned(x, names=("batch", "embed"))}
+    assert may_hold_boxes(jax.tree_util.tree_structure(boxed))
+    assert dict(shardviz.describe_tree(boxed).logical) == {0: ("batch", "embed")}
+    assert may_hold_boxes(jax.tree_util.tree_structure({"v": nnx.Param(x)}))

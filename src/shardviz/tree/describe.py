@@ -25,7 +25,7 @@ from ..array.checks import entry_axes
 from ..errors import ShardingError
 from .audit import audit_tree
 from .device_plan import ShardingInfo, check_named, plan_devices
-from .logical import logical_names
+from .logical import logical_names, may_hold_boxes
 from .model import LeafGroup, Spec, TreeAudit, leaf_name
 from .paths import path_segments
 from .tree import TreeLayout
@@ -101,13 +101,15 @@ def describe_tree(tree: Any) -> TreeLayout:
         machine_devices=jax.device_count(),
         sources=tuple(sources),
         treedef=treedef,
-        logical=MappingProxyType(_logical_by_leaf(tree, paths)),
+        logical=MappingProxyType(_logical_by_leaf(tree, paths, treedef)),
     )
     return dataclasses.replace(data, audit=audit_tree(data))
 
 
-def _logical_by_leaf(tree: Any, paths: Sequence[str]) -> dict[int, tuple[str | None, ...]]:
+def _logical_by_leaf(tree: Any, paths: Sequence[str], treedef: Any) -> dict[int, tuple[str | None, ...]]:
     """Each leaf's logical axis names from Flax's boxes and metadata, by leaf index."""
+    if not may_hold_boxes(treedef):
+        return {}
     names = logical_names(tree)
     return {i: names[p] for i, p in enumerate(paths) if p in names}
 

@@ -12,6 +12,7 @@ its leaf keeps the dotted path ``describe_tree`` gives it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,6 +40,16 @@ def _names_of(x: Any) -> Names | None:
         if isinstance(value, (tuple, list)) and value and all(v is None or isinstance(v, str) for v in value):
             return tuple(value)
     return None
+
+
+# A node registered with JAX's pytree registry, but for a namedtuple (optax's states): the only kind a box can be.
+_REGISTERED_NODE = re.compile(r"CustomNode\((?!namedtuple\[)")
+
+
+def may_hold_boxes(treedef: Any) -> bool:
+    """Whether a tree of this structure has a node that could be a Flax box or variable: dicts, lists,
+    tuples, None and namedtuples never are, so a tree of only those is not walked a second time."""
+    return _REGISTERED_NODE.search(str(treedef)) is not None
 
 
 def _is_box(x: Any) -> bool:
