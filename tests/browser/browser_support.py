@@ -717,3 +717,21 @@ NOTEBOOK7_START_UP_ERROR = re.compile(
 def notebook7_problems(watch: PageWatch) -> list[str]:
     """`watch.problems()` less Notebook 7's own start-up page error (NOTEBOOK7_START_UP_ERROR)."""
     return [p for p in watch.problems() if not NOTEBOOK7_START_UP_ERROR.search(p)]
+
+
+TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def widget_screenshot(page: Any, element: Any, name: str) -> None:
+    """The widget's own element into docs/images; the window grows for a widget taller than it (the notebook clips)."""
+    viewport = page.viewport_size
+    height = element.bounding_box()["height"]
+    if height + 300 > viewport["height"]:
+        page.set_viewport_size({"width": viewport["width"], "height": int(height) + 300})
+    try:
+        element.scroll_into_view_if_needed()
+        page.mouse.move(1, 1)
+        page.evaluate(TWO_FRAMES)
+        element.screenshot(path=str(IMAGES / name), animations="disabled", caret="hide", scale="css")
+    finally:
+        page.set_viewport_size(viewport)

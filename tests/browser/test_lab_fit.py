@@ -11,12 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import IMAGES, KERNEL_WATCH, JupyterLab, LabNotebook, open_notebook
+from browser_support import IMAGES, KERNEL_WATCH, TWO_FRAMES, JupyterLab, LabNotebook, open_notebook, widget_screenshot
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 MESHES = {
     "8": ("(2, 4), ('a', 'b')", "P('a', 'b')"),
@@ -77,7 +76,7 @@ def test_nothing_reaches_past_the_output_area_at_1280_px(notebook: LabNotebook, 
     found = out.evaluate(OVERFLOW)
     IMAGES.mkdir(parents=True, exist_ok=True)
     if name in ("8", "256", "512", "4096"):
-        screenshot(notebook.page, out, f"fit-{name}-1280.png")
+        widget_screenshot(notebook.page, out, f"fit-{name}-1280.png")
     assert found == {"past": [], "scrolled": []}, found
     notebook.assert_healthy()
 
@@ -104,17 +103,3 @@ def test_every_tile_says_its_devices_or_none_does(notebook: LabNotebook, name: s
     assert len({c["shown"] for c in cells}) == 1
     if cells[0]["shown"]:
         assert all(c["fits"] for c in cells), [c["text"] for c in cells if not c["fits"]][:5]
-
-
-def screenshot(page: Any, element: Any, name: str) -> None:
-    viewport = page.viewport_size
-    height = element.bounding_box()["height"]
-    if height + 300 > viewport["height"]:
-        page.set_viewport_size({"width": viewport["width"], "height": int(height) + 300})
-    try:
-        element.scroll_into_view_if_needed()
-        page.mouse.move(1, 1)
-        page.evaluate(TWO_FRAMES)
-        element.screenshot(path=str(IMAGES / name), animations="disabled", caret="hide", scale="css")
-    finally:
-        page.set_viewport_size(viewport)

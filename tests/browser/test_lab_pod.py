@@ -29,17 +29,17 @@ from browser_support import (
     IMAGES,
     KERNEL_DEVICES,
     KERNEL_WATCH,
+    TWO_FRAMES,
     JupyterLab,
     check_front_end_built,
     open_notebook,
     start_jupyter_lab,
     stop_jupyter_lab,
+    widget_screenshot,
 )
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
-
-TWO_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
 
 
 def output(nb: Any, cell: int) -> Any:
@@ -252,20 +252,5 @@ def test_the_inspector_stays_in_view_of_the_pointer(large: Any, cell: int, devic
         if devices == POD and fy == 0.05:
             large.page.screenshot(path=str(IMAGES / "pod-4096-inspector.png"))
     if devices in (8, 256):
-        screenshot(large.page, widget, f"pod-{devices}.png")
+        widget_screenshot(large.page, widget, f"pod-{devices}.png")
     large.assert_healthy()
-
-
-def screenshot(page: Any, element: Any, name: str) -> None:
-    """The widget's own element; the window grows for a widget taller than it (the notebook clips)."""
-    viewport = page.viewport_size
-    height = element.bounding_box()["height"]
-    if height + 300 > viewport["height"]:
-        page.set_viewport_size({"width": viewport["width"], "height": int(height) + 300})
-    try:
-        element.scroll_into_view_if_needed()
-        page.mouse.move(1, 1)
-        page.evaluate(TWO_FRAMES)
-        element.screenshot(path=str(IMAGES / name), animations="disabled", caret="hide", scale="css")
-    finally:
-        page.set_viewport_size(viewport)
