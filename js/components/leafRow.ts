@@ -1,11 +1,11 @@
 /**
  * One row of the leaf table: path, type with each `@axis` marked in its mesh
- * axis colour, bytes per device and copies, and the key that says when a
+ * axis colour, spec, bytes per device and copies, and the key that says when a
  * drawn row can be kept as it is.
  */
 
 import type { Tree } from "../payload/tree";
-import { leafAxisNames, leafLogical, leafType } from "../payload/tree";
+import { leafAxisNames, leafLogical, leafSpec, leafType } from "../payload/tree";
 import { formatBytesExact } from "../util/bytes";
 import { h } from "../util/dom";
 import { axisColor } from "../util/palette";
@@ -17,7 +17,7 @@ export function leafRowKey(tree: Tree, leaf: number, at: number, selected: boole
   const g = tree.group[leaf];
   const group = g < 0 ? null : tree.payload.groups[g];
   const state = `${selected ? 1 : 0}${active ? 1 : 0}`;
-  return `${leaf}|${at}|${state}|${tree.paths[leaf]}|${tree.bytes[leaf]}|${group?.replication}|${group?.replicated.join(",")}|${tree.groupPositions[g]?.length}|${leafType(tree, leaf)}|${leafAxisNames(tree, leaf).join(",")}|${leafLogical(tree, leaf)}`;
+  return `${leaf}|${at}|${state}|${tree.paths[leaf]}|${tree.bytes[leaf]}|${group?.replication}|${group?.replicated.join(",")}|${tree.groupPositions[g]?.length}|${leafType(tree, leaf)}|${leafAxisNames(tree, leaf).join(",")}|${leafLogical(tree, leaf)}|${leafSpec(tree, leaf)}`;
 }
 
 /** Leaf i's row at place `at` of the table (its key as `leafRowKey` makes it). */
@@ -62,6 +62,8 @@ export function leafRow(
   const logical = leafLogical(tree, i);
   if (logical) type.append(h("span", { class: "sv-logical sv-muted", "data-role": "logical" }, [`  ${logical}`]));
   row.append(type);
+  const spec = leafSpec(tree, i);
+  row.append(h("div", { role: "gridcell", class: "sv-cell-spec", "data-role": "leaf-spec", title: spec }, [spec]));
   if (g < 0) {
     row.append(h("div", { role: "gridcell", class: "sv-cell-bytes sv-muted" }, ["\u2013"]));
     row.append(h("div", { role: "gridcell", class: "sv-cell-copies sv-muted" }, ["\u2013"]));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeTreePayload } from "../payload/tree";
+import { decodeTreePayload, leafSpec, type Tree } from "../payload/tree";
 import { loadTreeFixture } from "../test/treeFixtures";
 import { LeafTable, leafOrder } from "./leafTable";
 
@@ -12,6 +12,14 @@ function table(name: "tree_concrete_plain" | "tree_whatif_4096_plain") {
   return { tree, t, picked };
 }
 
+/** The spec column's texts of the rows drawn for the concrete tree. */
+function t0Specs(): string[] {
+  const { t } = table("tree_concrete_plain");
+  return Array.from(t.element.querySelectorAll('[data-role="leaf"] [data-role="leaf-spec"]')).map(
+    (c) => c.textContent ?? "",
+  );
+}
+
 const key = (el: Element, k: string) => el.dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true }));
 
 describe("the leaf table", () => {
@@ -22,6 +30,25 @@ describe("the leaf table", () => {
     );
     expect(copies.length).toBeGreaterThan(1);
     for (const text of copies) expect(text).toMatch(/^(\u00d7\d+|\u2013)$/);
+  });
+
+  it("writes each leaf's spec as Python's str() of JAX's PartitionSpec does", () => {
+    const { tree } = table("tree_concrete_plain");
+    const withSpec = (spec: string[][], mesh: number | null = 0, sharding = "NamedSharding"): Tree => {
+      const group = { ...tree.payload.groups[0], spec, mesh, sharding };
+      return { ...tree, group: Int32Array.from([0]), payload: { ...tree.payload, groups: [group] } };
+    };
+    // Each expected text is what `str(P(...))` prints in Python (JAX 0.10).
+    expect(leafSpec(withSpec([["data"], []]), 0)).toBe("P('data',)");
+    expect(leafSpec(withSpec([[], ["model"]]), 0)).toBe("P(None, 'model')");
+    expect(leafSpec(withSpec([["data", "model"], []]), 0)).toBe("P(('data', 'model'),)");
+    expect(leafSpec(withSpec([[], []]), 0)).toBe("P()");
+    expect(leafSpec(withSpec([]), 0)).toBe("P()");
+    expect(leafSpec(withSpec([["it's"]]), 0)).toBe(`P("it's",)`);
+    expect(leafSpec(withSpec([["data"]], null, "SingleDeviceSharding"), 0)).toBe("");
+    const rows = t0Specs();
+    expect(rows.length).toBeGreaterThan(1);
+    for (const text of rows) expect(text).toMatch(/^(P\(.*\))?$/);
   });
 
   it("orders leaves stably: equal bytes keep flatten order", () => {

@@ -1,6 +1,6 @@
 /**
  * The leaf table: one row per leaf (path, type with each `@axis` marked in
- * its mesh axis colour, bytes per device, copies), filterable by path (text,
+ * its mesh axis colour, spec, bytes per device, copies), filterable by path (text,
  * or a glob as the rules use), sortable by bytes, and virtualised: only the
  * rows in view (and a few beyond) exist in the DOM, so a large tree costs
  * what its visible rows do.
@@ -120,12 +120,13 @@ export class LeafTable {
     const head = h("div", { role: "row", class: "sv-row sv-head-row", "aria-rowindex": 1 }, [
       h("div", { role: "columnheader" }, ["path"]),
       h("div", { role: "columnheader" }, ["type"]),
+      h("div", { role: "columnheader", title: "the leaf's NamedSharding spec, one entry per dimension" }, ["spec"]),
       this.sortHeader,
       h("div", { role: "columnheader", class: "sv-cell-copies" }, ["copies"]),
     ]);
     this.body = h("div", { class: "sv-grid-body", role: "rowgroup", tabindex: -1 }, [this.spacer]);
     this.spacer.append(this.rows);
-    this.grid = h("div", { class: "sv-grid", role: "grid", "aria-label": "Leaves", "aria-colcount": 4 }, [
+    this.grid = h("div", { class: "sv-grid", role: "grid", "aria-label": "Leaves", "aria-colcount": 5 }, [
       h("div", { role: "rowgroup", class: "sv-grid-head" }, [head]),
       this.body,
     ]);

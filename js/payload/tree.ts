@@ -283,6 +283,34 @@ export function leafLogical(tree: Tree, i: number): string {
     .join(", ");
 }
 
+/**
+ * Leaf i's spec as JAX writes its group's NamedSharding `spec`, the way Python's
+ * tree reads every sharding (no trailing None, a lone axis as a name):
+ * `P(None, 'model')`, `P(('data', 'model'),)`, `P()` where nothing is split; ""
+ * for a leaf with no mesh or no array. On an Auto mesh the type names no axis,
+ * so this is the only place a leaf's sharding shows.
+ */
+export function leafSpec(tree: Tree, i: number): string {
+  const g = tree.group[i];
+  if (g < 0) return "";
+  const group = tree.payload.groups[g];
+  if (group.mesh === null || group.sharding !== "NamedSharding") return "";
+  // Python's repr of a name: double quotes where the name holds a single quote and no double one.
+  const quoted = (name: string) => {
+    const escaped = name.replaceAll("\\", "\\\\");
+    return name.includes("'") && !name.includes('"') ? `"${escaped}"` : `'${escaped.replaceAll("'", "\\'")}'`;
+  };
+  let used = group.spec.length;
+  while (used > 0 && group.spec[used - 1].length === 0) used--;
+  const entries = group.spec
+    .slice(0, used)
+    .map((axes) =>
+      axes.length === 0 ? "None" : axes.length === 1 ? quoted(axes[0]) : `(${axes.map(quoted).join(", ")})`,
+    );
+  // Python writes a one-entry tuple with a trailing comma: P('data',).
+  return `P(${entries.join(", ")}${entries.length === 1 ? "," : ""})`;
+}
+
 /** Leaf i's type: `str(jax.typeof(leaf))` for an array (from its group's pieces), its Python type otherwise. */
 export function leafType(tree: Tree, i: number): string {
   const g = tree.group[i];

@@ -77,7 +77,7 @@ export class ShardvizView {
   constructor(el: HTMLElement, host: ViewHost, options: ShardvizViewOptions = {}) {
     this.host = host;
     this.embedded = options.embedded ?? false;
-    this.editors = new EditorsPanel(host, this.lifetime.signal);
+    this.editors = new EditorsPanel(this.markingMovePending(host), this.lifetime.signal);
     this.code = new CodeBlock(this.lifetime.signal);
     this.targets = new ArrayTargets({
       layout: () => this.layout,
@@ -121,8 +121,12 @@ export class ShardvizView {
   /** Applies trait changes: the pictures redraw only when the payload really changed; the editors always follow. */
   update(changed: Iterable<string>): void {
     const keys = new Set(changed);
-    keys.delete(ANSWERED); // an answer that changed nothing leaves everything drawn as it is
-    if (keys.size === 0) return;
+    const answered = keys.delete(ANSWERED);
+    if (keys.size === 0) {
+      // An answer that changed nothing leaves everything drawn as it is, but the move line waited for it.
+      if (answered) this.drawMove();
+      return;
+    }
     if (keys.has("payload")) this.setPayload(this.host.get("payload"));
     if (!this.embedded) {
       this.editors.sync({
@@ -132,9 +136,42 @@ export class ShardvizView {
         notice: this.host.get("notice") ?? "",
       });
     }
-    if (keys.has("move") || keys.has("payload")) {
-      replaceChildren(this.moveSlot, [renderMove(this.host.get("move"), this.layout?.payload.mesh?.names ?? [])]);
-    }
+    if (keys.has("move") || keys.has("payload") || answered) this.drawMove();
+  }
+
+  /**
+   * The move line says what the kernel's answer to the latest edit moved; while
+   * an edit awaits its answer it says so, never showing an earlier edit's move
+   * beside the new layout.
+   */
+  private drawMove(): void {
+    if (this.embedded) return;
+    const waiting = this.host.editsInFlight?.() ?? false;
+    replaceChildren(this.moveSlot, [
+      waiting
+        ? h("div", { class: "sv-move sv-muted", "data-role": "move", "data-pending": "" }, [
+            "Working out what this edit moves\u2026",
+          ])
+        : renderMove(this.host.get("move"), this.layout?.payload.mesh?.names ?? []),
+    ]);
+  }
+
+  /** The host as the editors use it: each edit sent marks the move line as waiting for its answer. */
+  private markingMovePending(host: ViewHost): ViewHost {
+    return {
+      get readOnly() {
+        return host.readOnly;
+      },
+      note: host.note,
+      get: (key) => host.get(key),
+      edit: (control, text) => {
+        host.edit(control, text);
+        this.drawMove();
+      },
+      send: host.send,
+      editsInFlight: host.editsInFlight,
+      onChange: (listener) => host.onChange(listener),
+    };
   }
 
   /** Handles custom messages from Python (preview answers). */

@@ -174,7 +174,8 @@ export class CompareView implements MountedView {
   }
 
   private header(name: string): HTMLElement {
-    const mark = this.sortBy === name ? (this.ascending ? " \u25b2" : " \u25bc") : "";
+    // A no-break space: a header that wraps keeps its arrow beside its name.
+    const mark = this.sortBy === name ? (this.ascending ? "\u00a0\u25b2" : "\u00a0\u25bc") : "";
     const button = h("button", { type: "button", class: "sv-compare-sort", "data-column": name }, [`${name}${mark}`]);
     button.addEventListener("click", () => this.sort(name), { signal: this.lifetime.signal });
     return h("th", { "aria-sort": this.sortBy === name ? (this.ascending ? "ascending" : "descending") : "none" }, [
@@ -196,7 +197,7 @@ export class CompareView implements MountedView {
       },
       [
         ...COLUMNS.map((c) => h("td", { "data-column": c.name }, [cellText(c.name, row)])),
-        h("td", {}, [timeBar(row, longest)]),
+        h("td", { class: "sv-compare-bar-cell" }, [timeBar(row, longest)]),
       ],
     );
     const choose = () => this.toggle(key);
