@@ -260,6 +260,11 @@ PARTS: dict[str, Slice] = {
         _tests("test_program_causes.py", "test_program_remat.py"),
         PURE_TEST_OPTIONS,
     ),
+    # the memory guard (issue 39): what an edit, rules, compare's workers and a what-if child would allocate,
+    # refused past the host's or the device's memory; the tests measure requests and never allocate them
+    "memory-guard": Slice(
+        ("memory_guard.py",), _tests("test_mut_memory_guard.py", "test_memory_guard.py"), PURE_TEST_OPTIONS
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),

@@ -31,6 +31,10 @@ from .text.ranges import compress_ids, format_bytes
 HOST_KINDS = ("pinned_host", "unpinned_host")
 LIMIT_VARIABLE = "SHARDVIZ_MEMORY_LIMIT"
 UNBOUNDED = 1 << 62
+# Where the kernel says what memory is left (module names, so tests can point them at files of their own).
+MEMINFO = "/proc/meminfo"
+SELF_CGROUP = "/proc/self/cgroup"
+CGROUP_ROOT = "/sys/fs/cgroup"
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ def host_available_bytes() -> int:
 
 def _meminfo_available() -> int:
     try:
-        with open("/proc/meminfo") as f:
+        with open(MEMINFO) as f:
             for line in f:
                 if line.startswith("MemAvailable:"):
                     return int(line.split()[1]) * 1024
@@ -106,11 +110,11 @@ def _meminfo_available() -> int:
 def _cgroup_room() -> int:
     """``memory.max`` less ``memory.current`` of this process's cgroup (v2), where it has a limit."""
     try:
-        with open("/proc/self/cgroup") as f:
+        with open(SELF_CGROUP) as f:
             rel = next((line.split(":", 2)[2].strip() for line in f if line.startswith("0::")), None)
         if rel is None:
             return UNBOUNDED
-        base = os.path.join("/sys/fs/cgroup", rel.lstrip("/"))
+        base = os.path.join(CGROUP_ROOT, rel.lstrip("/"))
         with open(os.path.join(base, "memory.max")) as f:
             limit = f.read().strip()
         if limit == "max":
