@@ -3,16 +3,34 @@
 One notebook, one kernel: a comparison of two candidates, a tree on an Auto mesh, and an array whose
 kernel answers can be held back. Each test reads the page as a user sees it and checks it against JAX's
 own objects in the kernel (through the probe cell) or against a hand count written out in the test.
+The group list of a program's collective is read on a saved page (no kernel needed).
 """
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Iterator
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import pytest
-from browser_support import IMAGES, KERNEL_WATCH, TWO_FRAMES, JupyterLab, LabNotebook, open_notebook, widget_screenshot
+from browser_support import (
+    IMAGES,
+    KERNEL_WATCH,
+    TWO_FRAMES,
+    JupyterLab,
+    LabNotebook,
+    OfflineContext,
+    check_front_end_built,
+    open_notebook,
+    widget_screenshot,
+)
+from jax.sharding import AxisType, NamedSharding
+from jax.sharding import PartitionSpec as P
 from playwright.sync_api import expect
+
+import shardviz
 
 pytestmark = pytest.mark.browser
 
@@ -232,3 +250,23 @@ def test_the_move_line_waits_for_the_answer_to_the_latest_edit(session: Session)
     assert state["array_spec"] == "P(None, None)" and state["problems"] == [], state
     assert [c["kind"] for c in state["move"]["collectives"]] == ["all-gather"], state["move"]
     session.nb.assert_healthy()
+
+
+def test_a_group_of_four_evenly_spaced_devices_is_named_whole(
+    offline_context: OfflineContext, tmp_path: pathlib.Path
+) -> None:
+    """Rows over x of a 4x2 mesh (device 2x + y) summed: an all-reduce over x in two groups, by hand
+    {0, 2, 4, 6} and {1, 3, 5, 7}. Four ids are all written out, never "0, 2, 4, ..., 6 (step 2)"."""
+    check_front_end_built()
+    mesh = jax.make_mesh((4, 2), ("x", "y"), devices=jax.devices()[:8], axis_types=(AxisType.Auto,) * 2)
+    a = jax.device_put(jnp.ones((16, 8)), NamedSharding(mesh, P("x", None)))
+    prog = shardviz.trace(lambda v: jnp.sum(v, axis=0), a)
+    page, watch = offline_context.open(pathlib.Path(shardviz.save_html(prog, tmp_path / "groups.html")))
+    rows = page.locator('[data-role="collective"]')
+    expect(rows).to_have_count(1)
+    assert rows.first.get_attribute("data-kind") == "all-reduce"
+    rows.first.click()
+    members = page.locator('[data-role="group-legend"] [data-role="group"] .sv-group-members')
+    expect(members).to_have_count(2)
+    assert members.all_inner_texts() == ["group 0: devices 0, 2, 4, 6", "group 1: devices 1, 3, 5, 7"]
+    watch.assert_clean()
