@@ -54,6 +54,9 @@ function cellText(column: string, row: CompareRow): string {
       return seconds(row.memory_s);
     case "network":
       return seconds(row.network_s);
+    case "mesh":
+      // Wraps only before an axis's " x ": a narrow output area gets "data=4" over "x model=2".
+      return row.mesh.map(([n, s]) => `${n}=${s}`).join(" x\u00a0");
     case "per device":
       return row.device_bytes === null ? "?" : formatBytes(row.device_bytes);
     case "headroom": {
@@ -138,7 +141,7 @@ export class CompareView implements MountedView {
     const longest = Math.max(0, ...rows.map((r) => r.step_s));
     const error = String(this.host.get("error") ?? "");
     const notice = String(this.host.get("notice") ?? "");
-    const head = h("tr", {}, [...COLUMNS.map((c) => this.header(c.name)), h("th", {}, ["compute | memory | network"])]);
+    const head = h("tr", {}, [...COLUMNS.map((c) => this.header(c.name)), h("th", {}, ["compute, memory, network"])]);
     const body = rows.map((row) => this.rowElement(row, longest));
     const picked = this.selected.map((k) => rows.find((r) => rowKey(r) === k)).filter((r) => r !== undefined);
     this.sidesLifetime.abort();

@@ -132,8 +132,6 @@ def test_the_comparison_tables_time_bars_fit_the_output_area_at_1280_px(session:
         assert bar["width"] >= 40, bar  # still a bar to read, not squeezed to nothing
         assert bar["right"] <= edges["output"] + 0.5, (bar, edges["output"])
     assert edges["table"] <= edges["output"] + 0.5, edges
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    widget_screenshot(session.page, out, "compare-1280.png")
 
 
 def test_the_comparisons_side_by_side_fills_mesh_tiles_neutrally(session: Session) -> None:
@@ -152,6 +150,8 @@ def test_the_comparisons_side_by_side_fills_mesh_tiles_neutrally(session: Sessio
     # Two meshes of 8 devices each (4x2 and 2x4).
     assert len(fills) == 16, fills
     assert set(fills) <= {"#d8dee4", "rgb(216, 222, 228)"}, set(fills)
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    widget_screenshot(session.page, out, "compare-1280.png")
 
 
 def test_the_leaf_table_shows_each_leafs_spec_on_an_auto_mesh(session: Session) -> None:
@@ -168,6 +168,8 @@ def test_the_leaf_table_shows_each_leafs_spec_on_an_auto_mesh(session: Session) 
         shown[path] = row.locator('[data-role="leaf-spec"]').inner_text()
         assert "@" not in row.locator(".sv-cell-type").inner_text()
     assert shown == state["leaf_specs"], (shown, state["leaf_specs"])
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    widget_screenshot(session.page, out, "tree-auto-spec-1280.png")
 
 
 def test_the_copies_column_writes_every_row_as_xn(session: Session) -> None:
