@@ -58,8 +58,9 @@ class Sharding:
         return set(self.devices)
 
     def devices_indices_map(self, shape: tuple[int, ...]) -> dict[Device, tuple[slice, ...]]:
-        out = dict(zip(self.devices, self.blocks))
-        out.update({d: tuple(slice(None) for _ in shape) for d in self.hidden})
+        # Another process's devices first: counting must go on past them.
+        out = {d: tuple(slice(None) for _ in shape) for d in self.hidden}
+        out.update(zip(self.devices, self.blocks))
         return out
 
 
@@ -125,7 +126,8 @@ def cgroup(root: pathlib.Path, line: str, rel: str, max_text: str | None, curren
 
 def test_the_cgroups_room_is_its_limit_less_what_it_uses(no_limits: pathlib.Path) -> None:
     # The v2 line's path may hold a colon: only the first two split it.
-    cgroup(no_limits, "0::/user.slice/a:b", "user.slice/a:b", "1000\n", "400\n")
+    # The folder's name starts with an X, so only its leading "/" may be cut off.
+    cgroup(no_limits, "0::/Xuser.slice/a:b", "Xuser.slice/a:b", "1000\n", "400\n")
     assert memory_guard._cgroup_room() == 600
     assert host_available_bytes() == 600
 
@@ -360,3 +362,26 @@ def test_ways_to_fit_is_how_many_splits_bring_the_copies_under_the_room(
     limit(monkeypatch, 0)
     assert ways_to_fit(placement) == 0  # no room at all: no split fits
     assert ways_to_fit(Placement(whole(cpus), (0, 16), np.float32)) == 1  # nothing to hold fits in nothing
+
+
+def test_two_copies_are_copies_and_host_memory_on_cpus_is_host_memory(
+    no_limits: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cpus = tuple(Device(k, "cpu") for k in range(2))
+    # float32[64, 16] = 4 KiB whole on 2 CPU devices, in pinned host memory: 8 KiB, two copies.
+    placement = Placement(whole(cpus, "pinned_host"), (64, 16), np.float32, name="x")
+    limit(monkeypatch, 8 * KiB - 1)
+    with pytest.raises(ShardingError) as err:
+        check_room([placement], action="this memory edit")
+    assert str(err.value) == (
+        "this memory edit would need 8.0 KiB of host memory, x (4.0 KiB) 2 copies over 2 devices "
+        "(in host memory), and this process has 8.0 KiB available: nothing was moved."
+    )
+
+
+def test_one_byte_of_room_takes_as_many_splits_as_bytes(
+    no_limits: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    placement = Placement(whole((Device(0, "cpu"),)), (4, 4), np.float32)  # 64 B
+    limit(monkeypatch, 1)
+    assert ways_to_fit(placement) == 64
