@@ -154,6 +154,43 @@ describe("the array view's move line", () => {
     );
   });
 
+  it("waits for the answer to the latest edit, never showing an earlier edit's collectives meanwhile", () => {
+    shown = renderWidget(moves.gathered.payload, { move: moves.gathered.move });
+    const { el, model } = shown;
+    const input = query<HTMLInputElement>(el, '[data-role="spec-input"]');
+    const commit = (text: string) => {
+      input.value = text;
+      input.dispatchEvent(new Event("input"));
+      input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    };
+    commit("x, y");
+    commit("y, x");
+    const line = () => query(el, '[data-role="move"]');
+    expect(line().hasAttribute("data-pending")).toBe(true);
+    expect(line().querySelectorAll('[data-role="move-collective"]')).toHaveLength(0);
+    // The answer to the first edit: the second still waits, so its move is not known yet.
+    model.answer(model.editSeqs[0], { payload: moves.back.payload, move: moves.back.move, spec_text: "x, y" });
+    expect(line().hasAttribute("data-pending")).toBe(true);
+    expect(line().textContent).not.toContain("needed no collective");
+    // The answer to the second, with the move it made (here the fixture's two all-gathers).
+    model.answer(model.editSeqs[1], { payload: moves.gathered.payload, move: moves.gathered.move });
+    expect(line().hasAttribute("data-pending")).toBe(false);
+    expect(line().querySelectorAll('[data-role="move-collective"]')).toHaveLength(2);
+  });
+
+  it("stops waiting on an answer that changed nothing", () => {
+    shown = renderWidget(moves.back.payload, { move: moves.back.move });
+    const input = query<HTMLInputElement>(shown.el, '[data-role="spec-input"]');
+    input.value = "x,y"; // the layout in force, written another way: an edit that changes nothing
+    input.dispatchEvent(new Event("input"));
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(query(shown.el, '[data-role="move"]').hasAttribute("data-pending")).toBe(true);
+    // The page's first edit is number 1; the kernel answers it with the same layout and move: no trait changed.
+    shown.model.answer(1);
+    expect(query(shown.el, '[data-role="move"]').hasAttribute("data-pending")).toBe(false);
+    expect(query(shown.el, '[data-role="move"]').textContent).toContain("needed no collective");
+  });
+
   it("follows Python's answer to the next edit", () => {
     shown = renderWidget(moves.gathered.payload, { move: moves.gathered.move });
     shown.model.fromPython({ payload: moves.back.payload, move: moves.back.move });
