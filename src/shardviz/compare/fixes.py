@@ -26,6 +26,7 @@ from jax.sharding import NamedSharding
 from ..errors import ShardingError
 from ..program.model import Collective, ProgramData
 from ..program.why.reasons import Spec, Why, spec_text
+from ..text.ranges import format_seconds
 from .run import DEFAULT_HARDWARE
 
 MOST = 3
@@ -58,7 +59,7 @@ class Fix:
         gone = "removes it" if self.removed else "does not remove it"
         timing = ""
         if self.step_s is not None and self.before_s is not None:
-            timing = f"; step {self.step_s * 1e6:.3g} us on {self.hardware} (now {self.before_s * 1e6:.3g} us)"
+            timing = f"; step {format_seconds(self.step_s)} on {self.hardware} (now {format_seconds(self.before_s)})"
             if self.removed and self.slower:
                 timing += ", but the step is slower"
         return f"{self.summary}: {gone}{timing}\n    {self.code}"
