@@ -136,3 +136,9 @@ def test_a_what_if_childs_rematerialization_is_caught_there_and_its_fix_traced_t
     assert (r.before, r.after, r.full_bytes, r.wire_bytes) == ((("a",), ("b",)), (("b",), ("a",)), 576, 528)
     fixes = prog.rematerialization_fixes(0)
     assert fixes and fixes[0].removed and fixes[0].program.whatif is not None
+    # The constraint in steps is rebuilt in a child too: through P(None, ('b', 'a')) one axis moves at a time
+    # (the child's module has all-to-alls and a collective-permute), and no whole array is gathered.
+    (steps,) = [f for f in fixes if f.kind == "constraint"]
+    assert steps.removed and steps.program.whatif is not None and steps.program.rematerializations == ()
+    assert "all-gather" not in {c.kind for c in steps.program.collectives}
+    assert steps.code.startswith("y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(None, ('b', 'a'))))")

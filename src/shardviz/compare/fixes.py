@@ -323,8 +323,55 @@ def _traced(program: Any, change: _Change) -> Any:
             specs[change.second_index] = _partition_spec(change.second_spec)
         return retrace(program, specs)
     if program.whatif is not None:
-        raise ShardingError("an out_shardings or constraint change of a what-if program is not traced")
+        origin = program.origin
+        if origin.retrace_with is None:
+            raise ShardingError("this what-if program has no child to trace a change in")
+        args, kwargs = jax.tree_util.tree_unflatten(origin.tree, list(origin.leaves))
+        rewritten = FixInChild(origin.fun, program.name, change.kind, change.output_index, change.spec,
+                               change.constraint_line, change.steps)  # fmt: skip
+        return origin.retrace_with(rewritten, *args, **kwargs)
     return _rewritten(program, change)
+
+
+@dataclass(frozen=True)
+class FixInChild:
+    """An out_shardings or constraint change of a what-if program, rebuilt in its child: the function's
+    jaxpr run again there with the change, on the child's mesh (the one its arguments are laid out on).
+    Picklable (the function by reference, or by value as the what-if trace sends any function)."""
+
+    fun: Any
+    name: str
+    kind: str
+    output_index: int | None
+    spec: Spec
+    constraint_line: int | None
+    steps: tuple[Spec, ...]
+
+    def _jitted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        meshes = [getattr(leaf, "sharding", None) for leaf in leaves]
+        mesh = next((m.mesh for m in meshes if isinstance(m, NamedSharding)), None)
+        if mesh is None:
+            raise ShardingError("the what-if program's arguments carry no mesh to lay a change out on")
+        closed = (self.fun if hasattr(self.fun, "trace") else jax.jit(self.fun)).trace(*args, **kwargs).jaxpr
+        arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct))]
+        if len(arrays) != len(closed.jaxpr.invars):
+            raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
+        change = _Change(self.kind, "", "", self.spec, "", output_index=self.output_index,
+                         constraint_line=self.constraint_line, steps=self.steps)  # fmt: skip
+        return _changed_jit(closed, change, mesh, self.name), arrays
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted.trace(*arrays)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted.lower(*arrays)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted(*arrays)
 
 
 def _partition_spec(spec: Spec) -> Any:
@@ -350,6 +397,13 @@ def _rewritten(program: Any, change: _Change) -> Any:
     leaves = [leaf for leaf, array in zip(origin.leaves, origin.array_leaf) if array]
     if len(leaves) != len(closed.jaxpr.invars):
         raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
+    jitted = _changed_jit(closed, change, mesh, program.name)
+    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
+        return trace_here(jitted, *leaves)
+
+
+def _changed_jit(closed: Any, change: _Change, mesh: Any, name: str) -> Any:
+    """``jax.jit`` of ``closed`` evaluated with ``change``: the constraint's steps or the output's sharding."""
     outputs = len(closed.jaxpr.outvars)
 
     def constrained_at(eqn: Any) -> Spec | tuple[Spec, ...] | None:
@@ -369,11 +423,9 @@ def _rewritten(program: Any, change: _Change) -> Any:
         assert change.output_index is not None
         out_shardings = [None] * outputs
         out_shardings[change.output_index] = NamedSharding(mesh, _partition_spec(change.spec))
-    changed.__name__ = program.name
-    changed.__qualname__ = program.name
-    jitted = jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
-    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
-        return trace_here(jitted, *leaves)
+    changed.__name__ = name
+    changed.__qualname__ = name
+    return jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
 
 
 def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> list[Any]:
