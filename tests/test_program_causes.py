@@ -265,6 +265,27 @@ def test_a_loop_carry_made_in_another_layout_than_it_starts_in_is_moved_back():
     assert why.dimension == 1 and why.axes == ("b",)
 
 
+def looped_until(x, w, limit):
+    def body(state):
+        k, c = state
+        return k + 1, jnp.tanh(c @ w)
+
+    return jax.lax.while_loop(lambda s: s[0] < limit, body, (0, x))[1]
+
+
+def test_a_while_loops_carry_is_found_past_its_conditions_constants():
+    """The same carry in a while_loop whose condition reads ``limit``: the while's operands are the
+    condition's constant (limit), the body's (w), then the carry (0, x), so x is operand 3, not 2."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    limit = jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert "all-gather" in hlo_kinds(looped_until, x, w, limit)
+    why = the_collective(shardviz.trace(looped_until, x, w, limit), "all-gather").why
+    assert (why.cause, why.primitive) == ("loop-carry", "while")
+    assert [(o.role, o.label, o.spec) for o in why.operands][0] == ("carry-start", "x", (("a",), ()))
+    assert why.operands[1].spec == (("a",), ("b",)) and why.wanted == (("a",), ())
+    assert why.dimension == 1 and why.axes == ("b",)
+
+
 # ---------------------------------------------------------------- shard_map
 
 

@@ -756,11 +756,7 @@ class CauseReader:
         if not subs:
             return None
         body = subs[0]
-        if eqn.primitive.name == "scan":
-            consts, carries = int(eqn.params.get("num_consts", 0)), int(eqn.params.get("num_carry", 0))
-        else:
-            consts, carries = int(eqn.params.get("body_nconsts", 0)), len(body.outvars)
-            consts += int(eqn.params.get("cond_nconsts", 0))
+        consts, carries = _carry_slots(eqn, body)
         for k, out in enumerate(body.outvars[:carries]):
             if consts + k >= len(eqn.invars):
                 break
@@ -784,10 +780,7 @@ class CauseReader:
 
     def _carry_layouts(self, found: _Eqn) -> tuple[OperandLayout | None, OperandLayout | None]:
         loop, body = found.loop, found.body
-        if loop.primitive.name == "scan":
-            consts, carries = int(loop.params.get("num_consts", 0)), int(loop.params.get("num_carry", 0))
-        else:
-            consts, carries = int(loop.params.get("body_nconsts", 0)), len(body.outvars)
+        consts, carries = _carry_slots(loop, body)
         ours = self._ours(found)
         for k, out in enumerate(body.outvars[:carries]):
             if id(out) in ours or self._made_from(out, ours):
@@ -803,6 +796,15 @@ class CauseReader:
         if producer is None or depth == 0:
             return False
         return any(id(v) in ours or self._made_from(v, ours, depth - 1) for v in producer.eqn.invars)
+
+
+def _carry_slots(loop: Any, body: Any) -> tuple[int, int]:
+    """Where a scan's or while's carry starts among its operands, and how many carries it has (a while's
+    operands are its condition's constants, then its body's, then the carry)."""
+    if loop.primitive.name == "scan":
+        return int(loop.params.get("num_consts", 0)), int(loop.params.get("num_carry", 0))
+    consts = int(loop.params.get("body_nconsts", 0)) + int(loop.params.get("cond_nconsts", 0))
+    return consts, len(body.outvars)
 
 
 def result_index(computation: hlo.Computation, name: str) -> int | None:
