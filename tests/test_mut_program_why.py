@@ -331,3 +331,85 @@ def test_numpy_is_only_used_for_a_device_order():
     # the warning read with a device order given: the same specs as without one on this identity order
     (r,) = rematerializations(WARNING, Frames(), gathers(), MESH, np.arange(12).reshape(4, 3))
     assert r.before == (("a",), ("b",)) and r.after == (("b",), ("a",))
+
+
+def test_a_device_order_that_no_spec_says_leaves_the_specs_unknown():
+    # partition p's mesh position with the rows of the 4x3 grid reversed: the block of row i is on mesh row
+    # 3 - i, which no spec says (a spec's block index is the device's coordinate)
+    rows_reversed = np.array([(3 - p // 3) * 3 + p % 3 for p in range(12)])
+    (r,) = rematerializations(WARNING, Frames(), gathers(), MESH, rows_reversed)
+    assert r.before is None and r.after is None
+
+
+def test_the_whole_arrays_bytes_are_its_element_types_a_scalar_and_an_unknown_type_included():
+    def one(dtype_dims: str, before: str = "{devices=[4,3]<=[12]}") -> Rematerialization:
+        text = WARNING.replace("f32[3,4]", dtype_dims).replace(
+            "from sharding {devices=[4,3]<=[12]}", f"from sharding {before}"
+        )
+        (r,) = rematerializations(text, Frames(), gathers(), MESH, None)
+        return r
+
+    assert (one("s4[3,4]").full_bytes, one("f8e4m3fn[3,4]").full_bytes, one("pred[3,4]").full_bytes) == (72, 144, 144)
+    assert one("c128[3,4]").full_bytes == 144 * 16
+    assert one("q9[3,4]").full_bytes == 0  # a type shardviz does not know: no bytes guessed
+    # replicated before: the block is the whole array, 3x4 floats
+    r = one("f32[3,4]", "{replicated}")
+    assert (r.shape, r.full_bytes, r.before) == ((3, 4), 48, ((), ()))
+    assert one("f32[]", "{replicated}").full_bytes == 4
+
+
+def test_the_bytes_are_the_line_gathers_of_its_operation_each_run_counted():
+    found = gathers()
+    found[3].op_name = "jit(f)/elsewhere"  # the second whole gather, of another operation on line 9
+    found[0].count = found[1].count = 2
+    (r,) = rematerializations(WARNING, Frames(), found, MESH, None)
+    assert r.wire_bytes == 2 * (96 + 432)
+    assert r.after_text == "{devices=[3,4]<=[4,3]T(1,0)}"
+
+
+def test_an_operation_with_no_op_name_has_no_label_but_its_gathers_operand():
+    bare = WARNING.replace(', metadata={op_name="y"}', "")
+    (r,) = rematerializations(bare, Frames(), gathers(), MESH, None)
+    assert r.label == ""
+    found = gathers()
+    found[1].why = Why("layout-mismatch", "sin", "", (W, X), "r", operand=None)  # no operand named: the first
+    (r,) = rematerializations(bare, Frames(), found, MESH, None)
+    assert r.label == "w"
+
+
+def test_a_replicated_subgroup_reads_as_a_spec_and_a_manual_one_does_not():
+    shared = WARNING.replace("to {devices=[3,4]<=[4,3]T(1,0)}", "to {devices=[4,1,3]<=[12] last_tile_dim_replicate}")
+    (r,) = rematerializations(shared, Frames(), gathers(), MESH, None)
+    assert r.after == (("a",), ())
+    manual = WARNING.replace("to {devices=[3,4]<=[4,3]T(1,0)}", "to {devices=[4,3,1]<=[12] last_tile_dims={manual}}")
+    (r,) = rematerializations(manual, Frames(), gathers(), MESH, None)
+    assert r.after is None
+
+
+def test_explain_lists_fixes_only_when_asked_and_a_parts_missing_reason_skips_only_that_part():
+    fix = SimpleNamespace(text="input x as P(): removes it\n    x = ...")
+    remat_fix = SimpleNamespace(text="constrain in steps\n    y = ...")
+    prog = program([Item(parts=(Item(why=None), Item(why=PARTIAL)), fixes=(fix,))], (remat(),))
+    prog.rematerialization_fixes = lambda k: (remat_fix,) if k == 0 else ()
+    quiet = explain_text(prog)
+    assert "fix:" not in quiet and "    because x is split" in quiet.splitlines()
+    assert quiet.splitlines()[2] == "    (no reason read)"
+    told = explain_text(prog, fixes=True).splitlines()
+    assert told[-2:] == ["    fix: constrain in steps", "        y = ..."]
+    assert "    fix: input x as P(): removes it" in told
+
+
+def test_the_rematerialization_payload_writes_its_dtype_and_each_layout_known_or_not():
+    (row,) = rp.rematerializations_payload(program([], (remat(before=None),)))
+    assert row["dtype"] == "f32" and row["before"] is None and row["after"] == [["b"], ["a"]]
+    assert (row["before_text"], row["after_text"]) == ("?", "P('b', 'a')")
+
+
+def test_line_changes_sort_no_line_first_then_by_kind():
+    at = lambda line: SourceLocation("/home/u/model.py", line)  # noqa: E731
+    after = program([Item(source=None, wire_bytes=4), Item(kind="all-gather", source=at(1), wire_bytes=2),
+                     Item(kind="all-reduce", axes_label="b", source=at(3)), Item(kind="all-gather", axes_label="c",
+                                                                                 source=at(3))])  # fmt: skip
+    rows = rp.line_changes(program([]), after)
+    assert [(r["line"], r["kind"]) for r in rows] == [(None, "all-reduce"), (1, "all-gather"), (3, "all-gather"),
+                                                      (3, "all-reduce")]  # fmt: skip
