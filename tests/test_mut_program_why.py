@@ -350,6 +350,7 @@ def test_the_whole_arrays_bytes_are_its_element_types_a_scalar_and_an_unknown_ty
         return r
 
     assert (one("s4[3,4]").full_bytes, one("f8e4m3fn[3,4]").full_bytes, one("pred[3,4]").full_bytes) == (72, 144, 144)
+    assert type(one("s4[3,4]").full_bytes) is int  # a whole number of bytes, written so in the payload
     assert one("c128[3,4]").full_bytes == 144 * 16
     assert one("q9[3,4]").full_bytes == 0  # a type shardviz does not know: no bytes guessed
     # replicated before: the block is the whole array, 3x4 floats
