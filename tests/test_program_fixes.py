@@ -94,6 +94,15 @@ def test_a_fixs_step_is_the_roofline_of_the_changed_program_written_in_the_unit_
     assert "e-" not in top.text and "0.000" not in top.text
 
 
+def test_fixes_of_a_program_no_longer_held_are_refused_by_name_not_silently_empty():
+    import gc
+
+    (c,) = shardviz.trace(sorted_rows, put((12, 6), P("a", None))).collectives
+    gc.collect()
+    with pytest.raises(shardviz.ShardingError, match="no longer held"):
+        _ = c.fixes
+
+
 def test_a_constraint_in_steps_ends_the_rematerialization_in_jaxs_own_module(capfd):
     """P('a','b') -> P('b','a') in one constraint gathers the whole array; moving one axis at a time
     (first 'a' to dimension 1, then 'b' to dimension 0) lets XLA do it with all-to-alls in place."""

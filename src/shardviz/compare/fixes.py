@@ -110,12 +110,23 @@ class FixFinder:
         return self._found[key]
 
     def fixes_of(self, collective: Collective) -> tuple[Fix, ...]:
-        program = self._program()
-        if program is None or collective.why is None:
+        if collective.why is None:
             return ()
+        if collective.name in self._found:
+            return self._found[collective.name]
+        program = self._program()
+        if program is None:
+            raise ShardingError(_GONE)
         if collective.name not in self._found:
             self._found[collective.name] = find_fixes(program, collective, self.hardware)
         return self._found[collective.name]
+
+
+# Fixes are traced from the program, which a collective does not keep alive (it would hold the program in a cycle).
+_GONE = (
+    "the Program this collective came from is no longer held, and its fixes are traced from it: keep it, "
+    "prog = shardviz.trace(...), and read prog.collectives[i].fixes"
+)
 
 
 def _lost_finder() -> FixFinder | None:
