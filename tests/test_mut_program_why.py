@@ -318,7 +318,10 @@ def test_explain_writes_one_entry_per_collective_and_part_with_because():
     assert explain_text(program([])).splitlines() == ["why f runs each collective", "  no collectives"]
     wanted = Why("layout-mismatch", "reshard", "", (), "moved", wanted=(("a",),), wanted_by="a reshard")
     fix = SimpleNamespace(text="input x as P(): removes it\n    x = ...")
-    text = explain_text(program([Item(why=wanted, fixes=(fix,))]), fixes=True)
+    asked: list[Any] = []
+    finder = SimpleNamespace(fixes_of=lambda c, hardware: asked.append(hardware) or (fix,))
+    text = explain_text(program([Item(why=wanted, finder=finder)]), fixes=True, hardware="h100")
+    assert asked == ["h100"]  # the fixes are ranked on the hardware asked for
     assert text.splitlines()[2:] == [
         "    wanted P('a') by a reshard",
         "    because moved",
@@ -390,8 +393,11 @@ def test_a_replicated_subgroup_reads_as_a_spec_and_a_manual_one_does_not():
 def test_explain_lists_fixes_only_when_asked_and_a_parts_missing_reason_skips_only_that_part():
     fix = SimpleNamespace(text="input x as P(): removes it\n    x = ...")
     remat_fix = SimpleNamespace(text="constrain in steps\n    y = ...")
-    prog = program([Item(parts=(Item(why=None), Item(why=PARTIAL)), fixes=(fix,))], (remat(),))
-    prog.rematerialization_fixes = lambda k: (remat_fix,) if k == 0 else ()
+    finder = SimpleNamespace(
+        fixes_of=lambda c, hardware: (fix,),
+        fixes_of_rematerialization=lambda k, hardware: (remat_fix,) if (k, hardware) == (0, "tpu-v5p") else (),
+    )
+    prog = program([Item(parts=(Item(why=None), Item(why=PARTIAL)), finder=finder)], (remat(),))
     quiet = explain_text(prog)
     assert "fix:" not in quiet and "    because x is split" in quiet.splitlines()
     assert quiet.splitlines()[2] == "    (no reason read)"

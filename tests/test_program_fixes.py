@@ -155,6 +155,11 @@ def test_explain_says_because_for_every_collective_and_lists_fixes_when_asked():
     assert text.count("because ") == len(prog.collectives) == 1
     assert "fix:" not in text
     assert "fix: " in prog.explain(fixes=True)
+    # on other hardware the fixes are ranked there, and the program's own (its payload's) stay as they were
+    other = prog.explain(fixes=True, hardware="h100")
+    assert "on h100 (now" in other and "on tpu-v5p" not in other
+    assert set(prog.to_json()["reasons"]["fixes"]) == {"0"}
+    assert all(f["hardware"] == "tpu-v5p" for f in prog.to_json()["reasons"]["fixes"]["0"])
 
 
 def test_the_widgets_reason_panel_finds_tries_and_goes_back():

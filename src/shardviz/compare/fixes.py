@@ -92,34 +92,40 @@ class FixFinder:
         return (_lost_finder, ())
 
     def traced(self) -> dict[str, tuple[Fix, ...]]:
-        """The fixes worked out so far, by collective name (``remat k`` for a rematerialization's)."""
-        return dict(self._found)
+        """The fixes worked out so far on the finder's hardware, by collective name (``remat k`` for a
+        rematerialization's)."""
+        return {k: v for k, v in self._found.items() if " on " not in k}
 
-    def fixes_of_rematerialization(self, k: int) -> tuple[Fix, ...]:
+    def fixes_of_rematerialization(self, k: int, hardware: str | None = None) -> tuple[Fix, ...]:
         """The fixes of the program's k-th rematerialization: those of the collective that gathers the whole
-        array, judged by whether the rematerialization is gone."""
+        array, judged by whether the rematerialization is gone (ranked on ``hardware``, the finder's by default)."""
         program = self._program()
         if program is None or k >= len(program.rematerializations):
             return ()
-        key = f"remat {k}"
+        key = self._key(f"remat {k}", hardware)
         if key not in self._found:
             r = program.rematerializations[k]
             gathers = [c for c in program.collectives if c.why is not None and c.source is not None
                        and (c.source.file, c.source.line) == (r.source_file, r.source_line)]  # fmt: skip
-            self._found[key] = find_fixes(program, gathers[0], self.hardware, remat=r) if gathers else ()
+            self._found[key] = find_fixes(program, gathers[0], hardware or self.hardware, remat=r) if gathers else ()
         return self._found[key]
 
-    def fixes_of(self, collective: Collective) -> tuple[Fix, ...]:
+    def fixes_of(self, collective: Collective, hardware: str | None = None) -> tuple[Fix, ...]:
+        """``collective``'s fixes, ranked on ``hardware`` (the finder's by default)."""
         if collective.why is None:
             return ()
-        if collective.name in self._found:
-            return self._found[collective.name]
+        key = self._key(collective.name, hardware)
+        if key in self._found:
+            return self._found[key]
         program = self._program()
         if program is None:
             raise ShardingError(_GONE)
-        if collective.name not in self._found:
-            self._found[collective.name] = find_fixes(program, collective, self.hardware)
-        return self._found[collective.name]
+        self._found[key] = find_fixes(program, collective, hardware or self.hardware)
+        return self._found[key]
+
+    def _key(self, name: str, hardware: str | None) -> str:
+        """The finder's own hardware keys by name alone (the payload's keys); another one beside it."""
+        return name if hardware is None or hardware == self.hardware else f"{name} on {hardware}"
 
 
 # Fixes are traced from the program, which a collective does not keep alive (it would hold the program in a cycle).
