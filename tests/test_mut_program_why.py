@@ -420,3 +420,16 @@ def test_line_changes_sort_no_line_first_then_by_kind():
     rows = rp.line_changes(program([]), after)
     assert [(r["line"], r["kind"]) for r in rows] == [(None, "all-reduce"), (1, "all-gather"), (3, "all-gather"),
                                                       (3, "all-reduce")]  # fmt: skip
+
+
+def test_explain_asks_each_collectives_finder_about_that_collective_and_copes_with_none():
+    asked: list[Any] = []
+    finder = SimpleNamespace(
+        fixes_of=lambda c, hardware: asked.append(c.name) or (),
+        fixes_of_rematerialization=lambda k, hardware: asked.append(f"remat {k}") or (),
+    )
+    prog = program([Item(name="all-reduce.7", why=PARTIAL, finder=finder), Item(why=PARTIAL)], (remat(),))
+    text = explain_text(prog, fixes=True)
+    assert asked == ["all-reduce.7", "remat 0"] and "fix:" not in text
+    # no collective with a finder (a program built again from a pickle): no fixes, and no error
+    assert "fix:" not in explain_text(program([Item(why=PARTIAL)], (remat(),)), fixes=True)
