@@ -26,7 +26,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz.array.devices import device_columns
 from shardviz.kinds import KINDS
-from shardviz.text.ranges import format_bytes, picture_dims
+from shardviz.text.ranges import format_bytes, format_seconds, picture_dims
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from program_js_fixtures import write_program_fixtures
@@ -148,6 +148,14 @@ def format_bytes_cases() -> list[list[int | str]]:
     return [[int(c), format_bytes(int(c))] for c in counts]
 
 
+def format_seconds_cases() -> list[list[float | str]]:
+    """``[seconds, format_seconds(seconds)]``: each unit, its edges, a figure that rounds up into the next
+    unit, exact ties (2.125 s, 62.5 ms rounded to even) and a fix's step of a tiny program (139 ps)."""
+    times = [1e-3, 1.0, 0.505, 1.5, 52e-6, 2.19e-8, 2.07e-12, 1234.5, 3e-16, 999.96e-6, 999.4e-6, 999.5e-9]
+    times += [2.125, 0.0625, 2.345e-5, 1.3887884267631104e-10, 2e-6, 7.25e-7, 12.5, -5e-3, 0.0]
+    return [[t, format_seconds(t)] for t in times]
+
+
 def main(target: pathlib.Path) -> None:
     target.mkdir(parents=True, exist_ok=True)
     payloads = fixtures()
@@ -159,6 +167,7 @@ def main(target: pathlib.Path) -> None:
         "picture_dims": picture_dims_cases(payloads),
         "edit_estimates": edit_estimate_cases(),
         "format_bytes": format_bytes_cases(),
+        "format_seconds": format_seconds_cases(),
     }
     (target / "python_answers.json").write_text(json.dumps(answers, indent=1))
     # The registry of kinds, for js/host/kinds.test.ts to hold js/host/kinds.ts equal to it.

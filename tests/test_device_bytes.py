@@ -261,6 +261,17 @@ def test_the_cookbook_step_counts_its_bf16_collectives_as_bf16(cookbook):
     assert gathers and all(c.result_bytes in sharded and c.on_device.dtype == "bfloat16" for c in gathers)
 
 
+def test_every_collective_of_the_cookbook_step_has_a_cause_its_embedding_gradient_partial_sums(cookbook):
+    """By hand: each collective is an FSDP gather of a weight (a layout mismatch) or a gradient summed over
+    'fsdp' (partial sums); the embedding's gradient is a scatter-add of the split cotangent, summed too."""
+    _, prog, _, _, _ = cookbook
+    whys = [c.why for c in prog.collectives] + [p.why for c in prog.collectives for p in c.parts]
+    assert "unknown" not in {w.cause for w in whys}
+    (embedding,) = [w for w in whys if w.primitive == "scatter-add"]
+    assert embedding.cause == "partial-sums" and embedding.axes == ("fsdp",) and embedding.dimension == 0
+    assert embedding.expression.startswith('h = params["embedding"].at[tokens].get(')
+
+
 def test_the_cookbook_report_says_bf16_and_xla_cpus_own_figure(cookbook):
     _, prog, text, _, _ = cookbook
     report = render_program(prog, width=100, color=False)

@@ -226,3 +226,21 @@ def test_the_move_line_at_4096_real_devices_has_xlas_collectives() -> None:
     # The layouts' reading is JAX's own index maps' (each device's new row of 256 columns, 1 KiB).
     assert move["needs"] == {"most_bytes": report["jax_most"], "receiving": report["jax_receiving"], "devices": 4096}
     assert report["jax_most"] == 256 * 4
+
+
+def test_a_mesh_edit_that_xla_can_only_do_by_gathering_everything_says_so_on_the_move_line(capfd):
+    """The parity-fixture generator's case: s32[12,4,2] on a 4x3 mesh (x, y) laid out P('y') (dimension 0 in 3
+    blocks, each on the 4 devices of a column), moved to a 2x6 mesh (y, x) where the carried P('y') cuts it in 2.
+    XLA cannot go from 3 blocks to 2 in place: its compile of the move warns "Involuntary full
+    rematerialization", and every device holds the whole 12*4*2*4 = 384 B array for a moment."""
+    devices = np.asarray(jax.devices()[:12])
+    x = jax.device_put(jnp.zeros((12, 4, 2), jnp.int32), NamedSharding(Mesh(devices.reshape(4, 3), ("x", "y")), P("y")))
+    w = shardviz.ShardingWidget(x)
+    w.mesh = "y=2, x=6"
+    assert w.error == ""
+    assert "Involuntary full rematerialization" in capfd.readouterr().err  # XLA's own words, while it compiled
+    (remat,) = w.move["rematerializations"]
+    assert (remat["shape"], remat["dtype"], remat["full_bytes"]) == ([12, 4, 2], "s32", 384)
+    assert remat["before"] == "P('y') on x=4, y=3" and remat["after"] == "P('y') on y=2, x=6"
+    assert remat["text"].startswith("involuntary full rematerialization: XLA cannot move the array from P('y')")
+    assert w.last_move.rematerializations  # the traced move program holds XLA's warning, read

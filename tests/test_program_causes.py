@@ -83,6 +83,57 @@ def test_a_sum_over_a_split_dimension_combines_the_blocks():
     assert (why.cause, why.primitive, why.dimension, why.axes) == ("partial-sums", "reduce_sum", 0, ("a",))
 
 
+def added_at(u, ids):
+    return jnp.zeros((16, 6), u.dtype).at[ids].add(u)
+
+
+def test_a_scatter_add_of_split_updates_leaves_partial_sums():
+    """u [8,6] P('a') added at ids [8] P('a') into a [16,6] table: the updates' dimension 0 (the one they
+    scatter along; dimension 1 is the window) is split over 'a', so each of the 4 devices adds its 2 rows into
+    a whole [16,6] of its own, and the 4 partial tables are summed over 'a' (an all-reduce of f32[16,6])."""
+    u, ids = put((8, 6), P("a", None)), jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(MESH, P("a")))
+    assert hlo_kinds(added_at, u, ids) == ["all-reduce"]
+    c = the_collective(shardviz.trace(added_at, u, ids), "all-reduce")
+    why = c.why
+    assert (why.cause, why.primitive) == ("partial-sums", "scatter-add")
+    assert why.operands[why.operand].label == "u" and why.operands[why.operand].spec == (("a",), ())
+    assert (why.dimension, why.axes) == (0, ("a",))
+    assert why.rule.startswith("u, the updates, is split over 'a' on dimension 0: each device adds only its share")
+
+
+EXPLICIT = jax.make_mesh((4,), ("a",), axis_types=(AxisType.Explicit,), devices=jax.devices()[:4])
+
+
+def embedded_rows(table, ids):
+    rows = table.at[ids].get(out_sharding=P("a", None))
+    return jnp.sum(rows * rows)
+
+
+def test_the_gradient_of_a_lookup_sums_partial_scatter_adds_of_the_split_cotangent():
+    """The training cookbook's embedding lookup, small: table [16,6] P() looked up at ids [8] P('a') into rows
+    laid out P('a'). Its gradient scatter-adds the rows' cotangent (split over 'a' on dimension 0) into a zero
+    table; JAX's transpose reshards the cotangent whole first, but XLA keeps it split: each device adds its 2
+    rows and the [16,6] tables are summed over 'a' (one all-reduce of f32[16,6], nothing gathered)."""
+    with jax.set_mesh(EXPLICIT):
+        table = jax.ShapeDtypeStruct((16, 6), jnp.float32, sharding=NamedSharding(EXPLICIT, P(None, None)))
+        ids = jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(EXPLICIT, P("a")))
+        grad = jax.grad(embedded_rows)
+        text = jax.jit(grad).lower(table, ids).compile().as_text()
+        assert re.findall(r"= (f32\[[\d,]*\])\S* (all-reduce|all-gather)\(", text) == [("f32[16,6]", "all-reduce")]
+        prog = shardviz.trace(grad, table, ids)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive) == ("partial-sums", "scatter-add")
+    assert c.source.line == line_of(embedded_rows, "table.at[ids].get")
+    cotangent = why.operands[why.operand]
+    # the operand the rule is about is the cotangent as made, before the reshard: split over 'a' on dimension 0
+    assert (cotangent.role, cotangent.spec, cotangent.type_str) == ("made", (("a",), ()), "float32[8@a,6]")
+    assert [o.spec for o in why.operands[:3]] == [((), ()), ((), ()), ((), ())]  # as the jaxpr lays them out
+    assert (why.dimension, why.axes) == (0, ("a",))
+    assert "before the reshard that makes it whole; XLA keeps it split" in why.rule
+    assert why.rule.endswith("the all-reduce sums the devices' partial results over 'a'")
+
+
 # ---------------------------------------------------------------- layout mismatch
 
 
@@ -211,6 +262,27 @@ def test_a_loop_carry_made_in_another_layout_than_it_starts_in_is_moved_back():
     assert why.operands[0].spec == (("a",), ())
     assert why.operands[1].spec == (("a",), ("b",))
     assert why.wanted == (("a",), ())
+    assert why.dimension == 1 and why.axes == ("b",)
+
+
+def looped_until(x, w, limit):
+    def body(state):
+        k, c = state
+        return k + 1, jnp.tanh(c @ w)
+
+    return jax.lax.while_loop(lambda s: s[0] < limit, body, (0, x))[1]
+
+
+def test_a_while_loops_carry_is_found_past_its_conditions_constants():
+    """The same carry in a while_loop whose condition reads ``limit``: the while's operands are the
+    condition's constant (limit), the body's (w), then the carry (0, x), so x is operand 3, not 2."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    limit = jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert "all-gather" in hlo_kinds(looped_until, x, w, limit)
+    why = the_collective(shardviz.trace(looped_until, x, w, limit), "all-gather").why
+    assert (why.cause, why.primitive) == ("loop-carry", "while")
+    assert [(o.role, o.label, o.spec) for o in why.operands][0] == ("carry-start", "x", (("a",), ()))
+    assert why.operands[1].spec == (("a",), ("b",)) and why.wanted == (("a",), ())
     assert why.dimension == 1 and why.axes == ("b",)
 
 

@@ -8,6 +8,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -81,6 +82,27 @@ def test_the_top_fix_of_a_sort_along_a_split_dimension_removes_the_gather():
     assert hlo_kinds(sorted_rows, put((12, 6), as_spec(top.spec))) == []
 
 
+def test_a_fixs_step_is_the_roofline_of_the_changed_program_written_in_the_unit_that_fits():
+    x = put((12, 6), P("a", None))
+    prog = shardviz.trace(sorted_rows, x)
+    (c,) = prog.collectives
+    top = c.fixes[0]
+    # By hand: after the fix each device sorts the whole f32[12,6] (288 B), reading it and writing the result,
+    # 576 B of HBM at tpu-v5p's 2.765e12 B/s = 2.08e-10 s, and sends nothing: a picosecond figure, no unit slip.
+    assert top.step_s == pytest.approx(576 / 2.765e12, rel=1e-6)
+    assert "step 208 ps on tpu-v5p" in top.text
+    assert "e-" not in top.text and "0.000" not in top.text
+
+
+def test_fixes_of_a_program_no_longer_held_are_refused_by_name_not_silently_empty():
+    import gc
+
+    (c,) = shardviz.trace(sorted_rows, put((12, 6), P("a", None))).collectives
+    gc.collect()
+    with pytest.raises(shardviz.ShardingError, match="no longer held"):
+        _ = c.fixes
+
+
 def test_a_constraint_in_steps_ends_the_rematerialization_in_jaxs_own_module(capfd):
     """P('a','b') -> P('b','a') in one constraint gathers the whole array; moving one axis at a time
     (first 'a' to dimension 1, then 'b' to dimension 0) lets XLA do it with all-to-alls in place."""
@@ -133,6 +155,11 @@ def test_explain_says_because_for_every_collective_and_lists_fixes_when_asked():
     assert text.count("because ") == len(prog.collectives) == 1
     assert "fix:" not in text
     assert "fix: " in prog.explain(fixes=True)
+    # on other hardware the fixes are ranked there, and the program's own (its payload's) stay as they were
+    other = prog.explain(fixes=True, hardware="h100")
+    assert "on h100 (now" in other and "on tpu-v5p" not in other
+    assert set(prog.to_json()["reasons"]["fixes"]) == {"0"}
+    assert all(f["hardware"] == "tpu-v5p" for f in prog.to_json()["reasons"]["fixes"]["0"])
 
 
 def test_the_widgets_reason_panel_finds_tries_and_goes_back():

@@ -46,6 +46,29 @@ def test_the_whole_array_is_gathered_on_every_device_in_jaxs_own_module():
     assert re.search(r"= f32\[12,12\]\{[\d,]*\} all-gather\(", text)
 
 
+def swapped_bf16_product(y):
+    z = jnp.sin(y) * 2  # XLA:CPU widens this to f32 and gathers the f32 copy
+    return jax.lax.with_sharding_constraint(z, NamedSharding(MESH, P("b", "a")))
+
+
+def test_a_bf16_rematerialization_counts_the_bytes_a_device_moves_in_bf16():
+    """XLA:CPU gathers a bf16 array as f32: the module's all-gathers are f32[3,12] and f32[12,12]. A TPU or
+    GPU moves bf16, and the rematerialization's bytes are counted so."""
+    y = jax.ShapeDtypeStruct((12, 12), jnp.bfloat16, sharding=NamedSharding(MESH, P("a", "b")))
+    text = jax.jit(swapped_bf16_product).lower(y).compile().as_text()
+    assert re.search(r"= f32\[12,12\]\{[\d,]*\} all-gather\(", text)  # the premise: the CPU module's f32 gather
+    prog = shardviz.trace(swapped_bf16_product, y)
+    (r,) = prog.rematerializations
+    assert r.dtype == "bf16" and r.shape == (12, 12)
+    assert r.full_bytes == 12 * 12 * 2  # the whole bf16 array: 288 B
+    # By hand, 2 B an element: each device holds 3x4; the gather over 'b' (3) makes 3x12 = 72 B and sends 2/3
+    # of it (48 B); the gather over 'a' (4) makes the whole 288 B and sends 3/4 of it (216 B). In f32: 528 B.
+    assert r.wire_bytes == 48 + 216
+    assert sorted(c.wire_bytes for c in prog.collectives) == [48, 216]
+    assert {c.on_device.dtype for c in prog.collectives} == {"bfloat16"}
+    assert sorted(c.on_cpu.wire_bytes for c in prog.collectives) == [96, 432]  # the module's own f32 bytes
+
+
 def test_the_rematerialization_is_caught_with_both_specs_its_line_and_bytes(prog):
     (r,) = prog.rematerializations
     assert r.before == (("a",), ("b",)) and r.after == (("b",), ("a",))
@@ -113,3 +136,9 @@ def test_a_what_if_childs_rematerialization_is_caught_there_and_its_fix_traced_t
     assert (r.before, r.after, r.full_bytes, r.wire_bytes) == ((("a",), ("b",)), (("b",), ("a",)), 576, 528)
     fixes = prog.rematerialization_fixes(0)
     assert fixes and fixes[0].removed and fixes[0].program.whatif is not None
+    # The constraint in steps is rebuilt in a child too: through P(None, ('b', 'a')) one axis moves at a time
+    # (the child's module has all-to-alls and a collective-permute), and no whole array is gathered.
+    (steps,) = [f for f in fixes if f.kind == "constraint"]
+    assert steps.removed and steps.program.whatif is not None and steps.program.rematerializations == ()
+    assert "all-gather" not in {c.kind for c in steps.program.collectives}
+    assert steps.code.startswith("y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P(None, ('b', 'a'))))")

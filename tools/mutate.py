@@ -265,6 +265,18 @@ PARTS: dict[str, Slice] = {
     "memory-guard": Slice(
         ("memory_guard.py",), _tests("test_mut_memory_guard.py", "test_memory_guard.py"), PURE_TEST_OPTIONS
     ),
+    # the reasons' data, text and payload and the rematerialization reader, against stand-ins (milliseconds a test)
+    "program-why-fast": Slice(
+        (
+            "program/why/remat.py",
+            "program/why/reasons.py",
+            "program/why/reasons_payload.py",
+            "program/why/explain.py",
+        ),
+        _tests("test_mut_program_why.py"),
+        PURE_TEST_OPTIONS,
+        PURE_TEST_TIMEOUTS,
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),

@@ -3,12 +3,13 @@
  * text, its values per pass, the bytes it sends per call and holds at the
  * memory peak, its collectives (chips that select themselves), and the
  * memory groups it makes, with the most each holds and what is live of it
- * at the peak.
+ * at the peak; each distinct reason of its collectives ("because ...").
  */
 
 import type { Program } from "../payload/program";
 import { lineLabel, lineText } from "../payload/program";
 import type { SourcePlan } from "../payload/programSource";
+import { whyOf, whyText } from "../payload/reasons";
 import { type Child, h } from "../util/dom";
 import { formatBytes } from "../util/ranges";
 import { collectiveChip } from "./programChips";
@@ -69,12 +70,32 @@ export function lineFacts(program: Program, plan: SourcePlan | null, entry: numb
         ]
       : [],
   );
+  const reasons = payload.reasons;
+  const because = reasons
+    ? [
+        ...new Set(
+          payload.lines
+            .flatMap((l, e) => (entries.includes(e) ? l.collectives : []))
+            .flatMap((c) => {
+              const why = whyOf(reasons, c);
+              return why ? [whyText(why)] : [];
+            }),
+        ),
+      ]
+    : [];
   return {
     title: `Line ${where}${block ? ` (${block.name})` : ""}`,
     content: [
       text ? h("pre", { class: "sv-line-text" }, [text]) : null,
       facts,
       collectives.length > 0 ? h("div", { class: "sv-chip-row sv-line-collectives" }, collectives) : null,
+      because.length > 0
+        ? h(
+            "ul",
+            { class: "sv-line-reasons", "data-role": "line-reasons" },
+            because.map((text) => h("li", {}, [text])),
+          )
+        : null,
       ...held,
     ],
   };

@@ -191,6 +191,24 @@ describe("the array view's move line", () => {
     expect(query(shown.el, '[data-role="move"]').textContent).toContain("needed no collective");
   });
 
+  it("says when XLA warned of an involuntary full rematerialization while compiling the move", () => {
+    // Python's answer to the mesh edit of tests/test_move_needs.py: s32[12,4,2] from 3 blocks to 2.
+    const text =
+      "involuntary full rematerialization: XLA cannot move the array from P('y') on x=4, y=3 to P('y') on " +
+      "y=2, x=6 efficiently, so every device gathers the whole s32[12,4,2] (384 B) and cuts its new block";
+    const move: MoveSummary = {
+      collectives: [{ kind: "all-gather", axes: ["y"], group_size: 3, count: 1, wire_bytes: 256 }],
+      wire_bytes: 256,
+      rematerializations: [
+        { shape: [12, 4, 2], dtype: "s32", full_bytes: 384, before: "P('y') on x=4, y=3", after: "", text },
+      ],
+    };
+    shown = renderWidget(moves.gathered.payload, { move });
+    const remat = query(shown.el, '[data-role="move"] [data-role="move-remat"]');
+    expect(remat.textContent).toBe(`XLA warned of an ${text}.`);
+    expect(remat.getAttribute("data-bytes")).toBe("384");
+  });
+
   it("follows Python's answer to the next edit", () => {
     shown = renderWidget(moves.gathered.payload, { move: moves.gathered.move });
     shown.model.fromPython({ payload: moves.back.payload, move: moves.back.move });

@@ -7,7 +7,9 @@
  * (onto other devices, say), and what each device lacked of its new block,
  * read from the two layouts (the least any program could move). Past
  * XLA:CPU's 2,048 devices of one process it says XLA compiled the move in a
- * separate process. Nothing is shown before the first edit.
+ * separate process, and where XLA warned of an involuntary full
+ * rematerialization while compiling the move, says so. Nothing is shown
+ * before the first edit.
  */
 
 import type { MemoryMove, MoveChild, MoveCollective, MoveNeeds, MoveSummary } from "../payload/move";
@@ -25,7 +27,14 @@ export function renderMove(move: MoveSummary | undefined, axisNames: readonly st
     ]);
   }
   const memory = move.memory ? memoryLine(move.memory) : null;
-  const child = move.child ? [" ", childLine(move.child)] : [];
+  const child = [
+    ...(move.child ? [" ", childLine(move.child)] : []),
+    ...(move.rematerializations ?? []).map((r) =>
+      h("div", { class: "sv-warning", "data-role": "move-remat", "data-bytes": r.full_bytes }, [
+        `XLA warned of an ${r.text}.`,
+      ]),
+    ),
+  ];
   if (move.collectives.length === 0) {
     return h("div", { class: "sv-move", "data-role": "move", "data-bytes": move.wire_bytes }, [
       memory ??

@@ -69,6 +69,13 @@ describe("the reason panel", () => {
     expect(row?.getAttribute("data-removed")).toBe("true");
     expect(row?.textContent).toContain("removes it, but the step is slower");
     expect(row?.textContent).toContain("(vanished)");
+    expect(row?.textContent).toContain("step 3 \u00b5s on tpu-v5p (now 2 \u00b5s)");
+    // A tiny program's step after a fix: 1.39e-10 s reads in picoseconds, not as "0.000139 µs".
+    const tiny = renderReason(WHY, { ...reasons, fixes: { "0": [{ ...fix, step_s: 1.3887884267631104e-10 }] } }, MESH, {
+      key: "0",
+      send: null,
+    });
+    expect(tiny.querySelector("[data-role='reason-fix']")?.textContent).toContain("step 139 ps on tpu-v5p");
     (panel.querySelector("[data-role='try-fix']") as HTMLButtonElement).click();
     expect(sent).toEqual(["try:0:0"]);
     const saved = renderReason(WHY, reasons, MESH, { key: "0", send: null });

@@ -20,7 +20,7 @@ import {
   whyText,
 } from "../payload/reasons";
 import { h } from "../util/dom";
-import { formatBytes } from "../util/ranges";
+import { formatBytes, formatSeconds } from "../util/ranges";
 
 const CAUSE_TITLES: Record<string, string> = {
   "partial-sums": "Partial sums",
@@ -87,7 +87,7 @@ function fixRow(fix: FixPayload, index: number, canTry: boolean): HTMLElement {
     : "does not remove it";
   const step =
     fix.step_s !== null && fix.before_s !== null
-      ? `step ${(fix.step_s * 1e6).toPrecision(3)} µs on ${fix.hardware} (now ${(fix.before_s * 1e6).toPrecision(3)} µs)`
+      ? `step ${formatSeconds(fix.step_s)} on ${fix.hardware} (now ${formatSeconds(fix.before_s)})`
       : "";
   const changes = fix.changes.map((c) =>
     h("li", {}, [

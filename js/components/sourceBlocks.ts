@@ -106,6 +106,22 @@ export function rowElement(program: Program, plan: SourcePlan, row: SourceRow): 
     if (bytes > 0) cell.setAttribute("aria-label", `${what} ${formatBytes(bytes)}`);
     return cell;
   };
+  const why = whyMarker(program, row);
+  const sent = why
+    ? h(
+        "button",
+        {
+          type: "button",
+          class: why.remat ? "sv-src-sent sv-why-mark sv-why-remat" : "sv-src-sent sv-why-mark",
+          "data-role": "line-sent",
+          "data-bytes": row.sentBytes,
+          "data-why-collective": why.collective,
+          "aria-label": `sends ${formatBytes(row.sentBytes)} per call${why.remat ? ", with an involuntary full rematerialization" : ""}: why?`,
+          title: "Why is it sent? Opens the reason of this line's first collective",
+        },
+        [row.sentBytes > 0 ? formatBytes(row.sentBytes) : "why"],
+      )
+    : bytesCell(row.sentBytes, "sent", "sends per call");
   const code = h("pre", { class: "sv-src-code" }, [row.text || " "]);
   code.style.setProperty("--sv-indent", String(row.indent));
   const links: HTMLElement[] = [];
@@ -141,7 +157,7 @@ export function rowElement(program: Program, plan: SourcePlan, row: SourceRow): 
     },
     [
       number,
-      bytesCell(row.sentBytes, "sent", "sends per call"),
+      sent,
       bytesCell(row.peakBytes, "peak", "holds at the peak"),
       h("div", { class: "sv-src-main" }, [
         code,
@@ -182,6 +198,19 @@ export function setBlockOpen(block: HTMLElement, open: boolean): void {
   )) {
     part.hidden = !open;
   }
+}
+
+/**
+ * The collective a line's "sends" marker opens the reason of (the first chip listed on the line), and
+ * whether XLA rematerialized an array there; null where the payload carries no reasons or the line no collective.
+ */
+export function whyMarker(program: Program, row: SourceRow): { collective: number; remat: boolean } | null {
+  const reasons = program.payload.reasons;
+  if (!reasons) return null;
+  const first = [...row.forward.collectives, ...row.backward.collectives].find((f) => f.items.length > 0);
+  if (!first) return null;
+  const remat = row.lineNo !== null && reasons.rematerializations.some((r) => r.line === row.lineNo);
+  return { collective: first.items[0].collective, remat };
 }
 
 function hasNotes(row: SourceRow): boolean {

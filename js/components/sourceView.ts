@@ -8,7 +8,8 @@
  * bytes; values: name, operation, type). A loop's passes or a layer's scopes
  * on one line are one chip that opens into one each. Lines in no block follow
  * apart. Selecting a chip or a line number reports it; the view decides what
- * selection shows.
+ * selection shows. A line's "sends" figure is its marker: a click opens the
+ * reason of the line's first collective.
  */
 
 import type { Program } from "../payload/program";
@@ -67,6 +68,11 @@ export class SourceView {
         break;
       case "line-collective":
         options.onSelectCollective(Number(target.getAttribute("data-collective")));
+        break;
+      case "line-sent":
+        if (target.hasAttribute("data-why-collective")) {
+          options.onSelectCollective(Number(target.getAttribute("data-why-collective")));
+        }
         break;
       case "value-family":
       case "collective-family":

@@ -43,6 +43,18 @@ export interface MoveChild {
   seconds: number;
 }
 
+/** XLA's "Involuntary full rematerialization" while it compiled the move: every device gathered the whole array. */
+export interface MoveRemat {
+  shape: number[];
+  dtype: string;
+  /** The whole array's bytes, which each device then holds. */
+  full_bytes: number;
+  /** The two layouts, as the array view writes them (`P('y') on x=4, y=3`). */
+  before: string;
+  after: string;
+  text: string;
+}
+
 /**
  * `{}` (nothing moved, or no array), the move's collectives and bytes, or why
  * no single program moves it; with what each device lacked (`needs`, absent
@@ -56,5 +68,6 @@ export type MoveSummary =
       memory?: MemoryMove;
       needs?: MoveNeeds;
       child?: MoveChild;
+      rematerializations?: MoveRemat[];
     }
   | { error: string; needs?: MoveNeeds };

@@ -59,6 +59,8 @@ export interface PythonAnswers {
   }[];
   /** `[count, format_bytes(count)]` as Python writes them. */
   format_bytes: [number, string][];
+  /** `[seconds, format_seconds(seconds)]` as Python writes them. */
+  format_seconds: [number, string][];
 }
 
 export function loadPythonAnswers(): PythonAnswers {

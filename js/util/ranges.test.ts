@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadPythonAnswers } from "../test/fixtures";
-import { compressIds, formatBytes, formatIndex } from "./ranges";
+import { compressIds, formatBytes, formatIndex, formatSeconds } from "./ranges";
 
 describe("compressIds", () => {
   it.each([
@@ -32,6 +32,15 @@ describe("formatting", () => {
     const cases = loadPythonAnswers().format_bytes;
     expect(cases.map(([count]) => [count, formatBytes(count)])).toEqual(cases);
     expect(cases.some(([, text]) => text === "52 MiB")).toBe(true); // 52.5 MiB: toFixed alone says 53
+  });
+  it("writes times as Python's format_seconds does: the unit that fits, three figures, ties to even", () => {
+    const cases = loadPythonAnswers().format_seconds;
+    expect(cases.map(([seconds]) => [seconds, formatSeconds(seconds)])).toEqual(cases);
+    // By hand: 1.39e-10 s is 139 ps; 999.96 µs rounds to 1000 µs, so it is 1 ms; 2.125 s is a tie, to even.
+    expect(formatSeconds(1.3887884267631104e-10)).toBe("139 ps");
+    expect(formatSeconds(999.96e-6)).toBe("1 ms");
+    expect(formatSeconds(2.125)).toBe("2.12 s");
+    expect(formatSeconds(52e-6)).toBe("52 \u00b5s");
   });
   it("writes byte counts", () => {
     expect(formatBytes(16)).toBe("16 B");

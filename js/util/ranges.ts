@@ -45,6 +45,40 @@ export function pyFixed(value: number, digits: number): string {
   return ((floor % 2 === 0 ? floor : floor + 1) / 10 ** digits).toFixed(digits);
 }
 
+const TIME_UNITS: [string, number][] = [
+  ["s", 1],
+  ["ms", 1e-3],
+  ["\u00b5s", 1e-6],
+  ["ns", 1e-9],
+  ["ps", 1e-12],
+];
+
+/** `value` to three significant figures (all its integer digits where it has more), no trailing zeros. */
+function threeFigures(value: number): string {
+  const digits = Math.max(0, 2 - Math.floor(Math.log10(Math.abs(value))));
+  const text = pyFixed(value, digits);
+  return text.includes(".") ? text.replace(/0+$/, "").replace(/\.$/, "") : text;
+}
+
+/**
+ * A time in the unit that fits, three figures, zeros after the point dropped: `505 ms`, `52 µs`,
+ * `21.9 ns`, as Python's `format_seconds` (shardviz.text.ranges) writes it; a figure that rounds up
+ * to 1000 of its unit is written in the next one.
+ */
+export function formatSeconds(seconds: number): string {
+  if (!Number.isFinite(seconds)) return Number.isNaN(seconds) ? "nan" : seconds > 0 ? "inf" : "-inf";
+  if (seconds === 0) return "0 s";
+  const size = Math.abs(seconds);
+  let unit = TIME_UNITS.findIndex(([, scale]) => size >= scale);
+  if (unit < 0) unit = TIME_UNITS.length - 1;
+  let text = threeFigures(seconds / TIME_UNITS[unit][1]);
+  if (unit > 0 && Math.abs(Number(text)) >= 1000) {
+    unit -= 1;
+    text = threeFigures(seconds / TIME_UNITS[unit][1]);
+  }
+  return `${text} ${TIME_UNITS[unit][0]}`;
+}
+
 /** Human byte counts: `512 B`, `4.0 KiB`, `1.5 MiB`, rounded as Python's `format_bytes` rounds them. */
 export function formatBytes(bytes: number): string {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];

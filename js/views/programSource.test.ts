@@ -174,6 +174,35 @@ describe("the source view", () => {
     expect(family.getAttribute("aria-expanded")).toBe("true");
   });
 
+  it("opens the reason of a line's first collective from its sends marker, and lists the line's reasons", () => {
+    const payload = loadProgram("layers");
+    const reasons = payload.reasons;
+    if (!reasons) throw new Error("no reasons");
+    const { el } = show("layers");
+    const line = lineOf(payload, "return jnp.mean((logits");
+    const target = row(el, "loss_fn", line);
+    // The first chip listed on the line is the collective the marker opens.
+    const first = Number(query(target, '[data-role="line-collective"]').getAttribute("data-collective"));
+    const marker = query(target, '[data-role="line-sent"]');
+    expect(marker.tagName).toBe("BUTTON");
+    expect(Number(marker.getAttribute("data-why-collective"))).toBe(first);
+    marker.click();
+    const selection = query(el, '[data-role="selection"]');
+    expect(selection.querySelector(".sv-panel-title")?.textContent).toContain(
+      `Collective ${payload.collectives[first].kind}`,
+    );
+    const why = reasons.why_table[reasons.whys[first]];
+    expect(query(selection, '[data-role="reason-cause"]').textContent).toBe(`Partial sums: ${why.primitive}`);
+    expect(query(selection, '[data-role="reason-rule"]').textContent).toBe(`because ${why.rule}`);
+    // The line number selects the line; its facts list each distinct reason of its collectives once.
+    query(target, '[data-role="line-number"]').click();
+    const onLine = payload.lines.flatMap((l) => (l.line === line ? l.collectives : []));
+    const distinct = new Set(onLine.map((c) => `because ${reasons.why_table[reasons.whys[c]].rule}`));
+    const listed = all(query(selection, '[data-role="line-reasons"]'), "li").map((li) => li.textContent);
+    expect(listed).toEqual([...distinct]);
+    expect(listed.length).toBeGreaterThan(0);
+  });
+
   it("selects a line: what it sends and holds at the peak, summed by hand from the payload", () => {
     const payload = loadProgram("layers");
     const { el } = show("layers");

@@ -2,8 +2,8 @@
 rematerialization on a what-if 4x3 mesh, compiled in a child of 12), and on a saved page opened from
 file:// with the network cut off.
 
-A click on a collective opens why it is there (the operands' layouts as small mesh grids, the rule);
-"Find fixes" traces the changes in the kernel, "Try it" makes one the program shown, "Back" returns.
+A click on a collective, or on a line's marker (its "sends" figure) in the source, opens why it is
+there (the operands' layouts as small mesh grids, the rule); "Find fixes" traces the changes in the kernel, "Try it" makes one the program shown, "Back" returns.
 The kernel is read back with a probe cell that compiles the tried program's function with JAX itself
 (no shardviz) and lists the compiled module's collectives: the page must agree.
 """
@@ -11,6 +11,7 @@ The kernel is read back with a probe cell that compiles the tried program's func
 from __future__ import annotations
 
 import pathlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -97,6 +98,29 @@ def shot(locator: Any, name: str) -> pathlib.Path:
     return path
 
 
+def test_a_click_on_a_line_marker_opens_the_reason_of_its_collective(session: Session) -> None:
+    widget = session.widget()
+    # The sort's line has one collective (the all-gather of x, numbered 0): its "sends" figure is the marker.
+    line = widget.locator('[data-role="source-line"]').filter(has_text="jnp.sort(x, axis=0)")
+    marker = line.locator('[data-role="line-sent"]')
+    expect(marker).to_have_attribute("data-why-collective", "0")
+    marker.click()
+    reason = widget.locator('[data-role="selection"] [data-role="reason"]')
+    expect(reason.locator('[data-role="reason-cause"]')).to_have_text("Needs a whole dimension: sort")
+    expect(reason.locator('[data-role="reason-rule"]')).to_contain_text("dimension 0 of x, which is split over 'a'")
+    expect(widget.locator('[data-role="selection"] .sv-panel-title').first).to_have_text("Collective all-gather over a")
+    shot(widget.locator(".sv-program-main"), "program-reason-marker.png")
+    # The rematerialization's line is marked as such, and its marker opens the box with both layouts.
+    remat_widget = session.widget(REMAT)
+    remat_marker = remat_widget.locator('[data-role="line-sent"][data-why-collective]').first
+    expect(remat_marker).to_have_class(re.compile(r"\bsv-why-remat\b"))
+    remat_marker.click()
+    expect(remat_widget.locator('[data-role="selection"] [data-role="remat"]')).to_contain_text(
+        "from P('a', 'b') to P('b', 'a')"
+    )
+    session.nb.assert_healthy()
+
+
 def test_a_click_on_a_collective_opens_its_reason_and_try_it_traces_the_fix(session: Session) -> None:
     widget = session.widget()
     widget.locator('[data-role="collective"]').first.click()
@@ -165,8 +189,12 @@ def test_a_saved_page_shows_the_reasons_and_traced_fixes_read_only(offline_conte
     assert prog.collectives[0].fixes  # traced here, so the page carries them
     page, watch = offline_context.open(pathlib.Path(shardviz.save_html(prog, tmp_path / "reasons.html")))
     expect(page.locator('[data-view="program"]')).to_have_count(1)
-    page.locator('[data-role="collective"]').first.click()
+    # The line's marker opens the reason on the saved page too, and the fixes traced before saving.
+    page.locator('[data-role="source-line"]').filter(has_text="jnp.sort").locator('[data-role="line-sent"]').click()
     reason = page.locator('[data-role="reason"]')
+    expect(reason.locator('[data-role="reason-cause"]')).to_have_text("Needs a whole dimension: sort")
+    expect(reason.locator('[data-role="reason-fix"]').first).to_have_attribute("data-removed", "true")
+    page.locator('[data-role="collective"]').first.click()
     expect(reason.locator('[data-role="reason-cause"]')).to_have_text("Needs a whole dimension: sort")
     expect(reason.locator('[data-role="reason-fix"]').first).to_have_attribute("data-removed", "true")
     expect(reason.locator('[data-role="try-fix"]')).to_have_count(0)  # read-only: nothing to trace with

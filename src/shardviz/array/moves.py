@@ -1,7 +1,8 @@
 """What moving an array from one layout to another costs: the compiled identity's
 collectives and bytes, the copy between device and host memory of a memory-kind
-change, or why no single program moves it (the array view's move line), and
-what each device lacked of its new block, read from the two layouts.
+change, or why no single program moves it (the array view's move line),
+what each device lacked of its new block, read from the two layouts, and
+XLA's involuntary full rematerializations the move's compile logged.
 
 The identity is traced by the program engine, which the caller hands in
 (``trace``: ``shardviz.trace``), so the array package never imports the program
@@ -23,8 +24,10 @@ import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from ..errors import ShardingError
+from ..text.ranges import format_bytes
+from .checks import spec_repr
 from .move_needs import move_needs
-from .placement import ArrayState
+from .placement import ArrayState, trimmed
 
 # A traced program (a shardviz.Program): the program engine's, read here for its collectives.
 Program = Any
@@ -171,6 +174,9 @@ def resharding(
             "bytes": math.prod(block) * new.dtype.itemsize,
         }
     summary["needs"] = needs
+    remats = _rematerializations(program, before, after)
+    if remats:
+        summary["rematerializations"] = remats
     if program.whatif is not None:
         summary["child"] = {"devices": program.whatif.devices, "seconds": round(program.whatif.child_seconds, 1)}
     return program, summary
@@ -191,6 +197,37 @@ def _summary(program: Program) -> dict[str, Any]:
             entry["pairs"] = sum(source != target for source, target in c.pairs)
         collectives.append(entry)
     return {"collectives": collectives, "wire_bytes": program.totals.wire_bytes}
+
+
+def _rematerializations(program: Program, before: ArrayState, after: ArrayState) -> list[dict[str, Any]]:
+    """XLA's "Involuntary full rematerialization" warnings its compile of the move logged (caught by the
+    program's trace): every device gathers the whole array and cuts its new block. The two layouts are the
+    array view's own (the warning's second sharding is on the new mesh's device order, not the old mesh's)."""
+    out = []
+    for r in getattr(program, "rematerializations", ()):
+        old, new = _layout_words(before), _layout_words(after)
+        out.append(
+            {
+                "shape": list(r.shape),
+                "dtype": r.dtype,
+                "full_bytes": r.full_bytes,
+                "before": old,
+                "after": new,
+                "text": (
+                    f"involuntary full rematerialization: XLA cannot move the array from {old} to {new} "
+                    f"efficiently, so every device gathers the whole {r.dtype}[{','.join(map(str, r.shape))}] "
+                    f"({format_bytes(r.full_bytes)}) and cuts its new block"
+                ),
+            }
+        )
+    return out
+
+
+def _layout_words(state: ArrayState) -> str:
+    """``P('y') on x=4, y=3``: the state's spec on its mesh's axes."""
+    mesh = state.mesh
+    axes = ", ".join(f"{n}={int(k)}" for n, k in zip(mesh.axis_names, mesh.axis_sizes)) if mesh is not None else "?"
+    return f"{spec_repr(tuple(trimmed(state.spec)))} on {axes}"
 
 
 def _count(n: int, noun: str) -> str:

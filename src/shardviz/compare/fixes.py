@@ -26,6 +26,7 @@ from jax.sharding import NamedSharding
 from ..errors import ShardingError
 from ..program.model import Collective, ProgramData
 from ..program.why.reasons import Spec, Why, spec_text
+from ..text.ranges import format_seconds
 from .run import DEFAULT_HARDWARE
 
 MOST = 3
@@ -58,7 +59,7 @@ class Fix:
         gone = "removes it" if self.removed else "does not remove it"
         timing = ""
         if self.step_s is not None and self.before_s is not None:
-            timing = f"; step {self.step_s * 1e6:.3g} us on {self.hardware} (now {self.before_s * 1e6:.3g} us)"
+            timing = f"; step {format_seconds(self.step_s)} on {self.hardware} (now {format_seconds(self.before_s)})"
             if self.removed and self.slower:
                 timing += ", but the step is slower"
         return f"{self.summary}: {gone}{timing}\n    {self.code}"
@@ -91,30 +92,47 @@ class FixFinder:
         return (_lost_finder, ())
 
     def traced(self) -> dict[str, tuple[Fix, ...]]:
-        """The fixes worked out so far, by collective name (``remat k`` for a rematerialization's)."""
-        return dict(self._found)
+        """The fixes worked out so far on the finder's hardware, by collective name (``remat k`` for a
+        rematerialization's)."""
+        return {k: v for k, v in self._found.items() if " on " not in k}
 
-    def fixes_of_rematerialization(self, k: int) -> tuple[Fix, ...]:
+    def fixes_of_rematerialization(self, k: int, hardware: str | None = None) -> tuple[Fix, ...]:
         """The fixes of the program's k-th rematerialization: those of the collective that gathers the whole
-        array, judged by whether the rematerialization is gone."""
+        array, judged by whether the rematerialization is gone (ranked on ``hardware``, the finder's by default)."""
         program = self._program()
         if program is None or k >= len(program.rematerializations):
             return ()
-        key = f"remat {k}"
+        key = self._key(f"remat {k}", hardware)
         if key not in self._found:
             r = program.rematerializations[k]
             gathers = [c for c in program.collectives if c.why is not None and c.source is not None
                        and (c.source.file, c.source.line) == (r.source_file, r.source_line)]  # fmt: skip
-            self._found[key] = find_fixes(program, gathers[0], self.hardware, remat=r) if gathers else ()
+            self._found[key] = find_fixes(program, gathers[0], hardware or self.hardware, remat=r) if gathers else ()
         return self._found[key]
 
-    def fixes_of(self, collective: Collective) -> tuple[Fix, ...]:
-        program = self._program()
-        if program is None or collective.why is None:
+    def fixes_of(self, collective: Collective, hardware: str | None = None) -> tuple[Fix, ...]:
+        """``collective``'s fixes, ranked on ``hardware`` (the finder's by default)."""
+        if collective.why is None:
             return ()
-        if collective.name not in self._found:
-            self._found[collective.name] = find_fixes(program, collective, self.hardware)
-        return self._found[collective.name]
+        key = self._key(collective.name, hardware)
+        if key in self._found:
+            return self._found[key]
+        program = self._program()
+        if program is None:
+            raise ShardingError(_GONE)
+        self._found[key] = find_fixes(program, collective, hardware or self.hardware)
+        return self._found[key]
+
+    def _key(self, name: str, hardware: str | None) -> str:
+        """The finder's own hardware keys by name alone (the payload's keys); another one beside it."""
+        return name if hardware is None or hardware == self.hardware else f"{name} on {hardware}"
+
+
+# Fixes are traced from the program, which a collective does not keep alive (it would hold the program in a cycle).
+_GONE = (
+    "the Program this collective came from is no longer held, and its fixes are traced from it: keep it, "
+    "prog = shardviz.trace(...), and read prog.collectives[i].fixes"
+)
 
 
 def _lost_finder() -> FixFinder | None:
@@ -322,8 +340,55 @@ def _traced(program: Any, change: _Change) -> Any:
             specs[change.second_index] = _partition_spec(change.second_spec)
         return retrace(program, specs)
     if program.whatif is not None:
-        raise ShardingError("an out_shardings or constraint change of a what-if program is not traced")
+        origin = program.origin
+        if origin.retrace_with is None:
+            raise ShardingError("this what-if program has no child to trace a change in")
+        args, kwargs = jax.tree_util.tree_unflatten(origin.tree, list(origin.leaves))
+        rewritten = FixInChild(origin.fun, program.name, change.kind, change.output_index, change.spec,
+                               change.constraint_line, change.steps)  # fmt: skip
+        return origin.retrace_with(rewritten, *args, **kwargs)
     return _rewritten(program, change)
+
+
+@dataclass(frozen=True)
+class FixInChild:
+    """An out_shardings or constraint change of a what-if program, rebuilt in its child: the function's
+    jaxpr run again there with the change, on the child's mesh (the one its arguments are laid out on).
+    Picklable (the function by reference, or by value as the what-if trace sends any function)."""
+
+    fun: Any
+    name: str
+    kind: str
+    output_index: int | None
+    spec: Spec
+    constraint_line: int | None
+    steps: tuple[Spec, ...]
+
+    def _jitted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
+        leaves = jax.tree_util.tree_leaves((args, kwargs))
+        meshes = [getattr(leaf, "sharding", None) for leaf in leaves]
+        mesh = next((m.mesh for m in meshes if isinstance(m, NamedSharding)), None)
+        if mesh is None:
+            raise ShardingError("the what-if program's arguments carry no mesh to lay a change out on")
+        closed = (self.fun if hasattr(self.fun, "trace") else jax.jit(self.fun)).trace(*args, **kwargs).jaxpr
+        arrays = [leaf for leaf in leaves if isinstance(leaf, (jax.Array, jax.ShapeDtypeStruct))]
+        if len(arrays) != len(closed.jaxpr.invars):
+            raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
+        change = _Change(self.kind, "", "", self.spec, "", output_index=self.output_index,
+                         constraint_line=self.constraint_line, steps=self.steps)  # fmt: skip
+        return _changed_jit(closed, change, mesh, self.name), arrays
+
+    def trace(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted.trace(*arrays)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted.lower(*arrays)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        jitted, arrays = self._jitted(args, kwargs)
+        return jitted(*arrays)
 
 
 def _partition_spec(spec: Spec) -> Any:
@@ -349,6 +414,13 @@ def _rewritten(program: Any, change: _Change) -> Any:
     leaves = [leaf for leaf, array in zip(origin.leaves, origin.array_leaf) if array]
     if len(leaves) != len(closed.jaxpr.invars):
         raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
+    jitted = _changed_jit(closed, change, mesh, program.name)
+    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
+        return trace_here(jitted, *leaves)
+
+
+def _changed_jit(closed: Any, change: _Change, mesh: Any, name: str) -> Any:
+    """``jax.jit`` of ``closed`` evaluated with ``change``: the constraint's steps or the output's sharding."""
     outputs = len(closed.jaxpr.outvars)
 
     def constrained_at(eqn: Any) -> Spec | tuple[Spec, ...] | None:
@@ -368,11 +440,9 @@ def _rewritten(program: Any, change: _Change) -> Any:
         assert change.output_index is not None
         out_shardings = [None] * outputs
         out_shardings[change.output_index] = NamedSharding(mesh, _partition_spec(change.spec))
-    changed.__name__ = program.name
-    changed.__qualname__ = program.name
-    jitted = jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
-    with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
-        return trace_here(jitted, *leaves)
+    changed.__name__ = name
+    changed.__qualname__ = name
+    return jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
 
 
 def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> list[Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any
 
@@ -10,7 +9,7 @@ from ..program.lines.sources import line_text
 from ..program.model import SourceLocation
 from ..text.files import file_label
 from ..text.lines import pad, text_width
-from ..text.ranges import format_bytes
+from ..text.ranges import format_bytes, format_seconds
 
 MESSAGE_WIDTH = 120  # columns a failure message keeps within (pytest does not wrap)
 GAP = "   "
@@ -42,17 +41,6 @@ def label_of(item: Any) -> str:
     ``where_label``: the layer, a Python loop's pass, the output or input it lays out), or ""."""
     label = getattr(item, "where_label", "")
     return label if isinstance(label, str) else ""
-
-
-def format_seconds(seconds: float) -> str:
-    """A time as people read it, three figures in the unit that fits: ``505 ms``, ``52.0 µs``, ``21.9 ns``."""
-    if not math.isfinite(seconds):
-        return str(seconds)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12)):
-        if abs(seconds) >= scale:
-            value = seconds / scale
-            return f"{value:.3g} {unit}" if abs(value) < 1000 else f"{value:.0f} {unit}"
-    return "0 s" if seconds == 0 else f"{seconds / 1e-12:.1g} ps"
 
 
 def format_change(before: int, after: int) -> str:

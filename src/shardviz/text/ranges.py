@@ -116,6 +116,33 @@ def format_bytes(count: int) -> str:
     return f"{value:.1f} {units[unit]}" if value < 10 else f"{value:.0f} {units[unit]}"
 
 
+_TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("ps", 1e-12))
+
+
+def format_seconds(seconds: float) -> str:
+    """A time in the unit that fits, three figures, zeros after the point dropped: ``505 ms``, ``52 µs``,
+    ``21.9 ns``, ``1234 s`` (as ``formatSeconds`` in js/util/ranges.ts). A figure that rounds up to
+    1000 of its unit is written in the next one (999.96 µs is ``1 ms``)."""
+    if not math.isfinite(seconds):
+        return str(seconds)
+    if seconds == 0:
+        return "0 s"
+    size = abs(seconds)
+    unit = next((k for k, (_, scale) in enumerate(_TIME_UNITS) if size >= scale), len(_TIME_UNITS) - 1)
+    text = _three_figures(seconds / _TIME_UNITS[unit][1])
+    if unit > 0 and abs(float(text)) >= 1000:
+        unit -= 1
+        text = _three_figures(seconds / _TIME_UNITS[unit][1])
+    return f"{text} {_TIME_UNITS[unit][0]}"
+
+
+def _three_figures(value: float) -> str:
+    """``value`` to three significant figures (all its integer digits where it has more), no trailing zeros."""
+    digits = max(0, 2 - math.floor(math.log10(abs(value))))
+    text = f"{value:.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 def divisors(n: int) -> list[int]:
     """Divisors of ``n`` in ascending order (``[1]`` for 0 or 1)."""
     if n <= 1:

@@ -12,7 +12,9 @@ on one line are told apart; without a column to go by, the whole line must
 agree. A value the user converted to float32 (``x.astype(jnp.float32)``, or
 the float32 sum ``jnp.sum`` of a bf16 array accumulates in) stays float32,
 as it would on the device. A combined collective is read operand by operand,
-each on the expression that made it.
+each on the expression that made it. A resharding collective shown on a
+constraint's line (its op_name still the operation that made the value)
+moves what the constraint lays out, so it is read as the constraint's.
 
 :func:`count_on_device` runs once per trace: each collective keeps both
 counts (``on_device`` and ``on_cpu``) and its ``result_bytes`` and
@@ -35,6 +37,7 @@ from .totals import program_totals
 from .wire import wire_bytes
 
 NARROW_FLOATS = ("bfloat16", "float16")
+_RESHARDING = frozenset({"all-gather", "all-to-all", "collective-permute"})
 COUNTS = ("device", "cpu")
 
 
@@ -104,7 +107,12 @@ def _in_device_dtype(
     c: Collective, nbytes: int, module: str, source: SourceLocation | None, op_name: str, made: MadeDtypes
 ) -> BytesIn:
     """``nbytes`` of a result the module holds as ``module``, counted as the device moves them."""
-    dtype = device_dtype(made.made(source, op_name), module)
+    found = made.made(source, op_name)
+    if not found and c.kind in _RESHARDING and op_name:
+        # shown on a constraint's line, it moves what the constraint lays out: the constraint's dtype
+        scope = op_name.rsplit("/", 1)[0]
+        found = made.made(source, f"{scope}/sharding_constraint") or made.made(source, f"{scope}/reshard")
+    dtype = device_dtype(found, module)
     result = nbytes if dtype == module else nbytes * _bits(dtype) // _bits(module)
     return BytesIn(dtype, result, wire_bytes(c.kind, result, c.group_size, c.pairs))
 

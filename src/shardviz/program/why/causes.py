@@ -63,6 +63,8 @@ _LOWERED_AS = {
     "reduce": frozenset({"argmax", "argmin", *REDUCTIONS}),
 }
 _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
+_CONSTRAINT_WORDS = {"sharding_constraint": "with_sharding_constraint", "reshard": "reshard"}
+_SCATTER_ADDS = frozenset({"scatter-add", "scatter_add"})
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,10 @@ class CauseReader:
         if kind in REDUCING_KINDS:
             if name == "dot_general":
                 return self._contraction(eqn, expression, axes, kind)
+            if name in _SCATTER_ADDS:
+                summed = self._scatter_sum(eqn, name, expression, axes, kind)
+                if summed is not None:
+                    return summed
             if name in REDUCTIONS or name in ("argmax", "argmin"):
                 return self._reduction(eqn, name, expression, axes, kind)
         needs = self._whole_dimension(eqn, name, expression, axes, kind)
@@ -465,6 +471,63 @@ class CauseReader:
             (operand,),
             f"{operand.label} ({operand.spec_text}) is split over {_axes_text(axes)} on no dimension {name} reduces",
         )
+
+    def _scatter_sum(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
+        """A scatter-add whose updates are split over ``axes`` on a dimension they scatter along: each device adds
+        its share into the whole operand, and the partial results are summed. Where the jaxpr makes the updates
+        whole first (a ``reshard``, as the gradient of ``x.at[i].get(out_sharding=...)`` does), XLA may keep them
+        split and sum the smaller result instead: the layout before that reshard is the one that shows it."""
+        if len(eqn.invars) < 3:
+            return None
+        updates = eqn.invars[2]
+        windows = set(getattr(eqn.params.get("dimension_numbers"), "update_window_dims", ()))
+        rank = len(getattr(updates.aval, "shape", ()))
+        scattered = [d for d in range(rank) if d not in windows]
+        operands = [self._operand(v) or _literal(v) for v in eqn.invars if isinstance(v, jex_core.Var)]
+        target = operands[0].label if operands else "its operand"
+        seen = self._operand(updates)
+        before = self._before_constraint(updates)
+        for layout, made in ((seen, False), (before, True)):
+            if layout is None or layout.spec is None:
+                continue
+            for d in scattered:
+                split = tuple(a for a in layout.spec[d] if not axes or a in axes) if d < len(layout.spec) else ()
+                if not split:
+                    continue
+                if made:
+                    operands.append(layout)
+                    where = (
+                        f"{layout.label}, the updates, is split over {_axes_text(split)} on dimension {d} before the "
+                        f"{_CONSTRAINT_WORDS.get(self._constraint_name(updates), 'constraint')} that makes it whole; "
+                        "XLA keeps it split"
+                    )
+                else:
+                    where = f"{layout.label}, the updates, is split over {_axes_text(split)} on dimension {d}"
+                return Why(
+                    "partial-sums",
+                    name,
+                    expression,
+                    tuple(operands),
+                    f"{where}: each device adds only its share of the updates into the whole {target}, and the "
+                    f"{kind} sums the devices' partial results over {_axes_text(split)}",
+                    operand=len(operands) - 1
+                    if made
+                    else next((k for k, o in enumerate(operands) if o is seen), len(operands) - 1),
+                    dimension=int(d),
+                    axes=split,
+                )
+        return None
+
+    def _before_constraint(self, var: Any) -> OperandLayout | None:
+        """The layout of what a ``reshard`` or ``with_sharding_constraint`` made ``var`` from (None: no such step)."""
+        producer = self.producer.get(id(var))
+        if producer is None or producer.eqn.primitive.name not in _CONSTRAINTS or not producer.eqn.invars:
+            return None
+        return self._operand(producer.eqn.invars[0], "made")
+
+    def _constraint_name(self, var: Any) -> str:
+        producer = self.producer.get(id(var))
+        return "" if producer is None else producer.eqn.primitive.name
 
     def _whole_dimension(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
         """Sort, cumulative ops, argmax, top_k, FFT, concatenate, reshape, gather and scatter: a split dimension
@@ -693,11 +756,7 @@ class CauseReader:
         if not subs:
             return None
         body = subs[0]
-        if eqn.primitive.name == "scan":
-            consts, carries = int(eqn.params.get("num_consts", 0)), int(eqn.params.get("num_carry", 0))
-        else:
-            consts, carries = int(eqn.params.get("body_nconsts", 0)), len(body.outvars)
-            consts += int(eqn.params.get("cond_nconsts", 0))
+        consts, carries = _carry_slots(eqn, body)
         for k, out in enumerate(body.outvars[:carries]):
             if consts + k >= len(eqn.invars):
                 break
@@ -721,10 +780,7 @@ class CauseReader:
 
     def _carry_layouts(self, found: _Eqn) -> tuple[OperandLayout | None, OperandLayout | None]:
         loop, body = found.loop, found.body
-        if loop.primitive.name == "scan":
-            consts, carries = int(loop.params.get("num_consts", 0)), int(loop.params.get("num_carry", 0))
-        else:
-            consts, carries = int(loop.params.get("body_nconsts", 0)), len(body.outvars)
+        consts, carries = _carry_slots(loop, body)
         ours = self._ours(found)
         for k, out in enumerate(body.outvars[:carries]):
             if id(out) in ours or self._made_from(out, ours):
@@ -740,6 +796,15 @@ class CauseReader:
         if producer is None or depth == 0:
             return False
         return any(id(v) in ours or self._made_from(v, ours, depth - 1) for v in producer.eqn.invars)
+
+
+def _carry_slots(loop: Any, body: Any) -> tuple[int, int]:
+    """Where a scan's or while's carry starts among its operands, and how many carries it has (a while's
+    operands are its condition's constants, then its body's, then the carry)."""
+    if loop.primitive.name == "scan":
+        return int(loop.params.get("num_consts", 0)), int(loop.params.get("num_carry", 0))
+    consts = int(loop.params.get("body_nconsts", 0)) + int(loop.params.get("cond_nconsts", 0))
+    return consts, len(body.outvars)
 
 
 def result_index(computation: hlo.Computation, name: str) -> int | None:

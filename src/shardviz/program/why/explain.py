@@ -34,11 +34,12 @@ def explain_text(program: Any, *, fixes: bool = False, hardware: str = "tpu-v5p"
                 lines.append(f"    wanted {spec_text(why.wanted)} by {why.wanted_by}")
             lines.append(f"    {why.text}")
         if fixes:
-            for fix in c.fixes:
+            for fix in () if c.finder is None else c.finder.fixes_of(c, hardware):
                 lines.append("    fix: " + fix.text.replace("\n", "\n    "))
     for k, r in enumerate(program.rematerializations):
         lines.append(r.text + f"; its collectives send {format_bytes(r.wire_bytes)} per device per call")
         if fixes:
-            for fix in program.rematerialization_fixes(k):
+            finder = next((c.finder for c in program.collectives if c.finder is not None), None)
+            for fix in () if finder is None else finder.fixes_of_rematerialization(k, hardware):
                 lines.append("    fix: " + fix.text.replace("\n", "\n    "))
     return "\n".join(lines)

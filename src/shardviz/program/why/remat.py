@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import hlo
+from ..hlo.scanning import element_bits
 from ..lines.frames import user_frame
 from ..model import Collective, SourceLocation
 from ..values import axes as _axes
@@ -35,12 +36,10 @@ _WARNING = re.compile(
     r"\[SPMD\] Involuntary full rematerialization\. The compiler cannot go from sharding (?P<before>.+?) to "
     r"(?P<after>.+?) efficiently for HLO operation (?P<op>.+?)\. As the last resort"
 )
-_OPERATION = re.compile(r"%(?P<name>[\w.\-]+) = (?P<dtype>[a-z]+\d*)\[(?P<dims>[\d,]*)\]")
+_OPERATION = re.compile(r"%(?P<name>[\w.\-]+) = (?P<dtype>[a-z][a-z0-9]*)\[(?P<dims>[\d,]*)\]")
 _OP_NAME = re.compile(r'op_name="(?P<op_name>[^"]*)"')
 _FRAME = re.compile(r"stack_frame_id=(?P<id>\d+)")
 _SOURCE = re.compile(r'source_file="(?P<file>[^"]*)" source_line=(?P<line>\d+)')
-_ELEMENT_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4}
-_ELEMENT_BYTES.update({"s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16})
 
 
 @contextlib.contextmanager
@@ -129,7 +128,8 @@ def _one(
         return None
     tiles = before.data_tile_dims if before.kind == "tiled" else ()
     shape = tuple(n * t for n, t in zip(local, tiles)) if len(tiles) == len(local) else local
-    full_bytes = int(np.prod(shape, dtype=np.int64)) * _ELEMENT_BYTES.get(dtype, 4) if shape else 0
+    bits = element_bits(dtype)
+    full_bytes = int(np.prod(shape, dtype=np.int64)) * bits // 8 if bits is not None else 0
     gathers = _whole_gathers(collectives, shape)
     source = _metadata_source(operation, module)
     if source is None and gathers:
