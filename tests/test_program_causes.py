@@ -281,7 +281,8 @@ def test_a_while_loops_carry_is_found_past_its_conditions_constants():
     assert "all-gather" in hlo_kinds(looped_until, x, w, limit)
     why = the_collective(shardviz.trace(looped_until, x, w, limit), "all-gather").why
     assert (why.cause, why.primitive) == ("loop-carry", "while")
-    assert [(o.role, o.label, o.spec) for o in why.operands][0] == ("carry-start", "x", (("a",), ()))
+    first = why.operands[0]
+    assert (first.role, first.label, first.spec) == ("carry-start", "x", (("a",), ()))
     assert why.operands[1].spec == (("a",), ("b",)) and why.wanted == (("a",), ())
     assert why.dimension == 1 and why.axes == ("b",)
 
