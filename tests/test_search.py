@@ -25,7 +25,8 @@ CHIPS = 64  # a v5p 4x4x4 slice
 
 
 def sizes(row):
-    return {**{"data": 1, "fsdp": 1, "model": 1}, **dict(row.mesh)}
+    # a traced row's mesh, or a considered candidate's axes
+    return {**{"data": 1, "fsdp": 1, "model": 1}, **dict(getattr(row, "mesh", None) or row.axes)}
 
 
 def block_search(tokens_per_chip, top_k=4, devices=CHIPS, hardware="tpu-v5p", **kw):
@@ -84,11 +85,22 @@ def test_pure_fsdp_ranks_first_from_about_1100_tokens_per_chip(tokens_per_chip):
     assert result.best().bound == "compute"
 
 
+def book_bound(m_x=2, m_y=1):
+    # training.md, "What's the right combination of FSDP and MP?": the forward pass of an FSDP/MP mix
+    # is comms-bound below B/N = 4 alpha^2 / (F M_X M_Y); a 3D torus splits at best M_X = 2, M_Y = 1
+    return 4 * ALPHA**2 / (F * m_x * m_y)
+
+
+def mixes(result):
+    # the book's slice of the space: FSDP and tensor parallelism, no axis replicating the weights
+    return [c for c in result.search.candidates if c.analytic is not None and sizes(c)["data"] == 1]
+
+
 def test_below_2_alpha_squared_over_f_every_plan_is_network_bound():
     # training.md: the batch per device cannot drop below 2 x 2550^2 / F (about 400 here) before
     # even the best mix of FSDP and tensor parallelism is comms-bound; 100 tokens per chip is below
     bound = 2 * ALPHA**2 / F
-    assert bound == pytest.approx(396.9, abs=0.1)
+    assert bound == pytest.approx(396.9, abs=0.1) == pytest.approx(book_bound(), abs=0.1)
     tokens = 100
     assert tokens < bound
     result = block_search(tokens, top_k=3)
@@ -96,6 +108,48 @@ def test_below_2_alpha_squared_over_f_every_plan_is_network_bound():
     assert result.search.network_bound
     assert "every plan is network-bound" in result.search.verdict
     assert "every plan is network-bound" in str(result)
+    # the book's claim said as such, with its bound and F, and the link model agrees on every mix
+    assert result.search.network_bound_mixes is True
+    assert result.search.book_bound == pytest.approx(book_bound(), rel=2e-3)  # alpha = 4.59e14 / 1.8e11
+    assert "every FSDP/tensor mix is network-bound" in result.search.verdict
+    assert "= 397 tokens per chip" in result.search.verdict and "F = 32768" in result.search.verdict
+    assert mixes(result) and all(c.analytic.bound == "network" for c in mixes(result))
+    assert result.search.regime.compute_bound_mixes == ()
+    assert result.search.to_json()["network_bound_mixes"] is True
+
+
+def test_at_300_tokens_per_chip_the_book_says_network_bound_and_data_x_model_is_named():
+    # 300 < 397: the book's FSDP/MP mixes are all comms-bound. Weights replicated over data move once
+    # a step (their gradient all-reduce), so the fastest data x model plan is compute-bound and the
+    # verdict names it with what its replicated weights hold per chip past FSDP: both weights
+    # (2 x D x F bf16) split over model, times (1 - 1/data)
+    result = block_search(300, top_k=2)
+    space = result.search
+    assert space.network_bound_mixes is True
+    assert "every FSDP/tensor mix is network-bound" in space.verdict and "this step has 300" in space.verdict
+    named = space.regime.data_model_plan
+    assert named is not None
+    plan = next(c for c in space.candidates if c.name == named)
+    data, model = sizes(plan)["data"], sizes(plan)["model"]
+    assert data > 1 and sizes(plan)["fsdp"] == 1 and plan.analytic.bound == "compute"
+    extra = 2 * D * F * 2 // model * (data - 1) // data
+    assert space.regime.data_model_extra_bytes == extra
+    assert f"{named} (weights replicated over data) is compute-bound" in space.verdict
+    assert "moves its weights once a step" in space.verdict
+
+
+def test_at_200_tokens_per_chip_data_4_x_model_16_wins_compute_bound_and_says_why():
+    # the whole-step crossover of data 4 x model 16 (hand formula: tests/test_search_cost.py) is
+    # about 182 tokens per chip; at 200 it is compute-bound while every FSDP/MP mix is network-bound
+    # by the book and by the link model alike
+    result = block_search(200, top_k=3)
+    space = result.search
+    assert sizes(result.best()) == {"data": 4, "fsdp": 1, "model": 16}
+    assert result.best().bound == "compute"
+    assert space.network_bound_mixes is True and space.regime.compute_bound_mixes == ()
+    assert all(c.analytic.bound == "network" for c in mixes(result))
+    assert space.regime.data_model_plan == result.best().candidate
+    assert "moves its weights once a step" in space.verdict
 
 
 def test_analytic_pure_fsdp_is_the_books_count_on_the_links():

@@ -68,3 +68,61 @@ def test_gpus_price_tensor_parallelism_on_nvlink_inside_a_node():
     _, c = _cost("model8", devices=8, hw="h100")
     activations = TOKENS * D * 2
     assert c.network_s == pytest.approx(4 * activations * 7 / 8 / 450e9, rel=1e-6)
+
+
+def _block_cost(name, tokens_per_chip, d=1024, f=32768, devices=64):
+    params = {"w_in": jax.ShapeDtypeStruct((d, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, d), jnp.bfloat16)}
+    args = params, jax.ShapeDtypeStruct((tokens_per_chip * devices, d), jnp.bfloat16)
+    leaves = leaves_of(args, (0,), ())
+    hw = hardware_named("tpu-v5p")
+    plan = next(p for p in plans(leaves, devices, hw)[0] if p.name == name)
+    tokens = tokens_per_chip * devices
+    return cost(plan, hw, 12 * tokens * d * f, tokens, residual_width(leaves))  # the step's 12 B D F flops
+
+
+def test_data_4_x_model_16_turns_network_bound_where_the_whole_step_hand_count_says():
+    # training.md's MLP block over a whole step, bf16, B tokens on N = 64 chips, data X = 4 (one
+    # torus axis of the 4x4x4 cube, M_X = 1), model Y = 16 (two axes, M_Y = 2), W = 2 x 9e10:
+    #   math  12 B D F / (N C)
+    #   MP    8 B D / (X W M_Y): the block's output and its input's gradient all-reduced over model
+    #         (each two gathers' worth of the B/X x D activations), forward and backward
+    #   DP    8 D F / (Y W M_X): both weights' gradients (2 D F / Y bf16) all-reduced over data once
+    # The book's forward-only count (4 B D F, 4 B D, 4 D F) would scale all three by 3 to get its
+    # bound; the whole step moves the activations only twice as often as the forward does.
+    # Equal at b = B / N = 8 F alpha / (Y M_X) / (12 F - 8 Y alpha / M_Y), alpha = C / W
+    c, w = 4.59e14, 2 * LINK
+    alpha = c / w
+    x, y, m_x, m_y = 4, 16, 1, 2
+    f = 32768
+    crossover = 8 * f * alpha / (y * m_x) / (12 * f - 8 * y * alpha / m_y)
+    assert crossover == pytest.approx(181.6, abs=0.1)
+    below, above = _block_cost("data4-model16", 176), _block_cost("data4-model16", 188)
+    assert below.bound == "network" and above.bound == "compute"
+    b, d = 188 * 64, 1024
+    assert above.network_s == pytest.approx(8 * b * d / (x * w * m_y) + 8 * d * f / (y * w * m_x), rel=1e-9)
+    assert above.compute_s == pytest.approx(12 * b * d * f / (64 * c), rel=1e-9)
+
+
+def test_fsdp_and_model_mixes_are_network_bound_below_the_whole_step_bound():
+    # FSDP moves each weight three times a step (12 D F / (Y W M_X)) and the pair its activations
+    # four (8 B D / (X W M_Y)); their least sum against 12 B D F / (N C) is compute-bound only from
+    # b = (8/3) alpha^2 / (F M_X M_Y), 265 tokens per chip with M_X M_Y = 2 (the book's forward count
+    # gives 4 alpha^2 / (F M_X M_Y) = 397)
+    alpha = 4.59e14 / (2 * LINK)
+    whole_step = 8 / 3 * alpha**2 / (32768 * 2)
+    assert whole_step == pytest.approx(264.6, abs=0.1)
+    from shardviz.search.regime import is_mix
+
+    hw = hardware_named("tpu-v5p")
+    for tokens_per_chip in (100, 200, 250):
+        args = _block_args(tokens_per_chip)
+        leaves = leaves_of(args, (0,), ())
+        found = [p for p in plans(leaves, 64, hw)[0] if is_mix(p)]
+        assert len(found) > 10
+        assert all(_block_cost(p.name, tokens_per_chip).bound == "network" for p in found)
+    assert _block_cost("model8-fsdp8", 300).bound == "compute"
+
+
+def _block_args(tokens_per_chip, d=1024, f=32768):
+    params = {"w_in": jax.ShapeDtypeStruct((d, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, d), jnp.bfloat16)}
+    return params, jax.ShapeDtypeStruct((tokens_per_chip * 64, d), jnp.bfloat16)

@@ -240,7 +240,11 @@ export class CompareView implements MountedView {
           `${search.considered} candidates considered on ${search.devices} devices of ${search.hardware}, ` +
             `${search.pruned} pruned (${by || "none"}), ${search.traced} traced`,
         ]),
-        h("p", { class: search.network_bound ? "sv-alert" : "", "data-role": "search-verdict" }, [search.verdict]),
+        h(
+          "div",
+          { class: search.network_bound ? "sv-alert" : "", "data-role": "search-verdict" },
+          search.verdict.split("\n").map((line) => h("p", {}, [line])),
+        ),
         search.best === null
           ? null
           : h("div", {}, [

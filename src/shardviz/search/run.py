@@ -33,6 +33,7 @@ from ..plan.hardware import Hardware, hardware_named
 from ..text.ranges import format_bytes
 from .batch import MaxBatch, largest_batch
 from .cost import Cost, cost, step_flops
+from .regime import Regime, regime
 from .space import Leaf, Plan, leaves_of, logical_rules_of, plans, residual_width
 
 TIE = 0.02  # traced steps within 2% of the fastest count as equal (the estimate is no finer)
@@ -80,6 +81,18 @@ class SearchSpace:
     # with names=: the best plan as logical-axis rules (name, mesh axes); None where no rules say it
     best_logical_rules: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     max_batch: tuple[MaxBatch, ...] = ()  # with batch="max": each traced plan's largest batch that fits
+    regime: Regime | None = None  # the book's bound and what the link model finds of its slice
+
+    @property
+    def network_bound_mixes(self) -> bool | None:
+        """The book's claim: every FSDP/tensor mix is network-bound (tokens per chip below
+        ``4 alpha^2 / (F M_X M_Y)``, training.md); None where the bound does not apply (GPUs)."""
+        return None if self.regime is None else self.regime.network_bound_mixes
+
+    @property
+    def book_bound(self) -> float | None:
+        """The book's lower bound on tokens per chip for an FSDP/tensor mix to be compute-bound."""
+        return None if self.regime is None else self.regime.book_bound
 
     @property
     def considered(self) -> int:
@@ -131,6 +144,8 @@ class SearchSpace:
             "best_rules": self.best_rules,
             "best_mesh": [[n, s] for n, s in self.best_mesh],
             "network_bound": self.network_bound,
+            "network_bound_mixes": self.network_bound_mixes,
+            "regime": None if self.regime is None else self.regime.to_json(),
             "verdict": self.verdict,
             "code": self.code(),
             "candidates": [c.to_json() for c in self.candidates],
@@ -298,6 +313,10 @@ def search(
     traced = {p.name for p in chosen}
     considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced") for p in chosen)
     finished = _finish(result, considered, chosen, devices, hw, traced)
+    bounds = {r.candidate: r.bound for r in finished.rows}
+    found = regime(space, costs, bounds, leaves, width, tokens, devices, hw)
+    verdict = "\n".join([finished.search.verdict, *found.sentences()])
+    finished = replace(finished, search=replace(finished.search, regime=found, verdict=verdict))
     if names is not None and finished.search.best is not None:
         by_path = LogicalRules((), names).names_by_path()
         best_plan = next(p for p in chosen if p.name == finished.search.best)
