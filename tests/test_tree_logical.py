@@ -88,26 +88,37 @@ def test_a_tree_without_flax_boxes_has_no_logical_axes():
     assert dict(layout.logical) == {} and "logical" not in layout.to_json()["leaves"]
 
 
-def test_search_gives_its_best_plan_as_logical_rules_and_compare_takes_them():
+def test_search_gives_every_traced_plan_as_logical_rules_and_compare_takes_them():
     from search_steps import mlp_block_arguments, mlp_block_step
 
     # MaxText's way: activations have their own names, so a weight's embed can go to fsdp
     names = {"0.w_in": ("embed", "mlp"), "0.w_out": ("mlp", "embed"), "1": ("batch", "activation_embed")}
     args = mlp_block_arguments(8 * 750, 64, 2048)
-    result = shardviz.search(mlp_block_step, args, devices=8, top_k=2, names=names, timeout=300)
-    logical = result.search.best_logical_rules
-    assert logical is not None
-    mesh = result.programs[result.search.best].mesh
-    abstract = jax.sharding.AbstractMesh(tuple(mesh.axis_sizes), tuple(mesh.axis_names))
+    result = shardviz.search(mlp_block_step, args, devices=8, top_k=3, names=names, timeout=300)
+    traced = [c for c in result.search.candidates if c.status == "traced"]
+    assert len(traced) == 3 and all(c.logical_rules is not None for c in traced)
+    best = next(c for c in traced if c.name == result.search.best)
+    assert result.search.best_logical_rules == best.logical_rules
     again = shardviz.compare(
-        mlp_block_step, [shardviz.Candidate("logical", abstract, shardviz.LogicalRules(logical, names))], args=args
-    )
-    # the logical rules lay every argument out as the plan's rules text did (JAX's own input layouts)
-    assert [x.spec for x in again.programs["logical"].inputs] == [
-        x.spec for x in result.programs[result.search.best].inputs
-    ]
-    assert again.rows[0].step_s == pytest.approx(result.best().step_s, rel=1e-9)
+        mlp_block_step,
+        [
+            shardviz.Candidate(c.name, jax.sharding.AbstractMesh(tuple(n for _, n in c.axes), tuple(a for a, _ in c.axes)),
+                               shardviz.LogicalRules(c.logical_rules, names))
+            for c in traced
+        ],
+        args=args,
+    )  # fmt: skip
+    assert not again.failures
+    for c in traced:
+        # each plan's logical rules lay every argument out as its rules text did (JAX's own input layouts)
+        assert [x.spec for x in again.programs[c.name].inputs] == [x.spec for x in result.programs[c.name].inputs]
+        assert again.row(c.name).step_s == pytest.approx(result.row(c.name).step_s, rel=1e-9)
+        assert result.search.to_json()["candidates"][result.search.candidates.index(c)]["logical_rules"] == [
+            [n, list(a)] for n, a in c.logical_rules
+        ]
     assert "logical-axis rules" in result.search.report()
+    plain = shardviz.search(mlp_block_step, args, devices=8, top_k=1, timeout=300)
+    assert all(c.logical_rules is None for c in plain.search.candidates)
 
 
 def test_logical_rules_name_what_is_wrong():

@@ -176,6 +176,11 @@ describe("the comparison view", () => {
         ["model", 2],
       ] as [string, number][],
       network_bound: true,
+      best_logical_rules: [
+        ["embed", ["fsdp"]],
+        ["mlp", ["model"]],
+        ["norm", []],
+      ] as [string, string[]][],
       verdict:
         "every plan is network-bound: the best, tp, ...\nthe book: <i>every</i> FSDP/tensor mix is network-bound",
       code,
@@ -193,6 +198,9 @@ describe("the comparison view", () => {
       "the book: <i>every</i> FSDP/tensor mix is network-bound",
     ]);
     expect(verdict.querySelector("i")).toBeNull();
+    expect(panel.querySelector('[data-role="search-logical-rules"]')?.textContent).toBe(
+      "Logical-axis rules: embed -> fsdp, mlp -> model, norm -> None",
+    );
     // the rules reach the page as text, never as markup
     const rules = panel.querySelector('[data-role="search-rules"]') as HTMLElement;
     expect(rules.textContent).toBe("0 = data, model\n<b>1</b> = data, None");

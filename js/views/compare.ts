@@ -250,6 +250,13 @@ export class CompareView implements MountedView {
           : h("div", {}, [
               h("p", {}, [`Best plan: ${search.best} (${mesh})`]),
               h("pre", { class: "sv-compare-rules-text", "data-role": "search-rules" }, [search.best_rules]),
+              search.best_logical_rules
+                ? h("p", { "data-role": "search-logical-rules" }, [
+                    `Logical-axis rules: ${search.best_logical_rules
+                      .map(([name, axes]) => `${name} -> ${axes.join("+") || "None"}`)
+                      .join(", ")}`,
+                  ])
+                : null,
               use,
               code,
             ]),
