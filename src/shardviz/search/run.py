@@ -329,7 +329,7 @@ def search(
     if batch != "max":
         return finished
     largest = tuple(
-        largest_batch(step, p, arguments, batch_nums, next(iter(rows)), r.device_bytes, hw, timeout)
+        largest_batch(step, p, arguments, batch_nums, next(iter(rows)), r.device_bytes, hw, timeout, executor)
         for p in chosen
         for r in finished.rows
         if r.candidate == p.name and r.device_bytes is not None
