@@ -253,3 +253,34 @@ def test_batch_max_is_the_largest_batch_that_fits_by_the_memory_estimate():
 def test_batch_max_needs_one_batch_dimension():
     with pytest.raises(ShardingError, match="batch="):
         shardviz.search(mlp_block_step, mlp_block_arguments(64, 32, 64), devices=8, batch="most")
+
+
+def test_a_long_sequence_of_one_row_is_split_over_a_sequence_axis():
+    # one row of S = 32,768 tokens ([batch, seq, d_model]): no mesh splits its batch dimension of 1,
+    # so the tokens split over "sequence" or the pair over "model". By hand, per chip of 8 (v5p 2x2x2):
+    #   compute 12 S D F / (8 C) = 28.1 us, the same on every plan;
+    #   sequence 8: weights replicated, both gradients all-reduced: 2 x (2 D F bf16) = 2 MiB moved,
+    #     at most 2 MiB / 9e10 = 23.3 us even over one link, so it is not network-bound;
+    #   any model split m with sequence s: also the pair's activations, 4 collectives of
+    #     (m - 1) / m x S / s x D bf16: at least 4 x 1/2 x 4 MiB = 8 MiB (s = 4, m = 2), 4x the bytes.
+    import jax
+    import jax.numpy as jnp
+
+    s, d, f = 32_768, 256, 1024
+    params = {"w_in": jax.ShapeDtypeStruct((d, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, d), jnp.bfloat16)}
+    x = jax.ShapeDtypeStruct((1, s, d), jnp.bfloat16)
+    result = shardviz.search(mlp_block_step, (params, x), devices=8, hardware="tpu-v5p", top_k=3, timeout=300)
+    compute = 12 * s * d * f / (8 * 4.59e14)
+    assert compute == pytest.approx(28.1e-6, abs=0.1e-6)
+    assert dict(result.best().mesh) == {"sequence": 8}
+    best = result.best()
+    assert best.compute_s == pytest.approx(compute, rel=0.01)
+    assert best.network_s <= 2 * (2 * d * f * 2) / 9e10 < compute
+    split = [r for r in result.rows if dict(r.mesh).get("model", 1) > 1]
+    assert split and all(r.network_s > best.network_s for r in split)
+    # JAX laid the sequence dimension over the axis, the weights replicated
+    assert [x.spec for x in result.programs[result.search.best].inputs] == [((), ()), ((), ()), ((), ("sequence",), ())]
+    assert result.search.best_rules == "1 = None, sequence, None"
+    # the batch dimension of 1 splits over no data or fsdp axis: those meshes are pruned, saying so
+    reasons = [c.reason for c in result.search.candidates if "data" in dict(c.axes) or "fsdp" in dict(c.axes)]
+    assert reasons and all(r.startswith("does not split: the batch 1 [1, 32768, 256]") for r in reasons)

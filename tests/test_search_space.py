@@ -71,3 +71,29 @@ def test_optimizer_state_follows_its_parameter_or_zero_1_over_data():
     assert zero1["[0]['w_in']"] == (64, 256 // 4)
     assert math.prod(zero1["[1]['w_in']"]) == math.prod(same["[1]['w_in']"]) // 2  # also split over data
     assert _plan("data2-fsdp4 zero-1").device_bytes() < _plan("data2-fsdp4").device_bytes()
+
+
+def test_a_sequence_axis_only_where_the_batch_has_a_sequence_dimension():
+    from shardviz.search.space import mesh_sizes
+
+    hw = hardware_named("tpu-v5p")
+    s = jax.ShapeDtypeStruct
+    params = {"w_in": s((64, 256), jnp.bfloat16), "w_out": s((256, 64), jnp.bfloat16)}
+    flat, _ = plans(leaves_of((params, s((32, 64), jnp.bfloat16)), (0,), ()), 16, hw)
+    assert all("sequence" not in dict(p.axes) for p in flat)
+    sequences = (params, s((4, 128, 64), jnp.bfloat16), s((4, 128), jnp.int32))  # activations and labels
+    found, dropped = plans(leaves_of(sequences, (0,), ()), 16, hw)
+    # every (data, fsdp, sequence, model) of 16 with at most three axes past 1
+    every = [(d, f, q, m) for d in (1, 2, 4, 8, 16) for f in (1, 2, 4, 8, 16) for q in (1, 2, 4, 8, 16)
+             for m in (1, 2, 4, 8, 16) if d * f * q * m == 16 and sum(n > 1 for n in (d, f, q, m)) <= 3]  # fmt: skip
+    assert sorted(mesh_sizes(16, hw, sequence=True)) == sorted(every)
+    assert (2, 2, 2, 2) not in mesh_sizes(16, hw, sequence=True)
+    plan = next(p for p in found if p.name == "fsdp4-sequence4")
+    mesh = AbstractMesh(tuple(n for _, n in plan.axes), tuple(a for a, _ in plan.axes))
+    laid = jax.tree.leaves(apply_rules(sequences, plan.rules, mesh=mesh).tree)
+    blocks = [x.sharding.shard_shape(x.shape) for x in laid]
+    assert blocks[2:] == [(4 // 4, 128 // 4, 64), (4 // 4, 128 // 4)]  # JAX's own block per device
+    # a sequence the axis does not divide is pruned, saying which
+    odd = (params, s((16, 6, 64), jnp.bfloat16))
+    _, dropped = plans(leaves_of(odd, (0,), ()), 16, hw)
+    assert any(d.name == "sequence4-model4" and "its sequence over 4" in d.reason for d in dropped)

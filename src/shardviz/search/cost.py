@@ -84,7 +84,8 @@ def layout_of(plan: Plan, hw: Hardware) -> Layout:
 def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
     """The collectives a training step on ``plan`` does, by the book's count."""
     sizes = plan.sizes
-    batch_axes = tuple(a for a in ("data", "fsdp") if sizes[a] > 1)
+    # the axes the tokens are split over: a parameter replicated over them all-reduces its gradient
+    batch_axes = tuple(a for a in ("data", "fsdp", "sequence") if sizes[a] > 1)
     local_tokens = tokens / math.prod(sizes[a] for a in batch_axes) if batch_axes else tokens
     out: list[Collective] = []
     pairs_seen = 0

@@ -94,7 +94,7 @@ def d_ff_of(leaves: Sequence[Leaf], width: int | None) -> int | None:
 
 def is_mix(plan: Plan) -> bool:
     """An FSDP/tensor mix, the book's slice of the space: no axis replicates the weights over the batch."""
-    return plan.sizes["data"] == 1
+    return plan.sizes["data"] == 1 and plan.sizes["sequence"] == 1
 
 
 def is_data_model(plan: Plan) -> bool:
