@@ -1,0 +1,110 @@
+"""The search's verdict on the book's regimes without a trace: training.md's bound for FSDP/tensor
+mixes, 4 alpha^2 / (F M_X M_Y) tokens per chip, against the whole-step link model, on the book's
+MLP block (F = 32,768) on a v5p 4x4x4 slice, each plan by its analytic cost (docs/searching.md)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+
+from shardviz.plan.hardware import hardware_named
+from shardviz.search.cost import cost
+from shardviz.search.regime import d_ff_of, is_data_model, is_mix, regime, replicated_extra_bytes, torus_axes
+from shardviz.search.space import leaves_of, plans, residual_width
+
+D, F, CHIPS = 1024, 32_768, 64
+ALPHA = 4.59e14 / (2 * 9e10)  # v5p: C / W_ici, W both directions of one link (2550)
+HW = hardware_named("tpu-v5p")
+
+
+def _regime(tokens_per_chip, devices=CHIPS, hw=HW, traced=None):
+    params = {"w_in": jax.ShapeDtypeStruct((D, F), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((F, D), jnp.bfloat16)}
+    args = params, jax.ShapeDtypeStruct((tokens_per_chip * devices, D), jnp.bfloat16)
+    leaves = leaves_of(args, (0,), ())
+    width = residual_width(leaves)
+    space, _ = plans(leaves, devices, hw)
+    tokens = tokens_per_chip * devices
+    costs = {p.name: cost(p, hw, 12 * tokens * D * F, tokens, width) for p in space}
+    return regime(space, costs, traced or {}, leaves, width, tokens, devices, hw), space
+
+
+def test_the_books_bound_on_a_4x4x4_slice_is_2_alpha_squared_over_f():
+    found, _ = _regime(100)
+    assert found.d_ff == F and found.torus_axes == 3 and found.m_x_m_y == 2
+    assert found.alpha == pytest.approx(ALPHA) == pytest.approx(2550, abs=1)
+    assert found.book_bound == pytest.approx(4 * ALPHA**2 / (F * 2 * 1))
+    assert found.tokens_per_chip == 100
+
+
+@pytest.mark.parametrize(("tokens_per_chip", "below"), [(100, True), (396, True), (397, False), (1200, False)])
+def test_every_mix_is_network_bound_by_the_book_below_its_bound(tokens_per_chip, below):
+    found, _ = _regime(tokens_per_chip)
+    assert found.network_bound_mixes is below
+    said = "every FSDP/tensor mix is network-bound" if below else "the best FSDP/tensor mix can be compute-bound"
+    assert said in found.sentences()[0]
+    assert f"this step has {tokens_per_chip}, " in found.sentences()[0]
+    assert "(alpha = 2550, F = 32768, M_X = 2, M_Y = 1)" in found.sentences()[0]
+
+
+def test_at_100_tokens_per_chip_no_mix_and_no_data_x_model_plan_is_compute_bound():
+    found, _ = _regime(100)
+    assert found.compute_bound_mixes == () and found.data_model_plan is None
+    assert len(found.sentences()) == 1
+
+
+def test_at_200_data_4_x_model_16_is_named_with_its_replicated_bytes():
+    # whole-step crossover of data 4 x model 16: about 182 tokens per chip (tests/test_search_cost.py)
+    found, _ = _regime(200)
+    assert found.compute_bound_mixes == ()
+    assert found.data_model_plan == "data4-model16"
+    # both weights (2 D F bf16) over model 16, replicated over data 4: 3/4 of that is what FSDP would not hold
+    assert found.data_model_extra_bytes == 2 * D * F * 2 // 16 * 3 // 4
+    line = found.sentences()[-1]
+    assert line == ("data4-model16 (weights replicated over data) is compute-bound: it moves its weights once a "
+                    "step (the gradient all-reduce) where FSDP moves them three times, and holds 6.0 MiB more per "
+                    "chip")  # fmt: skip
+
+
+def test_at_300_the_link_model_names_the_mixes_still_compute_bound():
+    # the whole-step bound for mixes is (8/3) alpha^2 / (F M_X M_Y) = 265 tokens per chip: at 300 some
+    # mixes are compute-bound though the book says every one is network-bound
+    found, _ = _regime(300)
+    assert found.network_bound_mixes is True
+    assert "model8-fsdp8" in found.compute_bound_mixes
+    assert found.sentences()[1].startswith("the whole-step link model still finds ")
+    assert "model8-fsdp8" in found.sentences()[1]
+
+
+def test_a_traced_row_decides_over_the_analytic_cost():
+    analytic, _ = _regime(200)
+    traced, _ = _regime(200, traced={"data4-model16": "network", "model8-fsdp8": "compute"})
+    assert analytic.data_model_plan == "data4-model16" and traced.data_model_plan != "data4-model16"
+    assert traced.compute_bound_mixes == ("model8-fsdp8",)
+
+
+def test_at_1200_a_compute_bound_mix_is_the_books_answer_and_no_replicated_plan_is_named():
+    found, _ = _regime(1200)
+    assert found.network_bound_mixes is False and found.compute_bound_mixes
+    assert found.data_model_plan is None and found.data_model_extra_bytes == 0
+
+
+def test_gpus_have_no_torus_bound():
+    found, _ = _regime(100, devices=16, hw=hardware_named("h100"))
+    assert found.alpha is None and found.book_bound is None and found.network_bound_mixes is None
+    assert found.torus_axes == 0
+    assert not any("the book" in s for s in found.sentences())
+    # v5p slices (Google's shapes): 16 chips are 2x2x4, 4 chips 2x2x1 (two axes past one)
+    assert torus_axes(16, HW) == 3 and torus_axes(4, HW) == 2
+    assert found.to_json()["book_bound"] is None
+
+
+def test_the_slices_of_the_space():
+    _, space = _regime(100)
+    kinds = {p.name: (is_mix(p), is_data_model(p)) for p in space}
+    assert kinds["fsdp64"] == (True, False) and kinds["model64"] == (True, False)
+    assert kinds["data4-model16"] == (False, True) and kinds["data64"] == (False, True)
+    assert kinds["data2-fsdp32"] == (False, False)
+    data64 = next(p for p in space if p.name == "data64")
+    assert replicated_extra_bytes(data64) == 2 * D * F * 2 * 63 // 64
+    assert d_ff_of(leaves_of(({"w": jax.ShapeDtypeStruct((8, 4), jnp.float32)},), (0,), ()), 8) == 4
