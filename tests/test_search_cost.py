@@ -126,3 +126,56 @@ def test_fsdp_and_model_mixes_are_network_bound_below_the_whole_step_bound():
 def _block_args(tokens_per_chip, d=1024, f=32768):
     params = {"w_in": jax.ShapeDtypeStruct((d, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, d), jnp.bfloat16)}
     return params, jax.ShapeDtypeStruct((tokens_per_chip * 64, d), jnp.bfloat16)
+
+
+def test_each_collective_of_a_mixed_plan_by_hand():
+    # data 2 x fsdp 2 x model 2 on 8 chips; w_in [D, F] (an in-projection), w_out [F, D] (its out-
+    # projection), stacked experts [8, D, F]; the batch [T, D]; an optimizer leaf moves nothing.
+    # training.md's count: FSDP gathers each weight's model shard twice and scatters its gradient
+    # once (bytes: the weight over model); the gradient all-reduces over data (bytes: the weight
+    # over model and fsdp); experts send each local token's d_model out and back, forward and
+    # backward (4 all-to-alls); the one Megatron pair gathers and scatters the local activations
+    # twice each.
+    s = jax.ShapeDtypeStruct
+    d, f, t = 64, 256, 512
+    params = {"w_in": s((d, f), jnp.bfloat16), "w_out": s((f, d), jnp.bfloat16), "experts": s((8, d, f), jnp.float32)}
+    args = params, {"mu": s((d, f), jnp.float32)}, s((t, d), jnp.bfloat16)
+    leaves = leaves_of(args, (0,), (1,))
+    plan = next(p for p in plans(leaves, 8, hardware_named("tpu-v5p"))[0] if p.name == "data2-fsdp2-model2")
+    got = [(c.kind, c.axes, c.bytes, c.runs) for c in implied(plan, t, d)]
+    local = t / 4  # tokens per device of the batch axes data x fsdp
+    weight, experts = d * f * 2, 8 * d * f * 4
+    assert got == [  # the leaves in the tree's order: experts, w_in, w_out
+        ("all-gather", ("fsdp",), experts / 2, 2),
+        ("reduce-scatter", ("fsdp",), experts / 2, 1),
+        ("all-reduce", ("data",), experts / 4, 1),
+        ("all-to-all", ("model",), local * d * 4, 4),
+        ("all-gather", ("fsdp",), weight / 2, 2),
+        ("reduce-scatter", ("fsdp",), weight / 2, 1),
+        ("all-reduce", ("data",), weight / 4, 1),
+        ("all-gather", ("fsdp",), weight / 2, 2),
+        ("reduce-scatter", ("fsdp",), weight / 2, 1),
+        ("all-reduce", ("data",), weight / 4, 1),
+        ("all-gather", ("model",), local * d * 2, 2),
+        ("reduce-scatter", ("model",), local * d * 2, 2),
+    ]
+    assert [c.why.split(":")[0] for c in implied(plan, t, d)][:5] == ["0.experts"] * 4 + ["0.w_in"]
+
+
+def test_two_pairs_double_the_activation_collectives_and_a_width_of_none_moves_one_feature():
+    s = jax.ShapeDtypeStruct
+    params = {"a_in": s((64, 256), jnp.bfloat16), "a_out": s((256, 64), jnp.bfloat16),
+              "b_in": s((64, 256), jnp.bfloat16), "b_out": s((256, 64), jnp.bfloat16)}  # fmt: skip
+    leaves = leaves_of((params, s((128, 64), jnp.bfloat16)), (0,), ())
+    plan = next(p for p in plans(leaves, 4, hardware_named("tpu-v5p"))[0] if p.name == "model4")
+    pairs = [(c.kind, c.bytes, c.runs) for c in implied(plan, 128, 64) if c.axes == ("model",)]
+    assert pairs == [("all-gather", 128 * 64 * 2, 4), ("reduce-scatter", 128 * 64 * 2, 4)]
+    # no batch axis: nothing all-reduces, and a width unknown counts one feature a token
+    assert all(c.kind != "all-reduce" for c in implied(plan, 128, 64))
+    assert [c.bytes for c in implied(plan, 128, None)] == [128 * 1 * 2, 128 * 1 * 2]
+    # compute splits the step's flops over every device
+    c = cost(plan, hardware_named("tpu-v5p"), 4e12, 128, 64)
+    assert c.compute_s == pytest.approx(4e12 / 4 / 4.59e14)
+    assert c.network_s == pytest.approx(sum(x.seconds for x in c.collectives)) and c.network_s > 0
+    assert c.device_bytes == plan.device_bytes()
+    assert c.bound == ("network" if c.network_s > c.compute_s else "compute")

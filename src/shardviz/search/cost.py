@@ -89,6 +89,7 @@ def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
     local_tokens = tokens / math.prod(sizes[a] for a in batch_axes) if batch_axes else tokens
     out: list[Collective] = []
     pairs_seen = 0
+    pair_itemsize = 2
     for s in plan.strategies:
         if s.leaf.role != "param":
             continue
@@ -105,12 +106,12 @@ def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
             out.append(Collective("all-reduce", summed, shard, 1, f"{s.leaf.path}: its gradient over the batch"))
         if s.kind.startswith("tensor-out"):
             pairs_seen += 1
+            pair_itemsize = s.leaf.itemsize  # the activations are in the pair's dtype
         if s.kind.startswith("expert"):
             moved = local_tokens * (width or s.leaf.shape[-1]) * s.leaf.itemsize
             out.append(Collective("all-to-all", ("model",), moved, 4, f"{s.leaf.path}: tokens to their experts"))
     if sizes["model"] > 1 and pairs_seen:
-        itemsize = next((s.leaf.itemsize for s in plan.strategies if s.leaf.role == "param"), 2)
-        activations = local_tokens * (width or 1) * itemsize
+        activations = local_tokens * (width or 1) * pair_itemsize
         # each pair gathers its input and reduce-scatters its output, forward and backward (training.md)
         out.append(Collective("all-gather", ("model",), activations, 2 * pairs_seen, "Megatron pairs: inputs"))
         out.append(Collective("reduce-scatter", ("model",), activations, 2 * pairs_seen, "Megatron pairs: outputs"))
