@@ -179,3 +179,40 @@ def test_two_pairs_double_the_activation_collectives_and_a_width_of_none_moves_o
     assert c.network_s == pytest.approx(sum(x.seconds for x in c.collectives)) and c.network_s > 0
     assert c.device_bytes == plan.device_bytes()
     assert c.bound == ("network" if c.network_s > c.compute_s else "compute")
+
+
+def test_a_split_sequence_gathers_attentions_keys_and_values():
+    # a block with attention ([batch, seq, d] activations) on data 2 x sequence 2 x model 2: the keys
+    # and values of every position are gathered over sequence (each device's batch rows, all S
+    # positions, the projection's outputs over model) and their gradients scattered back; queries,
+    # the output projection and the MLP gather nothing over sequence
+    s = jax.ShapeDtypeStruct
+    d, b, t = 64, 8, 128
+    names = ("wq", "wk", "wv", "wo")
+    params = {n: s((d, d), jnp.bfloat16) for n in names} | {"w_in": s((d, 256), jnp.bfloat16)}
+    leaves = leaves_of((params, s((b, t, d), jnp.bfloat16)), (0,), ())
+    plan = next(p for p in plans(leaves, 8, hardware_named("tpu-v5p"))[0] if p.name == "data2-sequence2-model2")
+    over_sequence = [(c.why.split(":")[0], c.kind, c.bytes, c.runs) for c in implied(plan, b * t, d)
+                     if c.axes == ("sequence",)]  # fmt: skip
+    whole = b / 2 * t * d / 2 * 2  # rows over data, every position, outputs over model, bf16
+    assert over_sequence == [
+        ("0.wk", "all-gather", whole, 1),
+        ("0.wk", "reduce-scatter", whole, 1),
+        ("0.wv", "all-gather", whole, 1),
+        ("0.wv", "reduce-scatter", whole, 1),
+    ]
+    # replicated over sequence and data, each weight all-reduces its gradient over both
+    assert {c.axes for c in implied(plan, b * t, d) if c.kind == "all-reduce"} == {("data", "sequence")}
+    # the Megatron pairs move each device's own tokens: split over data and sequence
+    pair = next(c for c in implied(plan, b * t, d) if c.why == "Megatron pairs: inputs")
+    assert pair.bytes == b * t / 4 * d * 2
+
+
+def test_keys_and_values_by_their_names():
+    from shardviz.search.cost import is_key_or_value
+
+    for path in ("0.wk", "0.layers.attn.wv", "params.attn.key.kernel", "params.attn.value.kernel", "0.k_proj",
+                 "0.attn.qkv", "state.attn.v_proj.value", "0.KV"):  # fmt: skip
+        assert is_key_or_value(path), path
+    for path in ("0.wq", "0.wo", "0.w_in.value", "0.keys_norm", "0.q_proj", "0.mlp.value"):
+        assert not is_key_or_value(path), path

@@ -6,7 +6,10 @@ a training step: FSDP gathers each parameter in the forward and backward
 passes and reduce-scatters its gradient; a parameter replicated over batch
 axes all-reduces its gradient; a Megatron pair gathers its input and
 reduce-scatters its output, forward and backward; expert weights move
-tokens by all-to-all. Compute is the step's flops split over every device.
+tokens by all-to-all; on a split sequence, attention gathers the keys and
+values of every position (a projection named as keys or values) and
+scatters their gradients. Compute is the step's flops split over every
+device.
 """
 
 from __future__ import annotations
@@ -110,12 +113,27 @@ def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
         if s.kind.startswith("expert"):
             moved = local_tokens * (width or s.leaf.shape[-1]) * s.leaf.itemsize
             out.append(Collective("all-to-all", ("model",), moved, 4, f"{s.leaf.path}: tokens to their experts"))
+        if sizes["sequence"] > 1 and is_key_or_value(s.leaf.path):
+            model = math.prod(sizes[a] for a in split if a == "model")
+            whole = tokens / math.prod(sizes[a] for a in ("data", "fsdp")) * s.leaf.shape[-1] / model * s.leaf.itemsize
+            # attention on a split sequence needs every position's keys and values (training.md)
+            out.append(Collective("all-gather", ("sequence",), whole, 1, f"{s.leaf.path}: keys or values of the "
+                                                                          "whole sequence"))  # fmt: skip
+            out.append(Collective("reduce-scatter", ("sequence",), whole, 1, f"{s.leaf.path}: their gradient"))
     if sizes["model"] > 1 and pairs_seen:
         activations = local_tokens * (width or 1) * pair_itemsize
         # each pair gathers its input and reduce-scatters its output, forward and backward (training.md)
         out.append(Collective("all-gather", ("model",), activations, 2 * pairs_seen, "Megatron pairs: inputs"))
         out.append(Collective("reduce-scatter", ("model",), activations, 2 * pairs_seen, "Megatron pairs: outputs"))
     return out
+
+
+KEY_VALUE_NAMES = ("wk", "wv", "wkv", "kv", "qkv", "k_proj", "v_proj", "kv_proj", "qkv_proj", "key", "value")
+
+
+def is_key_or_value(path: str) -> bool:
+    """A projection to attention's keys or values, by a part of its path (NNX's ``.value`` suffix aside)."""
+    return any(part.lower() in KEY_VALUE_NAMES for part in path.removesuffix(".value").split("."))
 
 
 def cost(plan: Plan, hw: Hardware, flops: float, tokens: float, width: int | None) -> Cost:
