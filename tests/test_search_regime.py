@@ -108,3 +108,27 @@ def test_the_slices_of_the_space():
     data64 = next(p for p in space if p.name == "data64")
     assert replicated_extra_bytes(data64) == 2 * D * F * 2 * 63 // 64
     assert d_ff_of(leaves_of(({"w": jax.ShapeDtypeStruct((8, 4), jnp.float32)},), (0,), ()), 8) == 4
+
+
+def test_where_f_is_small_pure_fsdp_is_compute_bound_before_the_mixed_bound():
+    # F = 8,192: the mixed bound 2 alpha^2 / F = 1,588 tokens per chip, but pure FSDP over the three
+    # torus axes is compute-bound from alpha / 3 = 850 (training.md's FSDP bound, M_X = 3), so at
+    # 1,024 the book does not say every mix is network-bound
+    small = _regime_f(1024, 8192)
+    assert small.book_bound == pytest.approx(2 * ALPHA**2 / 8192) == pytest.approx(1588, abs=1)
+    assert small.fsdp_bound == pytest.approx(ALPHA / 3) == pytest.approx(850, abs=1)
+    assert small.network_bound_mixes is False
+    assert "alpha / 3 = 850: this step has 1024, at or above 850" in small.sentences()[0]
+    big, _ = _regime(300)
+    assert big.network_bound_mixes is True and "this step has 300, below both" in big.sentences()[0]
+
+
+def _regime_f(tokens_per_chip, f):
+    params = {"w_in": jax.ShapeDtypeStruct((D, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, D), jnp.bfloat16)}
+    args = params, jax.ShapeDtypeStruct((tokens_per_chip * CHIPS, D), jnp.bfloat16)
+    leaves = leaves_of(args, (0,), ())
+    width = residual_width(leaves)
+    space, _ = plans(leaves, CHIPS, HW)
+    tokens = tokens_per_chip * CHIPS
+    costs = {p.name: cost(p, HW, 12 * tokens * D * f, tokens, width) for p in space}
+    return regime(space, costs, {}, leaves, width, tokens, CHIPS, HW)

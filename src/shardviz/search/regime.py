@@ -31,10 +31,11 @@ class Regime:
     alpha: float | None  # C / W_ici (W both directions of one link), TPUs only
     torus_axes: int  # the slice's torus dimensions longer than 1
     book_bound: float | None  # 4 alpha^2 / (F M_X M_Y), tokens per chip; None where it does not apply
-    network_bound_mixes: bool | None  # the book's claim: tokens per chip below its bound
+    network_bound_mixes: bool | None  # the book's claim: tokens per chip below its bound and pure FSDP's
     compute_bound_mixes: tuple[str, ...]  # FSDP/tensor mixes the whole-step link model finds compute-bound
     data_model_plan: str | None  # the fastest compute-bound plan with weights replicated over data
     data_model_extra_bytes: int  # what its replicated weights hold per chip past the same mesh as FSDP
+    fsdp_bound: float | None = None  # alpha / (the slice's torus axes): pure FSDP over all of them (training.md)
 
     @property
     def m_x_m_y(self) -> int:
@@ -46,16 +47,23 @@ class Regime:
         out = []
         if self.book_bound is not None and self.network_bound_mixes is not None:
             m_x = self.torus_axes - self.torus_axes // 2
-            claim = "below it" if self.network_bound_mixes else "at or above it"
+            lowest = min(self.book_bound, self.fsdp_bound or self.book_bound)
+            claim = "below both" if self.network_bound_mixes else f"at or above {lowest:.0f}"
             said = (
                 "every FSDP/tensor mix is network-bound"
                 if self.network_bound_mixes
                 else "the best FSDP/tensor mix can be compute-bound"
             )
+            fsdp = (
+                ""
+                if self.fsdp_bound is None
+                else f" and pure FSDP's over the slice's {self.torus_axes} torus axes, alpha / {self.torus_axes} = "
+                f"{self.fsdp_bound:.0f}"
+            )
             out.append(
                 f"the book (training.md, 'What's the right combination of FSDP and MP?'): {said}; its bound "
                 f"4 alpha^2 / (F M_X M_Y) = {self.book_bound:.0f} tokens per chip (alpha = {self.alpha:.0f}, "
-                f"F = {self.d_ff}, M_X = {m_x}, M_Y = {self.torus_axes // 2}), this step has "
+                f"F = {self.d_ff}, M_X = {m_x}, M_Y = {self.torus_axes // 2}){fsdp}: this step has "
                 f"{self.tokens_per_chip:.0f}, {claim}"
             )
             if self.network_bound_mixes and self.compute_bound_mixes:
@@ -78,6 +86,7 @@ class Regime:
             "d_ff": self.d_ff,
             "alpha": self.alpha,
             "book_bound": self.book_bound,
+            "fsdp_bound": self.fsdp_bound,
             "network_bound_mixes": self.network_bound_mixes,
             "compute_bound_mixes": list(self.compute_bound_mixes),
             "data_model_plan": self.data_model_plan,
@@ -140,7 +149,9 @@ def regime(
     mixes = tuple(p.name for p in plans if is_mix(p) and p.name in costs and bound_of(p) == "compute")
     replicated = [p for p in plans if is_data_model(p) and p.name in costs and bound_of(p) == "compute"]
     best = min(replicated, key=lambda p: (costs[p.name].step_s, p.name), default=None)
-    claim = None if bound is None else per_chip < bound
+    fsdp_bound = None if alpha is None or not axes else alpha / axes
+    # below the mixed bound, and below pure FSDP's where F is small enough that it comes first
+    claim = None if bound is None else per_chip < min(bound, fsdp_bound or bound)
     if not (claim or (claim is None and not mixes)):
         best = None  # a compute-bound mix is the book's answer; the replicated plan is no news there
     return Regime(
@@ -153,4 +164,5 @@ def regime(
         mixes,
         None if best is None else best.name,
         0 if best is None else replicated_extra_bytes(best),
+        fsdp_bound,
     )
