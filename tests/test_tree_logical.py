@@ -5,6 +5,8 @@ array's own ``sharding.spec``; and logical-axis rules as a ``compare`` candidate
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -150,3 +152,90 @@ def test_only_a_tree_with_a_registered_node_is_walked_for_flax_boxes():
     assert may_hold_boxes(jax.tree_util.tree_structure(boxed))
     assert dict(shardviz.describe_tree(boxed).logical) == {0: ("batch", "embed")}
     assert may_hold_boxes(jax.tree_util.tree_structure({"v": nnx.Param(x)}))
+
+
+@pytest.mark.parametrize(
+    ("names", "rules"),
+    [
+        (("embed", "mlp"), (("embed", "fsdp"), ("mlp", "model"))),
+        (("mlp", "embed"), (("embed", "fsdp"), ("mlp", "model"), ("embed", "data"))),  # the first rule wins
+        (("batch", "length", "embed"), (("batch", ("data", "fsdp")), ("length", None), ("embed", "model"))),
+        # a mesh axis is used once per array: the second dimension that maps to it stays whole
+        (("embed", "embed_again"), (("embed", "fsdp"), ("embed_again", "fsdp"))),
+        (("heads", None, "kv"), (("heads", "model"), ("kv", None))),
+        (("unknown", "mlp"), (("mlp", "model"),)),
+        (("a", "b"), (("a", ("fsdp", "model")), ("b", ("model", "data")))),  # 'model' taken by a
+        (("a", "b"), (("b", "x"), ("a", "x"))),  # rules in order: b takes x first
+        (("embed", "mlp"), (("mlp", "fsdp"), ("embed", "fsdp"), ("embed", "data"))),  # a fallback rule
+        (("embed", "mlp"), (("embed", None), ("embed", "fsdp"), ("mlp", "fsdp"))),  # None assigns, no fallback
+    ],
+)
+def test_logical_rules_lay_out_each_dimension_as_flax_does(names, rules):
+    from jax.sharding import PartitionSpec
+
+    from shardviz.tree.logical import parse_logical_rules, spec_for
+
+    ours = spec_for(names, parse_logical_rules(rules))
+    theirs = nn.logical_to_mesh_axes(names, rules)  # Flax's own answer
+    assert isinstance(theirs, PartitionSpec)
+    expected = tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in theirs)
+    assert ours == expected + ((),) * (len(names) - len(expected))
+
+
+def test_logical_rules_are_read_as_pairs_and_bad_ones_are_named():
+    from shardviz import ShardingError
+    from shardviz.tree.logical import logical_text, mesh_axes_of, parse_logical_rules
+
+    assert parse_logical_rules({"embed": "fsdp", "mlp": ("model", "data"), "norm": None}) == (
+        ("embed", ("fsdp",)), ("mlp", ("model", "data")), ("norm", ()),
+    )  # fmt: skip
+    assert parse_logical_rules([["embed", ["fsdp"]]]) == (("embed", ("fsdp",)),)
+    assert parse_logical_rules(()) == ()
+    for bad, words in [
+        ("embed=fsdp", "got a str"),
+        (b"x", "got a bytes"),
+        (42, "got a int"),
+        ([("embed",)], "logical-axis rule 1 is ('embed',)"),
+        ([("a", "x"), ("b", "y", "z")], "logical-axis rule 2 is"),
+        ([(3, "fsdp")], "rule 1 is (3, 'fsdp')"),
+        (["ab"], "rule 1 is 'ab'"),
+        ([("embed", 3)], "logical-axis rule 1 ('embed') names 3; mesh axes are strings"),
+        ([("embed", ("fsdp", None))], "rule 1 ('embed') names ('fsdp', None)"),
+    ]:
+        with pytest.raises(ShardingError, match=re.escape(words)):
+            parse_logical_rules(bad)
+    # beside the mesh axes: a spec shorter than the names is padded, an unnamed dimension left out
+    assert mesh_axes_of(("embed", "mlp", None), [("fsdp",)]) == (("embed", ("fsdp",)), ("mlp", ()), (None, ()))
+    assert logical_text(("embed", None, "mlp"), [("fsdp", "data"), ("model",), ()]) == "embed -> fsdp+data, mlp -> -"
+
+
+def test_a_box_by_its_names_or_its_metadata():
+    from shardviz.tree.logical import _is_box, _names_of
+
+    class Linen:
+        def __init__(self, names):
+            self.names = names
+
+    class Variable:
+        def __init__(self, meta):
+            self.meta = meta
+
+        def get_metadata(self):
+            return self.meta
+
+    class Raising:
+        @property
+        def names(self):
+            raise RuntimeError("no")
+
+    assert _names_of(Linen(("embed", None))) == ("embed", None)
+    assert _names_of(Linen(["embed", "mlp"])) == ("embed", "mlp")
+    assert _names_of(Linen(())) is None and _names_of(Linen(("embed", 3))) is None and _names_of(Linen("ab")) is None
+    # NNX: the newest metadata key first
+    assert _names_of(Variable({"sharding": ("old",), "out_sharding": ("new",)})) == ("new",)
+    assert _names_of(Variable({"sharding_names": ("mid",), "sharding": ("old",)})) == ("mid",)
+    assert _names_of(Variable({"sharding": ("model", None)})) == ("model", None)
+    assert _names_of(Variable({"other": ("x",)})) is None and _names_of(Variable(["not", "a", "mapping"])) is None
+    assert _names_of(Variable) is None  # the class itself is no box
+    assert _names_of(jnp.ones((2,))) is None and _names_of(jax.ShapeDtypeStruct((2,), jnp.float32)) is None
+    assert _is_box(Linen(("a",))) and not _is_box(Raising()) and not _is_box(object())
