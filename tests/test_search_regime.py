@@ -132,3 +132,71 @@ def _regime_f(tokens_per_chip, f):
     tokens = tokens_per_chip * CHIPS
     costs = {p.name: cost(p, HW, 12 * tokens * D * f, tokens, width) for p in space}
     return regime(space, costs, {}, leaves, width, tokens, CHIPS, HW)
+
+
+def test_the_verdicts_words_and_figures_at_300_tokens_per_chip():
+    found, _ = _regime(300)
+    first, second, third = found.sentences()
+    assert first == (
+        "the book (training.md, 'What's the right combination of FSDP and MP?'): every FSDP/tensor mix is "
+        "network-bound; its bound 4 alpha^2 / (F M_X M_Y) = 397 tokens per chip (alpha = 2550, F = 32768, "
+        "M_X = 2, M_Y = 1) and pure FSDP's over the slice's 3 torus axes, alpha / 3 = 850: this step has 300, "
+        "below both"
+    )
+    assert second.startswith("the whole-step link model still finds model8-fsdp8") and second.endswith(
+        " compute-bound: the book counts the forward pass, where compute triples over a whole step and a "
+        "Megatron pair's activations only double"
+    )
+    # data 16 x model 4: both weights (2 D F bf16) over model 4, 15/16 of that past FSDP over data
+    extra = 2 * D * F * 2 // 4 * 15 // 16
+    assert extra == 30 * 2**20
+    assert third == (
+        "data16-model4 (weights replicated over data) is compute-bound: it moves its weights once a step (the "
+        "gradient all-reduce) where FSDP moves them three times, and holds 30 MiB more per chip"
+    )
+    payload = found.to_json()
+    assert "model8-fsdp8" in payload.pop("compute_bound_mixes")
+    assert payload == {
+        "tokens_per_chip": 300,
+        "d_ff": F,
+        "alpha": pytest.approx(ALPHA),
+        "book_bound": pytest.approx(4 * ALPHA**2 / (F * 2)),
+        "fsdp_bound": pytest.approx(ALPHA / 3),
+        "network_bound_mixes": True,
+        "data_model_plan": "data16-model4",
+        "data_model_extra_bytes": extra,
+    }
+    assert isinstance(found.data_model_extra_bytes, int)
+
+
+def test_a_2d_slice_splits_its_two_axes_one_and_one():
+    # v6e: C = 9.18e14, one ICI link 9e10 each way, alpha = 5100; 16 chips are a 4x4 slice, so the
+    # book's mix takes M_X = M_Y = 1 and pure FSDP spans 2 axes
+    v6e = hardware_named("tpu-v6e")
+    found, _ = _regime(100, devices=16, hw=v6e)
+    alpha = 9.18e14 / (2 * 9e10)
+    assert found.torus_axes == 2 and found.m_x_m_y == 1
+    assert found.book_bound == pytest.approx(4 * alpha**2 / F)
+    assert found.fsdp_bound == pytest.approx(alpha / 2)
+    assert "M_X = 1, M_Y = 1" in found.sentences()[0]
+
+
+def test_on_gpus_a_compute_bound_mix_leaves_the_replicated_plan_unnamed():
+    found, _ = _regime(40_000, devices=16, hw=hardware_named("h100"))
+    assert found.network_bound_mixes is None and found.compute_bound_mixes
+    assert found.data_model_plan is None
+
+
+def test_d_ff_and_the_replicated_kinds_by_hand():
+    # a stacked weight's leading dimension is no matrix dimension: F is the widest of its last two
+    stacked = [_leaf_of("0.e", (100, 16, 8))]
+    assert d_ff_of(stacked, 16) == 8
+    _, space = _regime(100)
+    kinds = {p.name: is_data_model(p) for p in space}
+    assert kinds["data2-model32"] and not kinds["fsdp2-model32"]
+
+
+def _leaf_of(path, shape):
+    from shardviz.search.space import Leaf
+
+    return Leaf(path, shape, 2, "param", 0)
