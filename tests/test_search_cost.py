@@ -216,3 +216,38 @@ def test_keys_and_values_by_their_names():
         assert is_key_or_value(path), path
     for path in ("0.wq", "0.wo", "0.w_in.value", "0.keys_norm", "0.q_proj", "0.mlp.value"):
         assert not is_key_or_value(path), path
+
+
+def test_the_priced_collectives_are_the_implied_ones_and_experts_alone_make_no_pair():
+    s = jax.ShapeDtypeStruct
+    params = {"experts": s((8, 64, 256), jnp.bfloat16)}
+    leaves = leaves_of((params, s((128, 64), jnp.bfloat16)), (0,), ())
+    hw = hardware_named("tpu-v5p")
+    plan = next(p for p in plans(leaves, 8, hw)[0] if p.name == "data4-model2")
+    implied_here = [(c.kind, c.axes, c.bytes, c.runs, c.why) for c in implied(plan, 128, None)]
+    priced = cost(plan, hw, 1e9, 128, None).collectives
+    assert [(c.kind, c.axes, c.bytes, c.runs, c.why) for c in priced] == implied_here
+    assert all(c.seconds > 0 for c in priced)
+    # no Megatron pair: no activation collectives; the experts' all-to-all moves the local tokens'
+    # features (the width unknown: the expert's last dimension)
+    assert [c.kind for c in priced] == ["all-reduce", "all-to-all"]
+    assert priced[1].bytes == 128 / 4 * 256 * 2 and priced[1].why == "0.experts: tokens to their experts"
+
+
+def test_keys_and_values_only_on_a_sequence_axis_and_by_their_outputs():
+    s = jax.ShapeDtypeStruct
+    params = {"wk": s((64, 32), jnp.bfloat16), "wq": s((64, 64), jnp.bfloat16)}
+    leaves = leaves_of((params, s((8, 128, 64), jnp.bfloat16)), (0,), ())
+    hw = hardware_named("tpu-v5p")
+    found = {p.name: p for p in plans(leaves, 4, hw)[0]}
+    assert not any("sequence" in c.axes for c in implied(found["data4"], 8 * 128, 64))
+    gathered = [
+        c for c in implied(found["sequence4"], 8 * 128, 64) if c.axes == ("sequence",) and c.kind != "all-reduce"
+    ]
+    # all 8 rows and 128 positions of wk's 32 outputs, bf16
+    assert [(c.kind, c.bytes, c.why) for c in gathered] == [
+        ("all-gather", 8 * 128 * 32 * 2, "0.wk: keys or values of the whole sequence"),
+        ("reduce-scatter", 8 * 128 * 32 * 2, "0.wk: their gradient"),
+    ]
+    fsdp = [c.why for c in implied(found["fsdp4"], 8 * 128, 64) if c.kind == "all-gather"]
+    assert fsdp == ["0.wk: FSDP gathers it, forward and backward", "0.wq: FSDP gathers it, forward and backward"]

@@ -248,3 +248,68 @@ def test_the_plan_as_logical_rules_or_none_where_no_rules_say_it():
     assert logical_rules_of(with_bias, names | {"1": ("batch", None)}) == (
         ("embed", ("fsdp",)), ("mlp", ("model",)), ("batch", ("fsdp",)),
     )  # fmt: skip
+
+
+def test_more_strategies_by_hand():
+    from shardviz.search.space import _fsdp_dim, _is_out_projection, param_strategy, residual_width
+
+    fsdp_only = {"data": 1, "fsdp": 4, "sequence": 1, "model": 1}
+    assert param_strategy(_leaf("0.w", (256, 64)), fsdp_only, 64).dims == (("fsdp",), ())  # the largest
+    assert param_strategy(_leaf("0.w", (64, 64)), fsdp_only, 64).dims == (("fsdp",), ())  # the first of equals
+    assert _fsdp_dim((4, 3), set(), 4) == 0  # a dimension the size of the axis holds it
+    # a stack of layers is no stack of experts: Megatron's split on its matrix
+    model = {"data": 1, "fsdp": 1, "sequence": 1, "model": 2}
+    layers = param_strategy(_leaf("0.layers.w", (4, 64, 256)), model, 64)
+    assert (layers.dims, layers.kind) == (((), (), ("model",)), "tensor-in")
+    assert _is_out_projection(_leaf("0.layers.w", (4, 256, 64)), 64)
+    # experts over model take dimension 0; FSDP the largest of the others
+    both = {"data": 1, "fsdp": 2, "sequence": 1, "model": 2}
+    experts = param_strategy(_leaf("0.experts", (16, 8, 4)), both, 4)
+    assert experts.dims == (("model",), ("fsdp",), ())
+    # d_model from a [batch, seq, d_model] batch's last dimension
+    mats = [_leaf("0.a", (64, 256)), _leaf("0.b", (256, 64))]
+    assert residual_width([*mats, _leaf("1", (4, 128, 256), "batch", argnum=1)]) == 256
+
+
+def test_more_of_the_space_by_hand():
+    from shardviz.search.space import batch_strategy, optimizer_strategy, sequence_length
+
+    hw = hardware_named("tpu-v5p")
+    s = jax.ShapeDtypeStruct
+    # the batch first, the parameters second: every parameter still gets its strategy
+    leaves = leaves_of((s((8, 64), jnp.bfloat16), {"w": s((64, 256), jnp.bfloat16)}), (1,), ())
+    assert [(x.path, x.role, x.argnum) for x in leaves] == [("0", "batch", 0), ("1.w", "param", 1)]
+    plan = next(p for p in plans(leaves, 2, hw)[0] if p.name == "model2")
+    assert [st.kind for st in plan.strategies] == ["batch", "tensor-in"]
+    from shardviz.search.cost import implied
+
+    assert [c.kind for c in implied(plan, 8, 64)] == []  # an in-projection alone is no pair
+    # one device: the mesh is data of 1
+    assert [p.name for p in plans(leaves, 1, hw)[0]] == ["data1"]
+    # on GPUs model divides the node: 24 H100s (three nodes of 8) take model 1, 2, 4 or 8
+    assert {m for _, _, m in factorizations(24, hardware_named("h100"))} == {1, 2, 4, 8}
+    # the sequence: of the largest [batch, seq, ...] argument; split only on a sequence axis
+    two = [_leaf("1", (4, 16, 8), "batch", argnum=1), _leaf("2", (4, 128, 64), "batch", argnum=2)]
+    assert sequence_length(two) == 128 and sequence_length([_leaf("1", (4, 8), "batch")]) is None
+    x = _leaf("1", (4, 128, 64), "batch", argnum=1)
+    plain = batch_strategy(x, {"data": 2, "fsdp": 1, "sequence": 1, "model": 1}, 128)
+    assert (plain.dims, plain.kind) == ((("data",), (), ()), "batch")
+    split = batch_strategy(x, {"data": 2, "fsdp": 1, "sequence": 2, "model": 1}, 128)
+    assert split.dims == (("data",), ("sequence",), ())
+    assert batch_strategy(_leaf("1", (), "batch"), {"data": 2, "fsdp": 1, "sequence": 1, "model": 1}).leaf.path == "1"
+    odd = leaves_of(({"w": s((64, 256), jnp.bfloat16)}, s((4, 3, 64), jnp.bfloat16)), (0,), ())
+    dropped = {d.name: d for d in plans(odd, 8, hw)[1]}
+    assert dropped["data2-sequence2-model2"].reason == (
+        "the batch 1 [4, 3, 64] does not split over 2 devices and its sequence over 2"
+    )
+    assert dropped["data2-sequence2-model2"].axes == (("data", 2), ("sequence", 2), ("model", 2))
+    # the optimizer's leaf takes the parameter of its shape whose path ends as its own
+    from shardviz.search.space import Strategy
+
+    sizes = {"data": 2, "fsdp": 2, "sequence": 1, "model": 2}
+    w = Strategy(_leaf("0.a.w", (64, 256)), (("fsdp",), ("model",)), "tensor-in+fsdp")
+    v = Strategy(_leaf("0.a.v", (64, 256)), ((), ("model",)), "tensor-in")
+    assert optimizer_strategy(_leaf("1.mu.a.w", (64, 256), "optimizer", 4), [v, w], sizes, False).dims == w.dims
+    assert optimizer_strategy(_leaf("1.mu.a.x", (64, 256), "optimizer", 4), [w, v], sizes, False).dims == w.dims
+    bare = optimizer_strategy(_leaf("1", (64, 256), "optimizer", 4), [v, w], sizes, False)
+    assert bare.dims == v.dims  # a path of one part: the first parameter of its shape
