@@ -251,3 +251,17 @@ def test_keys_and_values_only_on_a_sequence_axis_and_by_their_outputs():
     ]
     fsdp = [c.why for c in implied(found["fsdp4"], 8 * 128, 64) if c.kind == "all-gather"]
     assert fsdp == ["0.wk: FSDP gathers it, forward and backward", "0.wq: FSDP gathers it, forward and backward"]
+
+
+def test_a_parameter_after_the_batch_still_moves_and_the_pairs_say_so():
+    s = jax.ShapeDtypeStruct
+    leaves = leaves_of((s((8, 64), jnp.bfloat16), {"w_in": s((64, 256), jnp.bfloat16),
+                                                   "w_out": s((256, 64), jnp.bfloat16)}), (1,), ())  # fmt: skip
+    plan = next(p for p in plans(leaves, 4, hardware_named("tpu-v5p"))[0] if p.name == "data2-model2")
+    got = [(c.kind, c.axes, c.why) for c in implied(plan, 8, 64)]
+    assert got == [
+        ("all-reduce", ("data",), "1.w_in: its gradient over the batch"),
+        ("all-reduce", ("data",), "1.w_out: its gradient over the batch"),
+        ("all-gather", ("model",), "Megatron pairs: inputs"),
+        ("reduce-scatter", ("model",), "Megatron pairs: outputs"),
+    ]

@@ -200,3 +200,22 @@ def _leaf_of(path, shape):
     from shardviz.search.space import Leaf
 
     return Leaf(path, shape, 2, "param", 0)
+
+
+def test_what_the_verdict_says_above_the_bound_and_without_matrices():
+    found, _ = _regime(1200)
+    assert found.sentences()[0].startswith(
+        "the book (training.md, 'What's the right combination of FSDP and MP?'): the best FSDP/tensor mix can "
+        "be compute-bound; its bound"
+    )
+    mixes, _ = _regime(300)
+    assert ", ".join(["model8-fsdp8", "fsdp4-model16"]) in mixes.sentences()[1]
+    # a step of vectors alone has no F: no book bound, and nothing said of it
+    leaves = leaves_of(({"b": jax.ShapeDtypeStruct((64,), jnp.float32)}, jax.ShapeDtypeStruct((64,), jnp.float32)),
+                       (0,), ())  # fmt: skip
+    assert d_ff_of(leaves, None) is None
+    space, _ = plans(leaves, 8, HW)
+    costs = {p.name: cost(p, HW, 1e9, 64, None) for p in space}
+    vectors = regime(space, costs, {}, leaves, None, 64, 8, HW)
+    assert vectors.book_bound is None and vectors.network_bound_mixes is None
+    assert not any(s.startswith("the book") for s in vectors.sentences())

@@ -313,3 +313,14 @@ def test_more_of_the_space_by_hand():
     assert optimizer_strategy(_leaf("1.mu.a.x", (64, 256), "optimizer", 4), [w, v], sizes, False).dims == w.dims
     bare = optimizer_strategy(_leaf("1", (64, 256), "optimizer", 4), [v, w], sizes, False)
     assert bare.dims == v.dims  # a path of one part: the first parameter of its shape
+
+
+def test_a_scalar_batch_and_unnamed_leaves_before_the_named_ones():
+    from shardviz.search.space import Plan, Strategy, batch_strategy, logical_rules_of
+
+    assert batch_strategy(_leaf("1", (), "batch"), {"data": 2, "fsdp": 1, "sequence": 1, "model": 1}).dims == ()
+    bias = Strategy(_leaf("0.b", (6,)), ((),), "replicated")
+    w = Strategy(_leaf("0.w", (64, 256)), ((), ("model",)), "tensor-in")
+    plan = Plan("p", (("model", 2),), (bias, w), "with its parameter")
+    # the bias has no names and is not split; the weight's first dimension has no name and is not split
+    assert logical_rules_of(plan, {"0.w": (None, "mlp")}) == (("mlp", ("model",)),)
