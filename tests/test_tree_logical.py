@@ -239,3 +239,20 @@ def test_a_box_by_its_names_or_its_metadata():
     assert _names_of(Variable) is None  # the class itself is no box
     assert _names_of(jnp.ones((2,))) is None and _names_of(jax.ShapeDtypeStruct((2,), jnp.float32)) is None
     assert _is_box(Linen(("a",))) and not _is_box(Raising()) and not _is_box(object())
+
+
+def test_logical_names_of_boxes_among_plain_leaves():
+    from shardviz.tree.logical import logical_names, parse_logical_rules, spec_for
+
+    class Box:  # a Linen-like box: names, and the value's shape
+        def __init__(self, names, shape):
+            self.names, self.shape = names, shape
+
+    tree = {"a": jnp.ones(2), "b": Box(("x",), (3,)), "c": Box(("x", "y"), (3,))}
+    # the plain leaf first is passed over; a box whose names do not match its rank has none
+    assert logical_names(tree) == {"b": ("x",)}
+    # a rule for a name the array lacks is passed over too (Flax's own answer)
+    rules = (("batch", "data"), ("embed", "fsdp"))
+    expected = tuple(() if e is None else (e,) for e in nn.logical_to_mesh_axes(("embed", "mlp"), rules))
+    assert spec_for(("embed", "mlp"), parse_logical_rules(rules)) == expected + ((),) * (2 - len(expected))
+    assert expected[0] == ("fsdp",)
