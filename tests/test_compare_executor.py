@@ -9,6 +9,7 @@ import signal
 import sys
 import threading
 import time
+from concurrent.futures import Executor
 
 import pytest
 from jax.sharding import AbstractMesh
@@ -86,3 +87,37 @@ def test_an_executor_that_is_none_of_concurrent_futures_is_refused():
         shardviz.compare(mlp_block_step, [("a", AbstractMesh((8,), ("data",)), None)], args=ARGS, executor=object())
     with pytest.raises(ShardingError, match=r"concurrent\.futures\.Executor"):
         shardviz.search(mlp_block_step, ARGS, devices=8, executor="dask")
+
+
+class _Counting(Executor):
+    """The cluster's executor, counting what is submitted to it (each a what-if trace)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.submitted: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.submitted.append(fn.__name__)
+        return self.inner.submit(fn, *args, **kwargs)
+
+
+@pytest.mark.timeout(600)
+def test_batch_max_confirms_each_plan_on_the_executor(client):
+    import dataclasses
+
+    from shardviz.plan.hardware import hardware_named
+
+    # a chip of 16 MiB: the batch that fills it stays small enough to trace quickly
+    hw = dataclasses.replace(hardware_named("tpu-v5p"), name="v5p-16MiB", hbm_bytes=16 * 2**20)
+    local = shardviz.search(mlp_block_step, ARGS, devices=8, hardware=hw, top_k=2, batch="max", timeout=300)
+    counting = _Counting(client.get_executor())
+    remote = shardviz.search(mlp_block_step, ARGS, devices=8, hardware=hw, top_k=2, batch="max", timeout=300,
+                             executor=counting)  # fmt: skip
+    assert remote.failures == () and len(remote.search.max_batch) == 2
+    # every trace went to the cluster: the two candidates, then each plan's batch traces
+    traces = sum(m.traces for m in remote.search.max_batch)
+    assert traces >= 2
+    assert counting.submitted == ["traced_elsewhere"] * (2 + traces)
+    # and the cluster finds the largest batch the local children do, fitting by the same memory
+    assert [m.to_json() for m in remote.search.max_batch] == [m.to_json() for m in local.search.max_batch]
+    assert all(m.fits for m in remote.search.max_batch)

@@ -25,7 +25,8 @@ CHIPS = 64  # a v5p 4x4x4 slice
 
 
 def sizes(row):
-    return {**{"data": 1, "fsdp": 1, "model": 1}, **dict(row.mesh)}
+    # a traced row's mesh, or a considered candidate's axes
+    return {**{"data": 1, "fsdp": 1, "model": 1}, **dict(getattr(row, "mesh", None) or row.axes)}
 
 
 def block_search(tokens_per_chip, top_k=4, devices=CHIPS, hardware="tpu-v5p", **kw):
@@ -84,11 +85,22 @@ def test_pure_fsdp_ranks_first_from_about_1100_tokens_per_chip(tokens_per_chip):
     assert result.best().bound == "compute"
 
 
+def book_bound(m_x=2, m_y=1):
+    # training.md, "What's the right combination of FSDP and MP?": the forward pass of an FSDP/MP mix
+    # is comms-bound below B/N = 4 alpha^2 / (F M_X M_Y); a 3D torus splits at best M_X = 2, M_Y = 1
+    return 4 * ALPHA**2 / (F * m_x * m_y)
+
+
+def mixes(result):
+    # the book's slice of the space: FSDP and tensor parallelism, no axis replicating the weights
+    return [c for c in result.search.candidates if c.analytic is not None and sizes(c)["data"] == 1]
+
+
 def test_below_2_alpha_squared_over_f_every_plan_is_network_bound():
     # training.md: the batch per device cannot drop below 2 x 2550^2 / F (about 400 here) before
     # even the best mix of FSDP and tensor parallelism is comms-bound; 100 tokens per chip is below
     bound = 2 * ALPHA**2 / F
-    assert bound == pytest.approx(396.9, abs=0.1)
+    assert bound == pytest.approx(396.9, abs=0.1) == pytest.approx(book_bound(), abs=0.1)
     tokens = 100
     assert tokens < bound
     result = block_search(tokens, top_k=3)
@@ -96,6 +108,48 @@ def test_below_2_alpha_squared_over_f_every_plan_is_network_bound():
     assert result.search.network_bound
     assert "every plan is network-bound" in result.search.verdict
     assert "every plan is network-bound" in str(result)
+    # the book's claim said as such, with its bound and F, and the link model agrees on every mix
+    assert result.search.network_bound_mixes is True
+    assert result.search.book_bound == pytest.approx(book_bound(), rel=2e-3)  # alpha = 4.59e14 / 1.8e11
+    assert "every FSDP/tensor mix is network-bound" in result.search.verdict
+    assert "= 397 tokens per chip" in result.search.verdict and "F = 32768" in result.search.verdict
+    assert mixes(result) and all(c.analytic.bound == "network" for c in mixes(result))
+    assert result.search.regime.compute_bound_mixes == ()
+    assert result.search.to_json()["network_bound_mixes"] is True
+
+
+def test_at_300_tokens_per_chip_the_book_says_network_bound_and_data_x_model_is_named():
+    # 300 < 397: the book's FSDP/MP mixes are all comms-bound. Weights replicated over data move once
+    # a step (their gradient all-reduce), so the fastest data x model plan is compute-bound and the
+    # verdict names it with what its replicated weights hold per chip past FSDP: both weights
+    # (2 x D x F bf16) split over model, times (1 - 1/data)
+    result = block_search(300, top_k=2)
+    space = result.search
+    assert space.network_bound_mixes is True
+    assert "every FSDP/tensor mix is network-bound" in space.verdict and "this step has 300" in space.verdict
+    named = space.regime.data_model_plan
+    assert named is not None
+    plan = next(c for c in space.candidates if c.name == named)
+    data, model = sizes(plan)["data"], sizes(plan)["model"]
+    assert data > 1 and sizes(plan)["fsdp"] == 1 and plan.analytic.bound == "compute"
+    extra = 2 * D * F * 2 // model * (data - 1) // data
+    assert space.regime.data_model_extra_bytes == extra
+    assert f"{named} (weights replicated over data) is compute-bound" in space.verdict
+    assert "moves its weights once a step" in space.verdict
+
+
+def test_at_200_tokens_per_chip_data_4_x_model_16_wins_compute_bound_and_says_why():
+    # the whole-step crossover of data 4 x model 16 (hand formula: tests/test_search_cost.py) is
+    # about 182 tokens per chip; at 200 it is compute-bound while every FSDP/MP mix is network-bound
+    # by the book and by the link model alike
+    result = block_search(200, top_k=3)
+    space = result.search
+    assert sizes(result.best()) == {"data": 4, "fsdp": 1, "model": 16}
+    assert result.best().bound == "compute"
+    assert space.network_bound_mixes is True and space.regime.compute_bound_mixes == ()
+    assert all(c.analytic.bound == "network" for c in mixes(result))
+    assert space.regime.data_model_plan == result.best().candidate
+    assert "moves its weights once a step" in space.verdict
 
 
 def test_analytic_pure_fsdp_is_the_books_count_on_the_links():
@@ -199,3 +253,34 @@ def test_batch_max_is_the_largest_batch_that_fits_by_the_memory_estimate():
 def test_batch_max_needs_one_batch_dimension():
     with pytest.raises(ShardingError, match="batch="):
         shardviz.search(mlp_block_step, mlp_block_arguments(64, 32, 64), devices=8, batch="most")
+
+
+def test_a_long_sequence_of_one_row_is_split_over_a_sequence_axis():
+    # one row of S = 32,768 tokens ([batch, seq, d_model]): no mesh splits its batch dimension of 1,
+    # so the tokens split over "sequence" or the pair over "model". By hand, per chip of 8 (v5p 2x2x2):
+    #   compute 12 S D F / (8 C) = 28.1 us, the same on every plan;
+    #   sequence 8: weights replicated, both gradients all-reduced: 2 x (2 D F bf16) = 2 MiB moved,
+    #     at most 2 MiB / 9e10 = 23.3 us even over one link, so it is not network-bound;
+    #   any model split m with sequence s: also the pair's activations, 4 collectives of
+    #     (m - 1) / m x S / s x D bf16: at least 4 x 1/2 x 4 MiB = 8 MiB (s = 4, m = 2), 4x the bytes.
+    import jax
+    import jax.numpy as jnp
+
+    s, d, f = 32_768, 256, 1024
+    params = {"w_in": jax.ShapeDtypeStruct((d, f), jnp.bfloat16), "w_out": jax.ShapeDtypeStruct((f, d), jnp.bfloat16)}
+    x = jax.ShapeDtypeStruct((1, s, d), jnp.bfloat16)
+    result = shardviz.search(mlp_block_step, (params, x), devices=8, hardware="tpu-v5p", top_k=3, timeout=300)
+    compute = 12 * s * d * f / (8 * 4.59e14)
+    assert compute == pytest.approx(28.1e-6, abs=0.1e-6)
+    assert dict(result.best().mesh) == {"sequence": 8}
+    best = result.best()
+    assert best.compute_s == pytest.approx(compute, rel=0.01)
+    assert best.network_s <= 2 * (2 * d * f * 2) / 9e10 < compute
+    split = [r for r in result.rows if dict(r.mesh).get("model", 1) > 1]
+    assert split and all(r.network_s > best.network_s for r in split)
+    # JAX laid the sequence dimension over the axis, the weights replicated
+    assert [x.spec for x in result.programs[result.search.best].inputs] == [((), ()), ((), ()), ((), ("sequence",), ())]
+    assert result.search.best_rules == "1 = None, sequence, None"
+    # the batch dimension of 1 splits over no data or fsdp axis: those meshes are pruned, saying so
+    reasons = [c.reason for c in result.search.candidates if "data" in dict(c.axes) or "fsdp" in dict(c.axes)]
+    assert reasons and all(r.startswith("does not split: the batch 1 [1, 32768, 256]") for r in reasons)

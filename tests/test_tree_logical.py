@@ -5,6 +5,8 @@ array's own ``sharding.spec``; and logical-axis rules as a ``compare`` candidate
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import pytest
@@ -88,26 +90,37 @@ def test_a_tree_without_flax_boxes_has_no_logical_axes():
     assert dict(layout.logical) == {} and "logical" not in layout.to_json()["leaves"]
 
 
-def test_search_gives_its_best_plan_as_logical_rules_and_compare_takes_them():
+def test_search_gives_every_traced_plan_as_logical_rules_and_compare_takes_them():
     from search_steps import mlp_block_arguments, mlp_block_step
 
     # MaxText's way: activations have their own names, so a weight's embed can go to fsdp
     names = {"0.w_in": ("embed", "mlp"), "0.w_out": ("mlp", "embed"), "1": ("batch", "activation_embed")}
     args = mlp_block_arguments(8 * 750, 64, 2048)
-    result = shardviz.search(mlp_block_step, args, devices=8, top_k=2, names=names, timeout=300)
-    logical = result.search.best_logical_rules
-    assert logical is not None
-    mesh = result.programs[result.search.best].mesh
-    abstract = jax.sharding.AbstractMesh(tuple(mesh.axis_sizes), tuple(mesh.axis_names))
+    result = shardviz.search(mlp_block_step, args, devices=8, top_k=3, names=names, timeout=300)
+    traced = [c for c in result.search.candidates if c.status == "traced"]
+    assert len(traced) == 3 and all(c.logical_rules is not None for c in traced)
+    best = next(c for c in traced if c.name == result.search.best)
+    assert result.search.best_logical_rules == best.logical_rules
     again = shardviz.compare(
-        mlp_block_step, [shardviz.Candidate("logical", abstract, shardviz.LogicalRules(logical, names))], args=args
-    )
-    # the logical rules lay every argument out as the plan's rules text did (JAX's own input layouts)
-    assert [x.spec for x in again.programs["logical"].inputs] == [
-        x.spec for x in result.programs[result.search.best].inputs
-    ]
-    assert again.rows[0].step_s == pytest.approx(result.best().step_s, rel=1e-9)
+        mlp_block_step,
+        [
+            shardviz.Candidate(c.name, jax.sharding.AbstractMesh(tuple(n for _, n in c.axes), tuple(a for a, _ in c.axes)),
+                               shardviz.LogicalRules(c.logical_rules, names))
+            for c in traced
+        ],
+        args=args,
+    )  # fmt: skip
+    assert not again.failures
+    for c in traced:
+        # each plan's logical rules lay every argument out as its rules text did (JAX's own input layouts)
+        assert [x.spec for x in again.programs[c.name].inputs] == [x.spec for x in result.programs[c.name].inputs]
+        assert again.row(c.name).step_s == pytest.approx(result.row(c.name).step_s, rel=1e-9)
+        assert result.search.to_json()["candidates"][result.search.candidates.index(c)]["logical_rules"] == [
+            [n, list(a)] for n, a in c.logical_rules
+        ]
     assert "logical-axis rules" in result.search.report()
+    plain = shardviz.search(mlp_block_step, args, devices=8, top_k=1, timeout=300)
+    assert all(c.logical_rules is None for c in plain.search.candidates)
 
 
 def test_logical_rules_name_what_is_wrong():
@@ -139,3 +152,107 @@ def test_only_a_tree_with_a_registered_node_is_walked_for_flax_boxes():
     assert may_hold_boxes(jax.tree_util.tree_structure(boxed))
     assert dict(shardviz.describe_tree(boxed).logical) == {0: ("batch", "embed")}
     assert may_hold_boxes(jax.tree_util.tree_structure({"v": nnx.Param(x)}))
+
+
+@pytest.mark.parametrize(
+    ("names", "rules"),
+    [
+        (("embed", "mlp"), (("embed", "fsdp"), ("mlp", "model"))),
+        (("mlp", "embed"), (("embed", "fsdp"), ("mlp", "model"), ("embed", "data"))),  # the first rule wins
+        (("batch", "length", "embed"), (("batch", ("data", "fsdp")), ("length", None), ("embed", "model"))),
+        # a mesh axis is used once per array: the second dimension that maps to it stays whole
+        (("embed", "embed_again"), (("embed", "fsdp"), ("embed_again", "fsdp"))),
+        (("heads", None, "kv"), (("heads", "model"), ("kv", None))),
+        (("unknown", "mlp"), (("mlp", "model"),)),
+        (("a", "b"), (("a", ("fsdp", "model")), ("b", ("model", "data")))),  # 'model' taken by a
+        (("a", "b"), (("b", "x"), ("a", "x"))),  # rules in order: b takes x first
+        (("embed", "mlp"), (("mlp", "fsdp"), ("embed", "fsdp"), ("embed", "data"))),  # a fallback rule
+        (("embed", "mlp"), (("embed", None), ("embed", "fsdp"), ("mlp", "fsdp"))),  # None assigns, no fallback
+    ],
+)
+def test_logical_rules_lay_out_each_dimension_as_flax_does(names, rules):
+    from jax.sharding import PartitionSpec
+
+    from shardviz.tree.logical import parse_logical_rules, spec_for
+
+    ours = spec_for(names, parse_logical_rules(rules))
+    theirs = nn.logical_to_mesh_axes(names, rules)  # Flax's own answer
+    assert isinstance(theirs, PartitionSpec)
+    expected = tuple(() if e is None else (e,) if isinstance(e, str) else tuple(e) for e in theirs)
+    assert ours == expected + ((),) * (len(names) - len(expected))
+
+
+def test_logical_rules_are_read_as_pairs_and_bad_ones_are_named():
+    from shardviz import ShardingError
+    from shardviz.tree.logical import logical_text, mesh_axes_of, parse_logical_rules
+
+    assert parse_logical_rules({"embed": "fsdp", "mlp": ("model", "data"), "norm": None}) == (
+        ("embed", ("fsdp",)), ("mlp", ("model", "data")), ("norm", ()),
+    )  # fmt: skip
+    assert parse_logical_rules([["embed", ["fsdp"]]]) == (("embed", ("fsdp",)),)
+    assert parse_logical_rules(()) == ()
+    for bad, words in [
+        ("embed=fsdp", "got a str"),
+        (b"x", "got a bytes"),
+        (42, "got a int"),
+        ([("embed",)], "logical-axis rule 1 is ('embed',)"),
+        ([("a", "x"), ("b", "y", "z")], "logical-axis rule 2 is"),
+        ([(3, "fsdp")], "rule 1 is (3, 'fsdp')"),
+        (["ab"], "rule 1 is 'ab'"),
+        ([("embed", 3)], "logical-axis rule 1 ('embed') names 3; mesh axes are strings"),
+        ([("embed", ("fsdp", None))], "rule 1 ('embed') names ('fsdp', None)"),
+    ]:
+        with pytest.raises(ShardingError, match=re.escape(words)):
+            parse_logical_rules(bad)
+    # beside the mesh axes: a spec shorter than the names is padded, an unnamed dimension left out
+    assert mesh_axes_of(("embed", "mlp", None), [("fsdp",)]) == (("embed", ("fsdp",)), ("mlp", ()), (None, ()))
+    assert logical_text(("embed", None, "mlp"), [("fsdp", "data"), ("model",), ()]) == "embed -> fsdp+data, mlp -> -"
+
+
+def test_a_box_by_its_names_or_its_metadata():
+    from shardviz.tree.logical import _is_box, _names_of
+
+    class Linen:
+        def __init__(self, names):
+            self.names = names
+
+    class Variable:
+        def __init__(self, meta):
+            self.meta = meta
+
+        def get_metadata(self):
+            return self.meta
+
+    class Raising:
+        @property
+        def names(self):
+            raise RuntimeError("no")
+
+    assert _names_of(Linen(("embed", None))) == ("embed", None)
+    assert _names_of(Linen(["embed", "mlp"])) == ("embed", "mlp")
+    assert _names_of(Linen(())) is None and _names_of(Linen(("embed", 3))) is None and _names_of(Linen("ab")) is None
+    # NNX: the newest metadata key first
+    assert _names_of(Variable({"sharding": ("old",), "out_sharding": ("new",)})) == ("new",)
+    assert _names_of(Variable({"sharding_names": ("mid",), "sharding": ("old",)})) == ("mid",)
+    assert _names_of(Variable({"sharding": ("model", None)})) == ("model", None)
+    assert _names_of(Variable({"other": ("x",)})) is None and _names_of(Variable(["not", "a", "mapping"])) is None
+    assert _names_of(Variable) is None  # the class itself is no box
+    assert _names_of(jnp.ones((2,))) is None and _names_of(jax.ShapeDtypeStruct((2,), jnp.float32)) is None
+    assert _is_box(Linen(("a",))) and not _is_box(Raising()) and not _is_box(object())
+
+
+def test_logical_names_of_boxes_among_plain_leaves():
+    from shardviz.tree.logical import logical_names, parse_logical_rules, spec_for
+
+    class Box:  # a Linen-like box: names, and the value's shape
+        def __init__(self, names, shape):
+            self.names, self.shape = names, shape
+
+    tree = {"a": jnp.ones(2), "b": Box(("x",), (3,)), "c": Box(("x", "y"), (3,))}
+    # the plain leaf first is passed over; a box whose names do not match its rank has none
+    assert logical_names(tree) == {"b": ("x",)}
+    # a rule for a name the array lacks is passed over too (Flax's own answer)
+    rules = (("batch", "data"), ("embed", "fsdp"))
+    expected = tuple(() if e is None else (e,) for e in nn.logical_to_mesh_axes(("embed", "mlp"), rules))
+    assert spec_for(("embed", "mlp"), parse_logical_rules(rules)) == expected + ((),) * (2 - len(expected))
+    assert expected[0] == ("fsdp",)

@@ -249,8 +249,15 @@ PARTS: dict[str, Slice] = {
     ),
     # the search's space and analytic cost against hand counts of the book (no trace)
     "search": Slice(
-        ("search/space.py", "search/cost.py"),
-        _tests("test_search_space.py", "test_search_cost.py"),
+        ("search/space.py", "search/cost.py", "search/regime.py"),
+        _tests("test_search_space.py", "test_search_cost.py", "test_search_regime.py"),
+        ("-p", "no:anyio", "-p", "no:unraisableexception"),
+    ),
+    # Flax's logical axis names read off a tree and shown beside its mesh axes: the Flax guides' models,
+    # initialised here (the search's logical-rules test traces, so it is left out)
+    "tree-logical": Slice(
+        ("tree/logical.py",),
+        ("tests/test_tree_logical.py", "-k", "not search_gives"),
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
     # why each collective is there and XLA's rematerializations (issue 40): constructed programs traced

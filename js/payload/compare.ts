@@ -87,7 +87,12 @@ export interface SearchPayload {
   best_rules: string;
   best_mesh: [string, number][];
   network_bound: boolean;
+  /** The book's claim: every FSDP/tensor mix is network-bound (null where its bound does not apply). */
+  network_bound_mixes?: boolean | null;
+  /** One sentence a line: the best plan, then the book's bound and the data x model plan. */
   verdict: string;
+  /** With names=: the best plan as logical-axis rules, each name with its mesh axes. */
+  best_logical_rules?: [string, string[]][] | null;
   /** "Use this plan": the mesh, the rules and jax.device_put of the arguments, as Python. */
   code: string;
 }

@@ -176,7 +176,13 @@ describe("the comparison view", () => {
         ["model", 2],
       ] as [string, number][],
       network_bound: true,
-      verdict: "every plan is network-bound: the best, tp, ...",
+      best_logical_rules: [
+        ["embed", ["fsdp"]],
+        ["mlp", ["model"]],
+        ["norm", []],
+      ] as [string, string[]][],
+      verdict:
+        "every plan is network-bound: the best, tp, ...\nthe book: <i>every</i> FSDP/tensor mix is network-bound",
       code,
     };
     const { el, view } = mount(readOnlyHost({ ...traits, payload: { ...PAYLOAD, search } }));
@@ -184,7 +190,17 @@ describe("the comparison view", () => {
     expect(panel.querySelector('[data-role="search-counts"]')?.textContent).toBe(
       "13 candidates considered on 8 devices of h100, 10 pruned (9 by analytic step, 1 by does not split), 3 traced",
     );
-    expect(panel.querySelector('[data-role="search-verdict"]')?.className).toBe("sv-alert");
+    const verdict = panel.querySelector('[data-role="search-verdict"]') as HTMLElement;
+    expect(verdict.className).toBe("sv-alert");
+    // one paragraph a sentence, as text
+    expect([...verdict.querySelectorAll("p")].map((p) => p.textContent)).toEqual([
+      "every plan is network-bound: the best, tp, ...",
+      "the book: <i>every</i> FSDP/tensor mix is network-bound",
+    ]);
+    expect(verdict.querySelector("i")).toBeNull();
+    expect(panel.querySelector('[data-role="search-logical-rules"]')?.textContent).toBe(
+      "Logical-axis rules: embed -> fsdp, mlp -> model, norm -> None",
+    );
     // the rules reach the page as text, never as markup
     const rules = panel.querySelector('[data-role="search-rules"]') as HTMLElement;
     expect(rules.textContent).toBe("0 = data, model\n<b>1</b> = data, None");

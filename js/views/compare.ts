@@ -244,12 +244,23 @@ export class CompareView implements MountedView {
           `${search.considered} candidates considered on ${search.devices} devices of ${search.hardware}, ` +
             `${search.pruned} pruned (${by || "none"}), ${search.traced} traced`,
         ]),
-        h("p", { class: search.network_bound ? "sv-alert" : "", "data-role": "search-verdict" }, [search.verdict]),
+        h(
+          "div",
+          { class: search.network_bound ? "sv-alert" : "", "data-role": "search-verdict" },
+          search.verdict.split("\n").map((line) => h("p", {}, [line])),
+        ),
         search.best === null
           ? null
           : h("div", {}, [
               h("p", {}, [`Best plan: ${search.best} (${mesh})`]),
               h("pre", { class: "sv-compare-rules-text", "data-role": "search-rules" }, [search.best_rules]),
+              search.best_logical_rules
+                ? h("p", { "data-role": "search-logical-rules" }, [
+                    `Logical-axis rules: ${search.best_logical_rules
+                      .map(([name, axes]) => `${name} -> ${axes.join("+") || "None"}`)
+                      .join(", ")}`,
+                  ])
+                : null,
               use,
               code,
             ]),

@@ -88,7 +88,7 @@ def traced_elsewhere(step_bytes: bytes, arguments: tuple[Any, ...], mesh: Any, t
     return replace(trace(step, *arguments, mesh=mesh, whatif_timeout=timeout), origin=None)
 
 
-def _submit(executor: Executor, step: Any, candidate: Candidate, args: Any, timeout: float) -> Future[Program]:
+def submit_trace(executor: Executor, step: Any, candidate: Candidate, args: Any, timeout: float) -> Future[Program]:
     """The candidate laid out here (a bad layout fails at once) and traced by ``executor``."""
     try:
         arguments = resolve_arguments(candidate, args)
@@ -154,7 +154,7 @@ def compare(
     count = worker_count([c.abstract_mesh.size for c in chosen], workers)
     started = time.perf_counter()
     if executor is not None:
-        outcomes = _outcomes([_submit(executor, step, c, args, timeout) for c in chosen])
+        outcomes = _outcomes([submit_trace(executor, step, c, args, timeout) for c in chosen])
     else:
         with ThreadPoolExecutor(max_workers=count) as pool:
             outcomes = _outcomes([pool.submit(_trace_one, step, c, args, timeout) for c in chosen])

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
 import jax
 
 from ..compare.candidates import Candidate, resolve_arguments
+from ..compare.run import submit_trace
 from ..errors import ShardingError
 from ..plan.estimate import estimate
 from ..plan.hardware import Hardware
@@ -58,9 +60,21 @@ def with_batch(args: Sequence[Any], batch_paths: set[int], rows: int) -> tuple[A
     return tuple(jax.tree.map(resized, a) if i in batch_paths else a for i, a in enumerate(args))
 
 
-def _memory(step: Callable[..., Any], plan: Plan, args: tuple[Any, ...], hw: Hardware, timeout: float) -> int | None:
+def _memory(
+    step: Callable[..., Any],
+    plan: Plan,
+    args: tuple[Any, ...],
+    hw: Hardware,
+    timeout: float,
+    executor: Executor | None = None,
+) -> int | None:
+    """What the step holds per device on ``plan`` at these arguments, traced here or by ``executor``."""
     candidate = Candidate(plan.name, _mesh(plan), plan.rules)
-    program = trace(step, *resolve_arguments(candidate, args), mesh=candidate.abstract_mesh, whatif_timeout=timeout)
+    if executor is not None:
+        program = submit_trace(executor, step, candidate, args, timeout).result()
+    else:
+        arguments = resolve_arguments(candidate, args)
+        program = trace(step, *arguments, mesh=candidate.abstract_mesh, whatif_timeout=timeout)
     return estimate(program, hw).device_bytes
 
 
@@ -77,9 +91,11 @@ def largest_batch(
     held: int,
     hw: Hardware,
     timeout: float,
+    executor: Executor | None = None,
 ) -> MaxBatch:
     """The largest batch of ``plan`` whose step fits ``hw``'s HBM, from its trace at ``rows`` rows
-    (``held`` bytes per device), confirmed by a trace at that batch."""
+    (``held`` bytes per device), confirmed by a trace at that batch; each trace on ``executor``
+    where one is given, as ``compare`` runs its candidates."""
     if hw.hbm_bytes is None:
         raise ShardingError(f"batch='max' needs the chip's HBM; {hw.name} names none (give Hardware(hbm_bytes=...))")
     split = math.prod(n for a, n in plan.axes if a in ("data", "fsdp"))
@@ -89,7 +105,7 @@ def largest_batch(
     guess = _rounded(rows * (hbm - fixed) / max(held - fixed, 1), split)
     traced: list[tuple[int, int | None]] = []
     while len(traced) < ATTEMPTS:
-        measured = _memory(step, plan, with_batch(args, batch_args, guess), hw, timeout)
+        measured = _memory(step, plan, with_batch(args, batch_args, guess), hw, timeout, executor)
         traced.append((guess, measured))
         if measured is None:
             break

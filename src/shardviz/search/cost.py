@@ -6,7 +6,10 @@ a training step: FSDP gathers each parameter in the forward and backward
 passes and reduce-scatters its gradient; a parameter replicated over batch
 axes all-reduces its gradient; a Megatron pair gathers its input and
 reduce-scatters its output, forward and backward; expert weights move
-tokens by all-to-all. Compute is the step's flops split over every device.
+tokens by all-to-all; on a split sequence, attention gathers the keys and
+values of every position (a projection named as keys or values) and
+scatters their gradients. Compute is the step's flops split over every
+device.
 """
 
 from __future__ import annotations
@@ -84,10 +87,12 @@ def layout_of(plan: Plan, hw: Hardware) -> Layout:
 def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
     """The collectives a training step on ``plan`` does, by the book's count."""
     sizes = plan.sizes
-    batch_axes = tuple(a for a in ("data", "fsdp") if sizes[a] > 1)
+    # the axes the tokens are split over: a parameter replicated over them all-reduces its gradient
+    batch_axes = tuple(a for a in ("data", "fsdp", "sequence") if sizes[a] > 1)
     local_tokens = tokens / math.prod(sizes[a] for a in batch_axes) if batch_axes else tokens
     out: list[Collective] = []
     pairs_seen = 0
+    pair_itemsize = 2
     for s in plan.strategies:
         if s.leaf.role != "param":
             continue
@@ -104,16 +109,31 @@ def implied(plan: Plan, tokens: float, width: int | None) -> list[Collective]:
             out.append(Collective("all-reduce", summed, shard, 1, f"{s.leaf.path}: its gradient over the batch"))
         if s.kind.startswith("tensor-out"):
             pairs_seen += 1
+            pair_itemsize = s.leaf.itemsize  # the activations are in the pair's dtype
         if s.kind.startswith("expert"):
             moved = local_tokens * (width or s.leaf.shape[-1]) * s.leaf.itemsize
             out.append(Collective("all-to-all", ("model",), moved, 4, f"{s.leaf.path}: tokens to their experts"))
+        if sizes["sequence"] > 1 and is_key_or_value(s.leaf.path):
+            model = math.prod(sizes[a] for a in split if a == "model")
+            whole = tokens / math.prod(sizes[a] for a in ("data", "fsdp")) * s.leaf.shape[-1] / model * s.leaf.itemsize
+            # attention on a split sequence needs every position's keys and values (training.md)
+            out.append(Collective("all-gather", ("sequence",), whole, 1, f"{s.leaf.path}: keys or values of the "
+                                                                          "whole sequence"))  # fmt: skip
+            out.append(Collective("reduce-scatter", ("sequence",), whole, 1, f"{s.leaf.path}: their gradient"))
     if sizes["model"] > 1 and pairs_seen:
-        itemsize = next((s.leaf.itemsize for s in plan.strategies if s.leaf.role == "param"), 2)
-        activations = local_tokens * (width or 1) * itemsize
+        activations = local_tokens * (width or 1) * pair_itemsize
         # each pair gathers its input and reduce-scatters its output, forward and backward (training.md)
         out.append(Collective("all-gather", ("model",), activations, 2 * pairs_seen, "Megatron pairs: inputs"))
         out.append(Collective("reduce-scatter", ("model",), activations, 2 * pairs_seen, "Megatron pairs: outputs"))
     return out
+
+
+KEY_VALUE_NAMES = ("wk", "wv", "wkv", "kv", "qkv", "k_proj", "v_proj", "kv_proj", "qkv_proj", "key", "value")
+
+
+def is_key_or_value(path: str) -> bool:
+    """A projection to attention's keys or values, by a part of its path (NNX's ``.value`` suffix aside)."""
+    return any(part.lower() in KEY_VALUE_NAMES for part in path.removesuffix(".value").split("."))
 
 
 def cost(plan: Plan, hw: Hardware, flops: float, tokens: float, width: int | None) -> Cost:

@@ -33,6 +33,7 @@ from ..plan.hardware import Hardware, hardware_named
 from ..text.ranges import format_bytes
 from .batch import MaxBatch, largest_batch
 from .cost import Cost, cost, step_flops
+from .regime import Regime, regime
 from .space import Leaf, Plan, leaves_of, logical_rules_of, plans, residual_width
 
 TIE = 0.02  # traced steps within 2% of the fastest count as equal (the estimate is no finer)
@@ -49,6 +50,8 @@ class Considered:
     analytic: Cost | None
     status: str  # "traced", "pruned"
     reason: str = ""
+    # with names=: the plan as logical-axis rules (name, mesh axes); None where no rules say it
+    logical_rules: tuple[tuple[str, tuple[str, ...]], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         a = self.analytic
@@ -58,6 +61,7 @@ class Considered:
             "rules": self.rules,
             "status": self.status,
             "reason": self.reason,
+            "logical_rules": None if self.logical_rules is None else [[n, list(a)] for n, a in self.logical_rules],
             "analytic": None if a is None else {
                 "step_s": a.step_s, "compute_s": a.compute_s, "network_s": a.network_s,
                 "bound": a.bound, "device_bytes": a.device_bytes,
@@ -80,6 +84,18 @@ class SearchSpace:
     # with names=: the best plan as logical-axis rules (name, mesh axes); None where no rules say it
     best_logical_rules: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     max_batch: tuple[MaxBatch, ...] = ()  # with batch="max": each traced plan's largest batch that fits
+    regime: Regime | None = None  # the book's bound and what the link model finds of its slice
+
+    @property
+    def network_bound_mixes(self) -> bool | None:
+        """The book's claim: every FSDP/tensor mix is network-bound (tokens per chip below
+        ``4 alpha^2 / (F M_X M_Y)``, training.md); None where the bound does not apply (GPUs)."""
+        return None if self.regime is None else self.regime.network_bound_mixes
+
+    @property
+    def book_bound(self) -> float | None:
+        """The book's lower bound on tokens per chip for an FSDP/tensor mix to be compute-bound."""
+        return None if self.regime is None else self.regime.book_bound
 
     @property
     def considered(self) -> int:
@@ -131,6 +147,8 @@ class SearchSpace:
             "best_rules": self.best_rules,
             "best_mesh": [[n, s] for n, s in self.best_mesh],
             "network_bound": self.network_bound,
+            "network_bound_mixes": self.network_bound_mixes,
+            "regime": None if self.regime is None else self.regime.to_json(),
             "verdict": self.verdict,
             "code": self.code(),
             "candidates": [c.to_json() for c in self.candidates],
@@ -272,6 +290,8 @@ def search(
     flops = step_flops(step, arguments)
     tokens = _tokens(leaves, width)
     costs = {p.name: cost(p, hw, flops, tokens, width) for p in space}
+    by_path = None if names is None else LogicalRules((), names).names_by_path()
+    logical = {} if by_path is None else {p.name: logical_rules_of(p, by_path) for p in space}
     considered: list[Considered] = [Considered(d.name, d.axes, "", None, "pruned", f"does not split: {d.reason}")
                                     for d in dropped]  # fmt: skip
     hbm = hw.hbm_bytes
@@ -279,8 +299,8 @@ def search(
     for p in space:
         c = costs[p.name]
         if hbm is not None and c.device_bytes > hbm:
-            considered.append(Considered(p.name, p.axes, p.rules, c, "pruned", f"over HBM: its arguments alone take "
-                                         f"{format_bytes(c.device_bytes)} per device"))  # fmt: skip
+            reason = f"over HBM: its arguments alone take {format_bytes(c.device_bytes)} per device"
+            considered.append(Considered(p.name, p.axes, p.rules, c, "pruned", reason, logical.get(p.name)))
         else:
             fitting.append(p)
     order = sorted(fitting, key=lambda p: (costs[p.name].step_s, p.device_bytes(), p.tensor_devices, p.name))
@@ -288,7 +308,8 @@ def search(
     for p in rest:
         considered.append(Considered(p.name, p.axes, p.rules, costs[p.name], "pruned",
                                      f"analytic step: {costs[p.name].step_s * 1e6:.1f} us, "
-                                     f"{costs[p.name].bound}-bound, not among the best {top_k}"))  # fmt: skip
+                                     f"{costs[p.name].bound}-bound, not among the best {top_k}",
+                                     logical.get(p.name)))  # fmt: skip
     if not chosen:
         raise ShardingError(f"search: every candidate on {devices} devices is pruned before tracing "
                             f"({considered[0].reason if considered else 'none left'})")  # fmt: skip
@@ -296,18 +317,19 @@ def search(
     result = compare(step, candidates, args=arguments, hardware=hw, timeout=timeout, workers=workers,
                      executor=executor)  # fmt: skip
     traced = {p.name for p in chosen}
-    considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced") for p in chosen)
+    considered.extend(Considered(p.name, p.axes, p.rules, costs[p.name], "traced", "", logical.get(p.name))
+                      for p in chosen)  # fmt: skip
     finished = _finish(result, considered, chosen, devices, hw, traced)
-    if names is not None and finished.search.best is not None:
-        by_path = LogicalRules((), names).names_by_path()
-        best_plan = next(p for p in chosen if p.name == finished.search.best)
-        finished = replace(
-            finished, search=replace(finished.search, best_logical_rules=logical_rules_of(best_plan, by_path))
-        )
+    bounds = {r.candidate: r.bound for r in finished.rows}
+    found = regime(space, costs, bounds, leaves, width, tokens, devices, hw)
+    verdict = "\n".join([finished.search.verdict, *found.sentences()])
+    finished = replace(finished, search=replace(finished.search, regime=found, verdict=verdict))
+    if finished.search.best is not None and logical:
+        finished = replace(finished, search=replace(finished.search, best_logical_rules=logical[finished.search.best]))
     if batch != "max":
         return finished
     largest = tuple(
-        largest_batch(step, p, arguments, batch_nums, next(iter(rows)), r.device_bytes, hw, timeout)
+        largest_batch(step, p, arguments, batch_nums, next(iter(rows)), r.device_bytes, hw, timeout, executor)
         for p in chosen
         for r in finished.rows
         if r.candidate == p.name and r.device_bytes is not None

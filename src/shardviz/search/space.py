@@ -1,9 +1,11 @@
 """The space a search explores: meshes that factor the devices, and each parameter's strategy on them.
 
-A mesh has up to three named axes, ``data`` (the batch, parameters
+A mesh has up to three named axes of ``data`` (the batch, parameters
 replicated), ``fsdp`` (the batch and each parameter's largest dimension,
-ZeRO-3) and ``model`` (tensor parallelism as Megatron pairs it, experts on
-stacked expert weights). Each candidate is written as rules text (``GLOB =
+ZeRO-3), ``sequence`` (where the step's activations are ``[batch, seq,
+...]``: their sequence dimension, parameters replicated) and ``model``
+(tensor parallelism as Megatron pairs it, experts on stacked expert
+weights). Each candidate is written as rules text (``GLOB =
 SPEC``, the tree view's rules engine), so it can be read and reused.
 """
 
@@ -20,7 +22,9 @@ from ..errors import ShardingError
 from ..plan.hardware import Hardware
 from ..tree.paths import path_segments
 
-AXES = ("data", "fsdp", "model")
+AXES = ("data", "fsdp", "sequence", "model")
+MOST_AXES = 3  # axes longer than 1 in one mesh
+BATCH_AXES = ("data", "fsdp")  # the axes that split the batch's leading dimension
 EXPERT_WORDS = ("expert", "moe")
 OUT_WORDS = ("out", "wo", "o_proj", "down", "w2", "fc2", "proj_out", "dense_out")
 
@@ -99,13 +103,22 @@ def leaves_of(args: Sequence[object], params: Sequence[int], optimizer: Sequence
 
 def factorizations(devices: int, hw: Hardware) -> list[tuple[int, int, int]]:
     """(data, fsdp, model) sizes whose product is ``devices``; on GPUs the model axis stays inside a node."""
+    return [(d, f, m) for d, f, _, m in mesh_sizes(devices, hw, sequence=False)]
+
+
+def mesh_sizes(devices: int, hw: Hardware, *, sequence: bool) -> list[tuple[int, int, int, int]]:
+    """(data, fsdp, sequence, model) sizes whose product is ``devices``, at most three of them past
+    1, ``sequence`` 1 unless the step has a sequence dimension; on GPUs ``model`` stays inside a node."""
     out = []
     for model in _divisors(devices):
         if hw.switch and hw.node_size and (model > hw.node_size or hw.node_size % model):
             continue
         rest = devices // model
-        for fsdp in _divisors(rest):
-            out.append((rest // fsdp, fsdp, model))
+        for seq in _divisors(rest) if sequence else [1]:
+            for fsdp in _divisors(rest // seq):
+                sizes = (rest // seq // fsdp, fsdp, seq, model)
+                if sum(n > 1 for n in sizes) <= MOST_AXES:
+                    out.append(sizes)
     return out
 
 
@@ -113,18 +126,24 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def mesh_orders(data: int, fsdp: int, model: int, hw: Hardware) -> list[tuple[tuple[str, int], ...]]:
+def mesh_orders(sizes: dict[str, int], hw: Hardware) -> list[tuple[tuple[str, int], ...]]:
     """The orders a mesh of these sizes is tried in: on a TPU's torus the last axis takes whole
     dimensions first, so ``model`` last and ``fsdp`` last are both tried; on GPUs the model axis is
     last (inside a node, NVLink)."""
-    sizes = {"data": data, "fsdp": fsdp, "model": model}
     named = [a for a in AXES if sizes[a] > 1] or ["data"]
     orders = [tuple(named)]
-    if not hw.switch and fsdp > 1 and model > 1:
+    if not hw.switch and sizes["fsdp"] > 1 and sizes["model"] > 1:
         swapped = [a for a in named if a != "fsdp"]
         swapped.insert(swapped.index("model") + 1, "fsdp")
         orders.append(tuple(swapped))
     return [tuple((a, sizes[a]) for a in order) for order in orders]
+
+
+def sequence_length(leaves: Sequence[Leaf]) -> int | None:
+    """The step's sequence length: the second dimension of its largest batch argument of shape
+    ``[batch, seq, ...]`` (three dimensions or more); None where it has none."""
+    shaped = [leaf for leaf in leaves if leaf.role == "batch" and len(leaf.shape) >= 3]
+    return max(shaped, key=lambda leaf: leaf.nbytes).shape[1] if shaped else None
 
 
 def residual_width(leaves: Sequence[Leaf]) -> int | None:
@@ -186,15 +205,21 @@ def param_strategy(leaf: Leaf, sizes: dict[str, int], width: int | None) -> Stra
     return Strategy(leaf, tuple(tuple(d) for d in dims), kind)
 
 
-def batch_strategy(leaf: Leaf, sizes: dict[str, int]) -> Strategy | None:
-    """The batch's leading dimension over ``data`` and ``fsdp``; None where it does not divide."""
-    axes = tuple(a for a in ("data", "fsdp") if sizes[a] > 1)
+def batch_strategy(leaf: Leaf, sizes: dict[str, int], seq_len: int | None = None) -> Strategy | None:
+    """The batch's leading dimension over ``data`` and ``fsdp``, and its sequence dimension (the
+    second, of length ``seq_len``) over ``sequence``; None where either does not divide."""
+    axes = tuple(a for a in BATCH_AXES if sizes[a] > 1)
     split = math.prod(sizes[a] for a in axes)
     if not leaf.shape:
         return Strategy(leaf, (), "replicated")
     if leaf.shape[0] % split:
         return None
-    return Strategy(leaf, (axes, *(() for _ in leaf.shape[1:])), "batch")
+    dims: list[tuple[str, ...]] = [axes, *(() for _ in leaf.shape[1:])]
+    if sizes["sequence"] > 1 and len(leaf.shape) >= 2 and leaf.shape[1] == seq_len:
+        if leaf.shape[1] % sizes["sequence"]:
+            return None
+        dims[1] = ("sequence",)
+    return Strategy(leaf, tuple(dims), "batch")
 
 
 def optimizer_strategy(leaf: Leaf, params: Sequence[Strategy], sizes: dict[str, int], zero1: bool) -> Strategy:
@@ -230,16 +255,20 @@ def plans(leaves: Sequence[Leaf], devices: int, hw: Hardware) -> tuple[list[Plan
     has_optimizer = any(leaf.role == "optimizer" for leaf in leaves)
     out: list[Plan] = []
     dropped: list[Pruned] = []
-    for data, fsdp, model in factorizations(devices, hw):
-        for axes in mesh_orders(data, fsdp, model, hw):
+    seq_len = sequence_length(leaves)
+    for data, fsdp, seq, model in mesh_sizes(devices, hw, sequence=seq_len is not None):
+        for axes in mesh_orders({"data": data, "fsdp": fsdp, "sequence": seq, "model": model}, hw):
             sizes = {**{a: 1 for a in AXES}, **dict(axes)}
             base = "-".join(f"{a}{n}" for a, n in axes)
             params = [param_strategy(leaf, sizes, width) for leaf in leaves if leaf.role == "param"]
-            batches = [batch_strategy(leaf, sizes) for leaf in leaves if leaf.role == "batch"]
+            batches = [batch_strategy(leaf, sizes, seq_len) for leaf in leaves if leaf.role == "batch"]
             if any(b is None for b in batches):
                 bad = next(leaf for leaf, b in zip([x for x in leaves if x.role == "batch"], batches) if b is None)
+                over = f"{sizes['data'] * sizes['fsdp']} devices"
+                if sizes["sequence"] > 1:
+                    over += f" and its sequence over {sizes['sequence']}"
                 dropped.append(Pruned(base, axes, f"the batch {bad.path} {list(bad.shape)} does not split over "
-                                                  f"{sizes['data'] * sizes['fsdp']} devices"))  # fmt: skip
+                                                  f"{over}"))  # fmt: skip
                 continue
             variants = [False, True] if has_optimizer and sizes["data"] > 1 else [False]
             for zero1 in variants:

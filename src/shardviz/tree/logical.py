@@ -100,7 +100,7 @@ def logical_text(names: Names, spec: Sequence[Sequence[str]]) -> str:
 
 def parse_logical_rules(rules: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Logical-axis rules as MaxText and Flax write them: pairs ``(logical name, mesh axis or axes
-    or None)``, the first pair of a name winning."""
+    or None)``, in priority order (:func:`spec_for`)."""
     if isinstance(rules, Mapping):
         rules = list(rules.items())
     if isinstance(rules, (str, bytes)) or not isinstance(rules, Sequence):
@@ -110,23 +110,23 @@ def parse_logical_rules(rules: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         if not isinstance(pair, (tuple, list)) or len(pair) != 2 or not isinstance(pair[0], str):
             raise ShardingError(f"logical-axis rule {i + 1} is {pair!r}; a rule is (logical name, mesh axis)")
         target = pair[1]
-        axes = () if target is None else (target,) if isinstance(target, str) else tuple(target)
-        if not all(isinstance(a, str) for a in axes):
+        axes = () if target is None else (target,) if isinstance(target, str) else target
+        if not isinstance(axes, (tuple, list)) or not all(isinstance(a, str) for a in axes):
             raise ShardingError(f"logical-axis rule {i + 1} ({pair[0]!r}) names {target!r}; mesh axes are strings")
-        out.append((pair[0], axes))
+        out.append((pair[0], tuple(axes)))
     return tuple(out)
 
 
 def spec_for(names: Names, rules: Sequence[tuple[str, tuple[str, ...]]]) -> tuple[tuple[str, ...], ...]:
-    """The mesh axes of each dimension by the rules (a mesh axis used once per array, as Flax does)."""
-    first: dict[str, tuple[str, ...]] = {}
+    """The mesh axes of each dimension by the rules, as Flax's ``logical_to_mesh_axes`` reads them:
+    rules in order, each taking its name's dimension if that is still unassigned and none of its mesh
+    axes is used yet by the array (a later rule for the same name is a fallback)."""
+    assigned: dict[int, tuple[str, ...]] = {}
     for name, axes in rules:
-        first.setdefault(name, axes)
-    used: set[str] = set()
-    out = []
-    for dim_name in names:
-        mapped = first.get(dim_name, ()) if dim_name is not None else ()
-        kept = tuple(a for a in mapped if a not in used)
-        used.update(kept)
-        out.append(kept)
-    return tuple(out)
+        if name not in names:
+            continue
+        pos = names.index(name)
+        used = {a for taken in assigned.values() for a in taken}
+        if pos not in assigned and not used.intersection(axes):
+            assigned[pos] = axes
+    return tuple(assigned.get(i, ()) for i in range(len(names)))
