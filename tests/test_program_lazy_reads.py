@@ -7,6 +7,7 @@ tests/test_program_causes.py and tests/test_program_trace.py; the spies only cou
 
 from __future__ import annotations
 
+import os
 import pickle
 import threading
 import time
@@ -19,6 +20,7 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from shardviz.program.compiling import assemble
+from shardviz.program.why.remat import captured_stderr
 from shardviz.testing import CollectiveBudgetExceeded, assert_collectives
 
 MESH = jax.make_mesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
@@ -190,3 +192,18 @@ def test_xla_cpus_memory_timeline_is_worked_out_only_for_with_bytes_cpu(monkeypa
     assert cpu.memory_timeline is not None and cpu.memory_timeline.peak_bytes == m.peak_bytes
     assert prog.with_bytes("cpu").memory == m
     assert counted == [True, False]
+
+
+def test_the_compiles_standard_error_is_caught_and_handed_on_leaving_no_descriptor_open(capfd):
+    """What XLA writes to descriptor 2 is caught and written on; a compile that writes nothing leaves
+    nothing behind (the spool is an unnamed in-memory file, closed at once)."""
+    before = sorted(os.listdir("/proc/self/fd"))
+    for _ in range(10):
+        with captured_stderr() as quiet:
+            pass
+        assert quiet == [""]
+    with captured_stderr() as caught:
+        os.write(2, b"[SPMD] a line from C++\n" * 3)
+    assert caught == ["[SPMD] a line from C++\n" * 3]
+    assert capfd.readouterr().err.count("[SPMD] a line from C++") == 3
+    assert sorted(os.listdir("/proc/self/fd")) == before
