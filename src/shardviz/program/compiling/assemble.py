@@ -133,7 +133,7 @@ def assemble(
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
     held = read
-    if remat_reading is not None and _rematerializes(module):
+    if remat_reading is not None and read.rematerializes:
         held = remat_reading() or read  # its memory as a TPU or GPU runs it, recomputation apart
     counts = _memory_counts(held, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
     return Program(
@@ -248,11 +248,6 @@ def _with_causes_deferred(
         )
         for i, c in enumerate(collectives)
     )
-
-
-def _rematerializes(module: Any) -> bool:
-    """Whether the program recomputes values under jax.checkpoint (XLA:CPU merged the two passes)."""
-    return any("rematted_computation" in (inst.metadata.op_name or "") for _, inst in module.instructions())
 
 
 def _memory_counts(

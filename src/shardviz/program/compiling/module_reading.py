@@ -36,6 +36,8 @@ class ModuleReading:
     partitioner_index: Any | None  # the partitioner's choices by key (Auto axes), None without its dump
     allocations: tuple[liveness.Allocation, ...] | None  # None without the buffer assignment's dump
     live_ranges: liveness.LiveRanges | None
+    # whether jax.checkpoint's recomputation is in the module (only its lowering names a rematted_computation)
+    rematerializes: bool = False
 
 
 def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
@@ -53,6 +55,7 @@ def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
         partitioner_index=index_module(hlo.parse_module(before)) if before else None,
         allocations=allocations,
         live_ranges=live,
+        rematerializes="rematted_computation" in text,
     )
 
 
