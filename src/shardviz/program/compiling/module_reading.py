@@ -44,6 +44,7 @@ def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
     """``text`` (the optimized module) and XLA's ``dumps`` read once, for everything that asks."""
     module = hlo.parse_module(text)
     stacks = stacks_of(module)
+    _read_float_values(module, stacks)
     before = dumps.get("before_partitioning")
     allocations, live = _memory_dumps(dumps)
     return ModuleReading(
@@ -57,6 +58,15 @@ def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
         live_ranges=live,
         rematerializes="rematted_computation" in text,
     )
+
+
+def _read_float_values(module: hlo.Module, stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]) -> None:
+    """Each float value's shape, metadata and stack parsed now, where this runs while XLA generates code:
+    the memory recount after the compile reads them all (:func:`..memory.dtypes.device_sizes`)."""
+    for _, inst in module.instructions():
+        shape = inst.shape
+        if not shape.is_tuple and shape.element_type.startswith(("f", "bf")):
+            stacks(inst)
 
 
 def _memory_dumps(
