@@ -7,9 +7,10 @@ subclasses :class:`ProgramData` to add ``to_json()`` and ``__str__``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -17,6 +18,87 @@ from ..array.layout import Layout
 from ..array.model import DeviceColumns, MeshInfo
 
 ROLES = ("input", "intermediate", "output")
+
+T = TypeVar("T")
+
+
+class Deferred:
+    """Figures of one program worked out on first read, once, whichever thread reads first.
+
+    ``work()`` is kept (with whatever it holds) until then and dropped after; a failure is raised
+    to each reader and kept for none. Pickled, it is worked out and sent as its result.
+    """
+
+    def __init__(self, work: Callable[[], Any]) -> None:
+        self._work: Callable[[], Any] | None = work
+        self._lock = threading.Lock()
+        self._result: Any = None
+
+    def result(self) -> Any:
+        if self._work is not None:
+            with self._lock:  # a second reader waits for the first's result instead of working it out again
+                if self._work is not None:
+                    self._result = self._work()
+                    self._work = None
+        return self._result
+
+    @property
+    def done(self) -> bool:
+        return self._work is None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_worked_out, (self.result(),))
+
+
+def _worked_out(result: Any) -> Deferred:
+    deferred = Deferred(lambda: result)
+    deferred.result()
+    return deferred
+
+
+@dataclass(frozen=True)
+class PendingWhy:
+    """A collective's (or one part's) cause not yet read: the ``part``-th of the ``index``-th collective's,
+    in the causes ``causes.result()`` gives (each collective's why and its parts' whys)."""
+
+    causes: Deferred
+    index: int
+    part: int | None = None
+
+    def resolve(self) -> Any:
+        why, part_whys = self.causes.result()[self.index]
+        return why if self.part is None else part_whys[self.part]
+
+
+class _WhyField:
+    """The ``why`` of a collective or a part: a cause given, or one worked out on first read
+    (:class:`PendingWhy`, all of a program's together), so that a trace reads none until asked."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.slot = "_" + name
+
+    def __get__(self, item: Any, owner: type | None = None) -> Any:
+        if item is None:
+            return None  # the field's default
+        value = item.__dict__.get(self.slot)
+        if isinstance(value, PendingWhy):
+            value = value.resolve()
+            item.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, item: Any, value: Any) -> None:
+        item.__dict__[self.slot] = value
+
+
+def unread_why(item: Any) -> Any:
+    """``item.why`` as held: a :class:`PendingWhy` where it has not been worked out yet."""
+    return item.__dict__.get("_why")
+
+
+def replaced(item: T, **changes: Any) -> T:
+    """``dataclasses.replace`` of a collective or a part that leaves a cause not yet worked out unread."""
+    changes.setdefault("why", unread_why(item))
+    return replace(item, **changes)  # type: ignore[type-var]
 
 
 @dataclass(frozen=True)
@@ -191,7 +273,8 @@ class CollectivePart:
     # both counts of its bytes (program.device_bytes); result_bytes and wire_bytes are one of them
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
-    why: Any = None  # shardviz.program.why.reasons.Why: the operation that needs it and the rule (causes.py)
+    # shardviz.program.why.reasons.Why: the operation that needs it and the rule (causes.py), read on first use
+    why: Any = _WhyField()
 
     @property
     def where_label(self) -> str:
@@ -253,8 +336,9 @@ class Collective(Located):
     charged_role: str = ""  # "output" or "input" when charged_to is set
     on_device: BytesIn | None = None
     on_cpu: BytesIn | None = None
-    # shardviz.program.why.reasons.Why: the operation that needs it, the layouts it meets, the rule (causes.py)
-    why: Any = None
+    # shardviz.program.why.reasons.Why: the operation that needs it, the layouts it meets, the rule (causes.py);
+    # worked out on first read, every collective's of the program at once (a trace reads none)
+    why: Any = _WhyField()
     # the program's shardviz.compare.fixes.FixFinder: traces the fixes on first read of .fixes
     finder: Any = field(default=None, compare=False, repr=False)
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import replace
 from typing import Any
 
 from ..plan.estimate import Estimate, estimate, estimates_payload
 from ..text.ranges import format_bytes
 from .memory.device_bytes import recounted
-from .model import ProgramData
+from .model import ProgramData, replaced
 from .result.payload import program_payload
 from .result.report import plural, render_program
 from .why.explain import explain_text
@@ -35,7 +34,7 @@ class Program(ProgramData):
         # Each collective reads its fixes through one finder that knows this program (compare/fixes.py).
         module, _, name = FIX_FINDER.partition(":")
         finder = getattr(importlib.import_module(module), name)(self, FIX_HARDWARE)
-        object.__setattr__(self, "collectives", tuple(replace(c, finder=finder) for c in self.collectives))
+        object.__setattr__(self, "collectives", tuple(replaced(c, finder=finder) for c in self.collectives))
 
     def rematerialization_fixes(self, k: int = 0) -> tuple[Any, ...]:
         """Up to three changes that may end the k-th involuntary full rematerialization, each traced."""

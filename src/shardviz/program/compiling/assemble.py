@@ -27,13 +27,16 @@ from ..collectives import places
 from ..collectives.reading import ArrayLines, read_collective
 from ..lines.jaxpr_walk import Redirects, constraint_redirects, walk
 from ..lines.naming import NamedValues, name_values
+from ..memory.counts import MemoryCounts
 from ..memory.device_bytes import count_on_device
 from ..memory.dtypes import XLA_NAMES, device_sizes
 from ..memory.timeline import MemoryTimeline, device_memory, memory_timeline
 from ..memory.totals import program_totals
 from ..model import (
     Collective,
+    Deferred,
     MemoryStats,
+    PendingWhy,
     SourceListing,
     TraceOrigin,
 )
@@ -130,7 +133,7 @@ def assemble(
     line_flops, memory, cost = read.line_flops, _memory(compiled), _cost_analysis(compiled)
     input_paths, output_paths = reading.input_paths, reading.output_paths
     held = read
-    if remat_reading is not None and _rematerializes(module):
+    if remat_reading is not None and read.rematerializes:
         held = remat_reading() or read  # its memory as a TPU or GPU runs it, recomputation apart
     counts = _memory_counts(held, input_paths, output_paths, kept, values, memory, io.inputs, io.outputs)
     return Program(
@@ -216,13 +219,35 @@ def _collectives(
     collectives = tuple(read_collective(op, module, mesh_info, to_mesh, source, redirects, arrays) for op in ops)
     numbered = places.number_passes(collectives, ops, module, read.stacks, reader.place_passes, reader.trip_places)
     counted = count_on_device(numbered, values)
-    walked = reading.named.walked
-    return explain_all(counted, ops, module, traced.jaxpr.jaxpr, walked, values, reading.output_paths, reader.outputs)
+    jaxpr, walked, outputs = traced.jaxpr.jaxpr, reading.named.walked, reader.outputs
+
+    def causes() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
+        try:
+            explained = explain_all(counted, ops, module, jaxpr, walked, values, reading.output_paths, outputs)
+        except Exception as err:  # shardviz's own failure, never the user's program's
+            raise ShardingError(
+                f"shardviz failed to work out why {module.name}'s collectives are there (a bug in shardviz, "
+                f"please report it): {type(err).__name__}: {err}"
+            ) from err
+        return tuple((c.why, tuple(p.why for p in c.parts)) for c in explained)
+
+    return _with_causes_deferred(counted, causes)
 
 
-def _rematerializes(module: Any) -> bool:
-    """Whether the program recomputes values under jax.checkpoint (XLA:CPU merged the two passes)."""
-    return any("rematted_computation" in (inst.metadata.op_name or "") for _, inst in module.instructions())
+def _with_causes_deferred(
+    collectives: Sequence[Collective], causes: Callable[[], tuple[tuple[Any, tuple[Any, ...]], ...]]
+) -> tuple[Collective, ...]:
+    """The collectives with their causes worked out on first read of any one's ``why`` (most traces
+    never read them, and reading them costs about as much as reading the collectives)."""
+    deferred = Deferred(causes)
+    return tuple(
+        replace(
+            c,
+            why=PendingWhy(deferred, i),
+            parts=tuple(replace(p, why=PendingWhy(deferred, i, k)) for k, p in enumerate(c.parts)),
+        )
+        for i, c in enumerate(collectives)
+    )
 
 
 def _memory_counts(
@@ -234,21 +259,27 @@ def _memory_counts(
     memory: MemoryStats | None,
     inputs: Sequence[Layout],
     outputs: Sequence[Layout],
-) -> dict[str, tuple[MemoryStats | None, MemoryTimeline | None]]:
-    """The memory figures twice: as the device holds the program (its dtypes) and as XLA:CPU's module
-    holds it (its memory analysis, the peak its own live ranges give)."""
+) -> MemoryCounts:
+    """The memory figures twice: as the device holds the program (its dtypes), and as XLA:CPU's module
+    holds it (its memory analysis, the peak its own live ranges give), the second on first read."""
+    if read.allocations is None or read.live_ranges is None:  # no live ranges: the reserved bytes bound it
+        bound = memory if memory is None else replace(memory, peak_bytes=None)
+        return MemoryCounts({"device": (bound, None), "cpu": (memory, None), "xla": (memory, None)})
     shapes = [
         (p, tuple(lay.shard_shape), XLA_NAMES.get(str(lay.dtype), str(lay.dtype)))
         for p, lay in zip(input_paths, inputs)
     ]
     held = [tuple(lay.shard_shape) for lay in outputs]
-    device = _timeline(read, input_paths, output_paths, kept, values, memory, True, shapes, held)
-    cpu = _timeline(read, input_paths, output_paths, kept, values, memory, False, shapes, held)
-    if device is None or cpu is None:  # no live ranges: the reserved bytes bound what it holds
-        bound = memory if memory is None else replace(memory, peak_bytes=None)
-        return {"device": (bound, None), "cpu": (memory, None), "xla": (memory, None)}
-    on_cpu = memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)
-    return {"device": (device_memory(memory, device), device), "cpu": (on_cpu, cpu), "xla": (memory, None)}
+
+    def timeline(on_device: bool) -> MemoryTimeline:
+        return _timeline(read, input_paths, output_paths, kept, values, memory, on_device, shapes, held)
+
+    def on_cpu() -> tuple[MemoryStats | None, MemoryTimeline]:
+        cpu = timeline(False)
+        return (memory if memory is None else replace(memory, peak_bytes=cpu.peak_bytes)), cpu
+
+    device = timeline(True)
+    return MemoryCounts({"device": (device_memory(memory, device), device), "cpu": on_cpu, "xla": (memory, None)})
 
 
 def _timeline(
@@ -259,12 +290,11 @@ def _timeline(
     values: Sequence[Any],
     memory: MemoryStats | None,
     on_device: bool,
-    inputs: Sequence[tuple[str, tuple[int, ...], str]] = (),
-    output_shapes: Sequence[tuple[int, ...]] = (),
-) -> MemoryTimeline | None:
-    """Memory over the program from XLA's dumps; None where the backend wrote none (or another form)."""
-    if read.allocations is None or read.live_ranges is None:
-        return None
+    inputs: Sequence[tuple[str, tuple[int, ...], str]],
+    output_shapes: Sequence[tuple[int, ...]],
+) -> MemoryTimeline:
+    """Memory over the program from XLA's buffer assignment and live ranges (``read`` has both)."""
+    assert read.allocations is not None and read.live_ranges is not None
     made = {v.label: v.stack for v in values if v.role == "output"}
     device = device_sizes(read.module, read.allocations, values, read.stacks) if on_device else None
     return memory_timeline(

@@ -36,12 +36,15 @@ class ModuleReading:
     partitioner_index: Any | None  # the partitioner's choices by key (Auto axes), None without its dump
     allocations: tuple[liveness.Allocation, ...] | None  # None without the buffer assignment's dump
     live_ranges: liveness.LiveRanges | None
+    # whether jax.checkpoint's recomputation is in the module (only its lowering names a rematted_computation)
+    rematerializes: bool = False
 
 
 def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
     """``text`` (the optimized module) and XLA's ``dumps`` read once, for everything that asks."""
     module = hlo.parse_module(text)
     stacks = stacks_of(module)
+    _read_float_values(module, stacks)
     before = dumps.get("before_partitioning")
     allocations, live = _memory_dumps(dumps)
     return ModuleReading(
@@ -53,7 +56,17 @@ def read_module(text: str, dumps: Mapping[str, str]) -> ModuleReading:
         partitioner_index=index_module(hlo.parse_module(before)) if before else None,
         allocations=allocations,
         live_ranges=live,
+        rematerializes="rematted_computation" in text,
     )
+
+
+def _read_float_values(module: hlo.Module, stacks: Callable[[hlo.Instruction], tuple[SourceLocation, ...]]) -> None:
+    """Each float value's shape, metadata and stack parsed now, where this runs while XLA generates code:
+    the memory recount after the compile reads them all (:func:`..memory.dtypes.device_sizes`)."""
+    for _, inst in module.instructions():
+        shape = inst.shape
+        if not shape.is_tuple and shape.element_type.startswith(("f", "bf")):
+            stacks(inst)
 
 
 def _memory_dumps(

@@ -209,7 +209,7 @@ def _check_compilable_meshes(lowered: Any, name: str) -> None:
     of an axis name, so such a program is refused before it is compiled.
     """
     try:
-        text = lowered.as_text()
+        text = _mesh_declarations(lowered)
     except Exception:  # no text to read: the compile itself says what is wrong, if anything
         return
     names = hlo.declared_mesh_axis_names(text)
@@ -221,6 +221,16 @@ def _check_compilable_meshes(lowered: Any, name: str) -> None:
             "take: it aborts the process on a non-ASCII character or a backslash in an axis name (seen with "
             "jax 0.10.2); rename those axes to plain ASCII to trace it"
         )
+
+
+def _mesh_declarations(lowered: Any) -> str:
+    """The lowered module's mesh declarations as its text prints them: its top-level ``sdy.mesh``
+    operations printed one by one (the whole module's text costs milliseconds), or the whole text."""
+    try:
+        operations = lowered.compiler_ir().body.operations
+    except Exception:  # a lowering without its MLIR module: read the declarations from its text
+        return str(lowered.as_text())
+    return "\n".join(str(op) for op in operations if op.operation.name == "sdy.mesh")
 
 
 def _guess_mesh(leaves: Sequence[Any], closed_jaxpr: Any) -> Any:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from .collectives import COLLECTIVE_KINDS, execution_counts
 from .module import Computation, Instruction, Module
@@ -335,11 +336,20 @@ def _carried(comp: Computation, made: set[str]) -> dict[str, frozenset[int]]:
     return out
 
 
-def scheduled_accesses(comp: Computation, module: Module) -> dict[str, _Access]:
-    """What each costed operation of a scheduled computation reads and writes."""
-    return {
-        i.name: _PASSED if _is_collective(i) else _access(i, module) for i in comp.instructions if i.opcode not in _FREE
-    }
+def scheduled_accesses(comp: Computation, module: Module) -> Mapping[str, _Access]:
+    """What each costed operation of a scheduled computation reads and writes, worked out once per
+    module (:func:`hbm_bytes` reads them while XLA generates code; the memory recount reads them again)."""
+    kept: dict[str, Mapping[str, _Access]] = module.derived.setdefault("scheduled_accesses", {})
+    found = kept.get(comp.name)
+    if found is None:
+        found = kept[comp.name] = MappingProxyType(
+            {
+                i.name: _PASSED if _is_collective(i) else _access(i, module)
+                for i in comp.instructions
+                if i.opcode not in _FREE
+            }
+        )
+    return found
 
 
 def device_widths(module: Module, known: Mapping[str, int]) -> dict[str, dict[str, int | None]]:
@@ -379,7 +389,7 @@ def hbm_bytes(module: Module) -> HbmBytes:
         if runs is None:
             continue
         costed = [i for i in comp.instructions if i.opcode not in _FREE]
-        accesses = {i.name: _PASSED if _is_collective(i) else _access(i, module) for i in costed}
+        accesses = scheduled_accesses(comp, module)
         bits = _widths(comp, accesses, module, made)
         for inst in costed:
             access = accesses[inst.name]

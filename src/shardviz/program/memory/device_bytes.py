@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 from ...errors import ShardingError
 from ..hlo import NUMPY_NAMES, parse_instruction
-from ..model import BytesIn, Collective, CollectivePart, ProgramData, SourceLocation, Value
+from ..model import BytesIn, Collective, CollectivePart, ProgramData, SourceLocation, Value, replaced
 from .totals import program_totals
 from .wire import wire_bytes
 
@@ -161,7 +161,7 @@ def _switched(item: Counted, count: str) -> Counted:
     chosen = item.on_device if count == "device" else item.on_cpu
     if chosen is None:
         return item
-    return replace(item, result_bytes=chosen.result_bytes, wire_bytes=chosen.wire_bytes)
+    return replaced(item, result_bytes=chosen.result_bytes, wire_bytes=chosen.wire_bytes)
 
 
 def recounted(program: ProgramData, count: str) -> ProgramData:
@@ -171,7 +171,7 @@ def recounted(program: ProgramData, count: str) -> ProgramData:
     if count not in COUNTS:
         raise ShardingError(f"with_bytes takes 'device' or 'cpu', not {count!r}")
     collectives = [
-        replace(_switched(c, count), parts=tuple(_switched(p, count) for p in c.parts)) for c in program.collectives
+        replaced(_switched(c, count), parts=tuple(_switched(p, count) for p in c.parts)) for c in program.collectives
     ]
     axis_names = program.mesh.axis_names if program.mesh is not None else ()
     memory, timeline = program.memory, program.memory_timeline

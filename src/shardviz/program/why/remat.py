@@ -72,20 +72,30 @@ def _descriptor_2_caught() -> Iterator[list[str]]:
     except (OSError, ValueError):  # no descriptor 2 to borrow: nothing is caught
         yield caught
         return
-    spool = tempfile.TemporaryFile()
+    spool = _spool()
     try:
-        os.dup2(spool.fileno(), 2)
+        os.dup2(spool, 2)
         yield caught
     finally:
         os.dup2(saved, 2)
         os.close(saved)
-        spool.seek(0)
-        raw = spool.read()
-        spool.close()
+        raw = b""
+        if os.lseek(spool, 0, os.SEEK_END):  # XLA wrote something: read it back (most compiles write nothing)
+            os.lseek(spool, 0, os.SEEK_SET)
+            raw = b"".join(iter(lambda: os.read(spool, 1 << 16), b""))
+        os.close(spool)
         if raw:
             with contextlib.suppress(OSError):
                 os.write(2, raw)
         caught.append(raw.decode("utf-8", errors="replace"))
+
+
+def _spool() -> int:
+    """A file descriptor of an unnamed file: in memory where Linux has memfd_create, else a temporary file."""
+    with contextlib.suppress(AttributeError, OSError):
+        return os.memfd_create("shardviz-stderr", getattr(os, "MFD_CLOEXEC", 0))
+    temporary = tempfile.TemporaryFile()
+    return os.dup(temporary.fileno())  # the file lives on through the duplicate once ``temporary`` is closed
 
 
 def rematerializations(
