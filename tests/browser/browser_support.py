@@ -76,6 +76,20 @@ get_ipython().kernel.log.addHandler(_problems)
 assert shardviz.__file__.startswith({str(SRC)!r}), shardviz.__file__
 assert jax.device_count() == {KERNEL_DEVICES}, jax.devices()
 """
+# The comparison both JupyterLab comparison tests draw: the step of tests/compare_steps.py's mlp on two
+# Explicit meshes, compared on an H100 (needs jax, jnp, AbstractMesh, AxisType, P, reshard and shardviz).
+COMPARE_MLP_CELL = """def mlp(w1, w2, x):
+    h = jax.nn.gelu(x @ reshard(w1, P(None, 'model')))
+    return jnp.matmul(h, reshard(w2, P('model', None)), out_sharding=P('data', None))
+
+def mesh(data, model):
+    return AbstractMesh((data, model), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)
+
+args = tuple(jax.ShapeDtypeStruct(s, jnp.bfloat16) for s in ((256, 256), (256, 256), (64, 256)))
+RULES = '0 = data, model\\n1 = model, data\\n2 = data, None'
+cmp = shardviz.compare(mlp, [('a', mesh(4, 2), RULES), ('b', mesh(2, 4), RULES)], args=args, hardware='h100')
+"""
+
 KERNEL_IDLE = re.compile(r"Python 3 \(ipykernel\) \| Idle")
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from browser_support import KERNEL_WATCH, JupyterLab, open_notebook
+from browser_support import COMPARE_MLP_CELL, KERNEL_WATCH, JupyterLab, open_notebook
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -22,17 +22,7 @@ from jax.sharding import AbstractMesh, AxisType, PartitionSpec as P, reshard
 import shardviz
 
 {KERNEL_WATCH}
-def mlp(w1, w2, x):
-    h = jax.nn.gelu(x @ reshard(w1, P(None, 'model')))
-    return jnp.matmul(h, reshard(w2, P('model', None)), out_sharding=P('data', None))
-
-def mesh(data, model):
-    return AbstractMesh((data, model), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)
-
-args = tuple(jax.ShapeDtypeStruct(s, jnp.bfloat16) for s in ((256, 256), (256, 256), (64, 256)))
-RULES = '0 = data, model\\n1 = model, data\\n2 = data, None'
-cmp = shardviz.compare(mlp, [('a', mesh(4, 2), RULES), ('b', mesh(2, 4), RULES)], args=args, hardware='h100')
-w = shardviz.ComparisonWidget(cmp)
+{COMPARE_MLP_CELL}w = shardviz.ComparisonWidget(cmp)
 w""",
     """_probe = globals().get('_probe', 0) + 1
 print(f'PROBE {_probe} ' + json.dumps({

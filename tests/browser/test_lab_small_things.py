@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import pytest
 from browser_support import (
+    COMPARE_MLP_CELL,
     IMAGES,
     KERNEL_WATCH,
     TWO_FRAMES,
@@ -41,17 +42,7 @@ import jax, jax.numpy as jnp
 from jax.sharding import AbstractMesh, AxisType, NamedSharding, PartitionSpec as P, reshard
 import shardviz
 {KERNEL_WATCH}""",
-    """def mlp(w1, w2, x):
-    h = jax.nn.gelu(x @ reshard(w1, P(None, 'model')))
-    return jnp.matmul(h, reshard(w2, P('model', None)), out_sharding=P('data', None))
-
-def mesh(data, model):
-    return AbstractMesh((data, model), ('data', 'model'), axis_types=(AxisType.Explicit,) * 2)
-
-args = tuple(jax.ShapeDtypeStruct(s, jnp.bfloat16) for s in ((256, 256), (256, 256), (64, 256)))
-RULES = '0 = data, model\\n1 = model, data\\n2 = data, None'
-cmp = shardviz.compare(mlp, [('a', mesh(4, 2), RULES), ('b', mesh(2, 4), RULES)], args=args, hardware='h100')
-cw = shardviz.ComparisonWidget(cmp)
+    f"""{COMPARE_MLP_CELL}cw = shardviz.ComparisonWidget(cmp)
 cw""",
     """auto = jax.make_mesh((2, 4), ('data', 'model'), axis_types=(AxisType.Auto,) * 2)
 SPECS = {'embed': P('data', 'model'), 'w': P(None, 'model'), 'bias': P('model',), 'scale': P(), 'both': P(('data', 'model'),)}
