@@ -17,7 +17,6 @@ Nothing is asserted; it prints one table of medians.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import pathlib
@@ -72,17 +71,7 @@ def measure(variants: dict[str, str], *, rounds: int, edits: int, trace: pathlib
             context.add_init_script(engine.ANSWER_SPY_JS)
             try:
                 page = context.new_page()
-                page.goto(lab.url(f"lab/tree/{notebook}"))
-                page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-                page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(
-                    timeout=90_000
-                )
-                dialog = page.locator(".jp-Dialog .jp-mod-accept")
-                with contextlib.suppress(Exception):
-                    dialog.wait_for(timeout=3_000)
-                    dialog.click()
-                page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-                page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+                engine.open_and_run_all(page, lab, notebook)
                 array = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-device-count]")).first
                 tree = page.locator(".jp-OutputArea-output").filter(has=page.locator('[data-view="tree"]')).first
                 array.wait_for(timeout=180_000)

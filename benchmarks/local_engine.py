@@ -360,6 +360,20 @@ def lab_bench(browser: Any, *, n: int, edits: int, warm: int) -> dict[str, Any]:
             stop_jupyter_lab(lab)
 
 
+def open_and_run_all(page: Any, lab: Any, notebook: str) -> None:
+    """Opens the notebook in JupyterLab once its kernel is idle and runs all its cells from the Run menu."""
+    page.goto(lab.url(f"lab/tree/{notebook}"))
+    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
+    # JupyterLab may still ask which kernel to use: the notebook names python3.
+    dialog = page.locator(".jp-Dialog .jp-mod-accept")
+    with contextlib.suppress(Exception):
+        dialog.wait_for(timeout=3_000)
+        dialog.click()
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+
 def _lab_edits(lab: Any, browser: Any, n: int, edits: int, warm: int) -> dict[str, Any]:
     name = f"local-{n}.ipynb"
     write_notebook(lab.root_dir / name, [_setup_cell(n, lab.root_dir / f"kernel-{n}.pid"), TREE_CELL])
@@ -370,16 +384,7 @@ def _lab_edits(lab: Any, browser: Any, n: int, edits: int, warm: int) -> dict[st
     try:
         page = context.new_page()
         page.on("console", lambda msg: warnings.append(msg.text) if msg.type == "warning" else None)
-        page.goto(lab.url(f"lab/tree/{name}"))
-        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
-        # JupyterLab may still ask which kernel to use: the notebook names python3.
-        dialog = page.locator(".jp-Dialog .jp-mod-accept")
-        with contextlib.suppress(Exception):
-            dialog.wait_for(timeout=3_000)
-            dialog.click()
-        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        open_and_run_all(page, lab, name)
         output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-device-count]")).first
         failure = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
         output.or_(failure).first.wait_for(timeout=180_000)
