@@ -186,3 +186,20 @@ def test_a_candidates_logical_rules_lay_out_the_arguments_as_their_rules_text_do
     # leaves in order b, w_in, w_out, x: the bias replicated
     assert specs_of(laid) == [(), ("fsdp", "model"), ("model", "fsdp"), (("data", "fsdp"), None)]
     assert all(a.sharding.mesh == LOGICAL_MESH for a in jax.tree.leaves(laid))
+
+
+def test_logical_names_are_read_off_flax_linen_boxes_in_a_tree_laid_out_like_the_arguments():
+    nn = pytest.importorskip("flax.linen")
+    from flax.core import FrozenDict
+
+    box = nn.LogicallyPartitioned(LOGICAL_ARGS[0]["w_in"], names=("embed", "mlp"))
+    # the box's own ".value" is no part of the path rules text matches
+    assert shardviz.LogicalRules(RULES, [{"w_in": box}, LOGICAL_ARGS[1]]).names_by_path() == {
+        "0.w_in": ("embed", "mlp")
+    }
+    assert shardviz.LogicalRules(RULES, ({"w_in": box},)).names_by_path() == {"0.w_in": ("embed", "mlp")}
+    # a mapping that is no dict of paths (Flax's FrozenDict, a dict keyed by position) is a tree too
+    assert shardviz.LogicalRules(RULES, FrozenDict({"w_in": box})).names_by_path() == {"w_in": ("embed", "mlp")}
+    assert shardviz.LogicalRules(RULES, {0: box}).names_by_path() == {"0": ("embed", "mlp")}
+    laid = resolve_arguments(Candidate("lr", LOGICAL_MESH, shardviz.LogicalRules(RULES, [{"w_in": box}])), LOGICAL_ARGS)
+    assert specs_of(laid) == [(), ("fsdp", "model"), (), ()]

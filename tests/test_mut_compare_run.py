@@ -411,12 +411,14 @@ def test_an_executor_traces_each_candidate_and_a_bad_layout_fails_at_once(elsewh
 
 
 def test_an_executor_gets_a_jitted_step_that_it_jits_again(elsewhere):
-    jitted = jax.jit(step)
+    on_data = jax.sharding.NamedSharding(mesh(2, 1), P("data"))
+    jitted = jax.jit(step, out_shardings=on_data)
     with ThreadPoolExecutor(max_workers=1) as pool:
         traced = run_module.submit_trace(pool, jitted, Candidate("a", mesh(2, 1), (P("data"),)), ARGS, 5.0).result()
     fun, arguments, on, timeout = elsewhere.asked[0]
     # a jitted function travels as its function and jit's options, and is jitted again where it runs
     assert fun is not jitted and fun.__wrapped__ is step and hasattr(fun, "lower")
+    assert fun._jit_info.out_shardings_leaves == (on_data,)  # jit's own record of its options
     assert [tuple(a.sharding.spec) for a in arguments] == [("data",)] and (on, timeout) == (mesh(2, 1), 5.0)
     assert traced.name == "pp" and traced.origin is None
 
