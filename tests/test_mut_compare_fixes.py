@@ -128,11 +128,10 @@ class Changes:
     """Five proposed changes, each traced to a program whose step and whether the collective stays are
     set by hand; the one named "refused" is refused by JAX."""
 
-    STEPS = {"slow": 4.0, "fast": 1.0, "kept": 0.5, "refused": 0.1, "unknown": None}
-    KEPT = {"kept"}
-
     def __init__(self, names):
         self.names = names
+        self.steps = {"slow": 4.0, "fast": 1.0, "kept": 0.5, "refused": 0.1, "unknown": None}
+        self.kept = {"kept"}
         self.traced = []
 
     def install(self, monkeypatch):
@@ -146,8 +145,8 @@ class Changes:
             return SimpleNamespace(name=change.summary)
 
         monkeypatch.setattr(fixes_module, "_traced", traced)
-        monkeypatch.setattr(fixes_module, "_step", lambda p, hw: 2.0 if p.name == "before" else self.STEPS[p.name])
-        monkeypatch.setattr(fixes_module, "_still_there", lambda changed, c: changed.name in self.KEPT)
+        monkeypatch.setattr(fixes_module, "_step", lambda p, hw: 2.0 if p.name == "before" else self.steps[p.name])
+        monkeypatch.setattr(fixes_module, "_still_there", lambda changed, c: changed.name in self.kept)
         monkeypatch.setattr(fixes_module, "_remat_there", lambda changed, r: changed.name == "slow")
         monkeypatch.setattr(fixes_module, "_diff", lambda before, after, hw: (before.name, after.name, hw))
 
