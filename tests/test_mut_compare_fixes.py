@@ -79,8 +79,8 @@ def test_each_change_says_what_it_does_and_the_code_to_paste():
     assert steps.summary == "constrain in steps at line 12: P('model', 'data') -> P(None, ('data', 'model'))"
     assert steps.code == ("y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, P('model', 'data')))"
                           "  # at line 12, before its own constraint to P(None, ('data', 'model'))")  # fmt: skip
-    assert (steps.kind, steps.target, steps.constraint_line, steps.spec) == (
-        "constraint", "line 12", 12, ((), ("data", "model")),
+    assert (steps.kind, steps.target, steps.constraint_line, steps.spec, steps.steps) == (
+        "constraint", "line 12", 12, ((), ("data", "model")), ((("model",), ("data",)),),
     )  # fmt: skip
     two_steps = _constraint_change(3, ((("a",),), (("b",),)), ())
     assert two_steps.code.count("with_sharding_constraint") == 2 and "; y = " in two_steps.code
@@ -134,27 +134,47 @@ class Changes:
         self.kept = {"kept"}
         self.traced = []
 
-    def install(self, monkeypatch):
+    def install(self, monkeypatch, program, collective, hardware, remat=None):
+        """Each stand-in checks it is asked about ``program``, ``collective``, ``hardware`` and ``remat``."""
         changes = [_Change("input-spec", n, f"code {n}", ((n,),), n) for n in self.names]
-        monkeypatch.setattr(fixes_module, "proposed_changes", lambda program, collective, why: changes)
 
-        def traced(program, change):
+        def proposed(asked, of, why):
+            assert (asked, of, why) == (program, collective, collective.why)
+            return changes
+
+        def step(p, hw):
+            assert hw == hardware
+            return 2.0 if p is program else self.steps[p.name]
+
+        def still_there(changed, c):
+            assert c is collective
+            return changed.name in self.kept
+
+        def remat_there(changed, r):
+            assert r == remat
+            return changed.name == "slow"
+
+        monkeypatch.setattr(fixes_module, "proposed_changes", proposed)
+
+        def traced(asked, change):
+            assert asked is program
             self.traced.append(change.summary)
             if change.summary == "refused":
                 raise shardviz.ShardingError("refused")
             return SimpleNamespace(name=change.summary)
 
         monkeypatch.setattr(fixes_module, "_traced", traced)
-        monkeypatch.setattr(fixes_module, "_step", lambda p, hw: 2.0 if p.name == "before" else self.steps[p.name])
-        monkeypatch.setattr(fixes_module, "_still_there", lambda changed, c: changed.name in self.kept)
-        monkeypatch.setattr(fixes_module, "_remat_there", lambda changed, r: changed.name == "slow")
+        monkeypatch.setattr(fixes_module, "_step", step)
+        monkeypatch.setattr(fixes_module, "_still_there", still_there)
+        monkeypatch.setattr(fixes_module, "_remat_there", remat_there)
         monkeypatch.setattr(fixes_module, "_diff", lambda before, after, hw: (before.name, after.name, hw))
 
 
 def test_fixes_that_remove_it_come_first_fastest_first_and_a_refused_change_is_none(monkeypatch):
-    Changes(["slow", "kept", "fast"]).install(monkeypatch)
     program = SimpleNamespace(name="before", origin="traced")
-    found = find_fixes(program, SimpleNamespace(why="a reason"), "h100")
+    gather = SimpleNamespace(why="a reason")
+    Changes(["slow", "kept", "fast"]).install(monkeypatch, program, gather, "h100")
+    found = find_fixes(program, gather, "h100")
     assert [(f.summary, f.removed, f.step_s, f.before_s, f.hardware) for f in found] == [
         ("fast", True, 1.0, 2.0, "h100"), ("slow", True, 4.0, 2.0, "h100"), ("kept", False, 0.5, 2.0, "h100"),
     ]  # fmt: skip
@@ -166,15 +186,17 @@ def test_fixes_that_remove_it_come_first_fastest_first_and_a_refused_change_is_n
         "fast",
     )
     # a rematerialization's fixes are judged by whether it is gone
-    by_remat = find_fixes(program, SimpleNamespace(why="a reason"), "h100", remat="remat 0")
+    Changes(["slow", "kept", "fast"]).install(monkeypatch, program, gather, "h100", remat="remat 0")
+    by_remat = find_fixes(program, gather, "h100", remat="remat 0")
     assert [(f.summary, f.removed) for f in by_remat] == [("kept", True), ("fast", True), ("slow", False)]
 
 
 def test_at_most_three_changes_are_traced_one_refused_dropped_and_an_unknown_step_last(monkeypatch):
     changes = Changes(["refused", "unknown", "slow", "fast", "kept"])
-    changes.install(monkeypatch)
     program = SimpleNamespace(name="before", origin="traced")
-    found = find_fixes(program, SimpleNamespace(why="a reason"))
+    gather = SimpleNamespace(why="a reason")
+    changes.install(monkeypatch, program, gather, "tpu-v5p")
+    found = find_fixes(program, gather)
     assert MOST == 3 and changes.traced == ["refused", "unknown", "slow"]
     assert [(f.summary, f.step_s, f.hardware) for f in found] == [
         ("slow", 4.0, "tpu-v5p"),
@@ -195,15 +217,14 @@ class Held:
 
 def test_a_finder_works_out_each_collectives_fixes_once_per_hardware(monkeypatch):
     asked = []
-    monkeypatch.setattr(
-        fixes_module, "find_fixes", lambda p, c, hw, remat=None: asked.append((c.name, hw, remat)) or (hw,)
-    )
     gather = SimpleNamespace(name="all-gather.1", why="a reason", source=SimpleNamespace(file="m.py", line=7))
     program = Held((SimpleNamespace(name="none", why=None, source=None), gather))
+    monkeypatch.setattr(fixes_module, "find_fixes",
+                        lambda p, c, hw, remat=None: asked.append((p is program, c.name, hw, remat)) or (hw,))  # fmt: skip
     finder = FixFinder(program, "h100")
     assert finder.fixes_of(gather) == ("h100",) and finder.fixes_of(gather, "h100") == ("h100",)
     assert finder.fixes_of(gather, "tpu-v5p") == ("tpu-v5p",) and finder.fixes_of(gather, "tpu-v5p") == ("tpu-v5p",)
-    assert asked == [("all-gather.1", "h100", None), ("all-gather.1", "tpu-v5p", None)]
+    assert asked == [(True, "all-gather.1", "h100", None), (True, "all-gather.1", "tpu-v5p", None)]
     assert finder.fixes_of(program.collectives[0]) == () and len(asked) == 2
     # the payload's keys: the finder's own hardware only
     assert finder.traced() == {"all-gather.1": ("h100",)}
@@ -212,9 +233,9 @@ def test_a_finder_works_out_each_collectives_fixes_once_per_hardware(monkeypatch
 
 def test_a_rematerializations_fixes_are_those_of_the_collective_on_its_line(monkeypatch):
     asked = []
-    monkeypatch.setattr(
-        fixes_module, "find_fixes", lambda p, c, hw, remat=None: asked.append((c.name, hw, remat)) or (c.name,)
-    )
+    held = []
+    monkeypatch.setattr(fixes_module, "find_fixes",
+                        lambda p, c, hw, remat=None: asked.append((c.name, hw, remat)) or held.append(p) or (c.name,))  # fmt: skip
     remat = SimpleNamespace(source_file="m.py", source_line=7)
     elsewhere = SimpleNamespace(name="other", why="a reason", source=SimpleNamespace(file="m.py", line=8))
     unexplained = SimpleNamespace(name="plain", why=None, source=SimpleNamespace(file="m.py", line=7))
@@ -227,6 +248,7 @@ def test_a_rematerializations_fixes_are_those_of_the_collective_on_its_line(monk
     )
     assert finder.fixes_of_rematerialization(0, "h100") == ("all-gather.1",)
     assert asked == [("all-gather.1", "tpu-v5p", remat), ("all-gather.1", "h100", remat)]
+    assert held == [program, program]
     assert finder.fixes_of_rematerialization(1) == ()
     assert finder.traced() == {"remat 0": ("all-gather.1",)}
     # a rematerialization no explained collective gathers has no fix
