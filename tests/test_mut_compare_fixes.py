@@ -267,3 +267,93 @@ def test_a_finder_whose_program_is_gone_says_so():
         finder.fixes_of(gather)
     assert "no longer held" in str(refused.value) and "prog.collectives[i].fixes" in str(refused.value)
     assert finder.fixes_of_rematerialization(0) == ()
+
+
+def test_axes_taken_off_a_dimension_go_to_the_first_other_whole_dimension_they_divide():
+    from shardviz.compare.fixes import _moved_elsewhere
+
+    # 4-way data: dimension 1 of 12 takes it, one of 6 cannot
+    assert _moved_elsewhere((("data",), ()), 0, ("data",), (8, 12), {"data": 4}) == ((), ("data",))
+    assert _moved_elsewhere((("data",), ()), 0, ("data",), (8, 6), {"data": 4}) is None
+    # model (4) off dimension 0 leaves data there; 6 rows do not divide by 4, 4 do
+    spec = (("data", "model"), (), ())
+    assert _moved_elsewhere(spec, 0, ("model",), (8, 6, 4), {"data": 2, "model": 4}) == (("data",), (), ("model",))
+    # a dimension already split is not whole; an axis the mesh does not size counts as 1
+    assert _moved_elsewhere((("data",), ("model",), ()), 0, ("data",), (8, 8, 8), {"data": 2}) == (
+        (), ("model",), ("data",),
+    )  # fmt: skip
+    assert _moved_elsewhere((("pod",), ()), 0, ("pod",), (8, 3), {}) == ((), ("pod",))
+    # both axes move together: 2 x 4 = 8 divides 16, not 12
+    assert _moved_elsewhere((("data", "model"), (), ()), 0, ("data", "model"), (8, 12, 16), {"data": 2, "model": 4}) == (
+        (), (), ("data", "model"),
+    )  # fmt: skip
+
+
+def why_of(cause, operands, **fields):
+    from shardviz.program.why.reasons import Why
+
+    return Why(cause, fields.pop("primitive", "dot_general"), "x @ w", operands, "a rule", **fields)
+
+
+def operand(label, spec, role="operand"):
+    from shardviz.program.why.reasons import OperandLayout
+
+    return OperandLayout(label, "float32[8,12]", spec, role)
+
+
+def inputs_program(paths, shapes, specs=None, outputs=("out",)):
+    made = stand_in(inputs=paths, outputs=outputs, mesh=(("data", 4), ("model", 2)))
+    made.inputs = tuple(SimpleNamespace(shape=s, spec=p) for s, p in zip(shapes, specs or [None] * len(shapes)))
+    return made
+
+
+def test_a_partial_sum_is_fixed_by_keeping_its_dimension_whole_then_on_both_operands():
+    program = inputs_program(("x", "w"), ((8, 12), (12, 16)))
+    why = why_of("partial-sums", (operand("x", ((), ("model",))), operand("w", (("model",), ()))),
+                 operand=0, dimension=1, axes=("model",))  # fmt: skip
+    changes = fixes_module.proposed_changes(program, SimpleNamespace(charged_to="", source=None), why)
+    assert [(c.kind, c.summary) for c in changes] == [
+        ("input-spec", "input x as P() (keep dimension 1 of x whole)"),
+        ("input-spec", "inputs x as P() and w as P()"),
+    ]
+    assert (changes[1].input_index, changes[1].second_index) == (0, 1)
+
+
+def test_a_whole_dimension_is_fixed_by_moving_its_axes_first():
+    program = inputs_program(("x",), ((8, 12),))
+    why = why_of("whole-dimension", (operand("x", (("data",), ())),), primitive="sort", operand=0, dimension=0,
+                 axes=("data",))  # fmt: skip
+    changes = fixes_module.proposed_changes(program, SimpleNamespace(charged_to="", source=None), why)
+    assert [c.summary for c in changes] == [
+        "input x as P(None, 'data') (split x on another dimension)",  # 12 divides by data's 4
+        "input x as P() (keep dimension 0 of x whole)",
+    ]
+
+
+def test_no_change_is_proposed_for_a_shard_maps_own_collective_an_unknown_cause_or_no_operand():
+    program = inputs_program(("x",), ((8, 12),))
+    collective = SimpleNamespace(charged_to="", source=None)
+    x = (operand("x", (("data",), ())),)
+    assert fixes_module.proposed_changes(program, collective, why_of("shard-map", x, operand=0)) == []
+    assert fixes_module.proposed_changes(program, collective, why_of("unknown", x, operand=0)) == []
+    assert fixes_module.proposed_changes(program, collective, why_of("whole-dimension", x, dimension=0)) == []
+
+
+def test_a_layout_mismatch_lays_the_input_out_as_wanted_returns_the_output_as_made_and_constrains_in_steps():
+    program = inputs_program(("x",), ((8, 12),), specs=[(("data", "model"), ())])
+    wanted = ((), ("data", "model"))
+    why = why_of("layout-mismatch", (operand("y", (("data", "model"), ())),), primitive="sharding_constraint",
+                 operand=0, wanted=wanted, wanted_by="the sharding of output out (its out_shardings)")  # fmt: skip
+    collective = SimpleNamespace(charged_to="", source=SimpleNamespace(line=14))
+    changes = fixes_module.proposed_changes(program, collective, why)
+    # y is no input, but x is laid out as y is, so x is the one laid out as wanted
+    assert [c.summary for c in changes] == [
+        "input x as P(None, ('data', 'model')) (lay x, which y is made from, out as it is wanted)",
+        "return out as P(('data', 'model')), as its line makes it",
+        "constrain in steps at line 14: P('model', 'data') -> P(None, ('data', 'model'))",
+    ]
+    direct = why_of("layout-mismatch", (operand("x", (("data", "model"), ())),), operand=0, wanted=wanted,
+                    wanted_by="a constraint")  # fmt: skip
+    assert [c.summary for c in fixes_module.proposed_changes(program, collective, direct)] == [
+        "input x as P(None, ('data', 'model')) (lay x out as it is wanted)"
+    ]
