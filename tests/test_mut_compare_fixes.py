@@ -357,3 +357,55 @@ def test_a_layout_mismatch_lays_the_input_out_as_wanted_returns_the_output_as_ma
     assert [c.summary for c in fixes_module.proposed_changes(program, collective, direct)] == [
         "input x as P(None, ('data', 'model')) (lay x out as it is wanted)"
     ]
+
+
+def proposed(program, why, charged_to="", line=None):
+    collective = SimpleNamespace(charged_to=charged_to, source=None if line is None else SimpleNamespace(line=line))
+    return [c.summary for c in fixes_module.proposed_changes(program, collective, why)]
+
+
+def test_a_partial_sums_other_operand_changes_only_when_it_is_an_input_split_alike():
+    program = inputs_program(("x", "w"), ((8, 12), (12, 16)))
+    # w not split on model, and %c no input: only x's own change
+    operands = (operand("x", ((), ("model",))), operand("w", ((), ())), operand("%c", (("model",), ())))
+    why = why_of("partial-sums", operands, operand=0, dimension=1, axes=("model",))
+    assert proposed(program, why) == ["input x as P() (keep dimension 1 of x whole)"]
+    # no dimension named: nothing to keep whole or move
+    x = (operand("x", (("data",), ())),)
+    assert proposed(program, why_of("whole-dimension", x, operand=0, axes=("data",))) == []
+    # an operand index past the operands: no operand to change
+    assert proposed(program, why_of("whole-dimension", x, operand=1, dimension=0, axes=("data",))) == []
+
+
+def test_a_loop_carry_and_a_result_are_laid_out_as_their_inputs_are():
+    program = inputs_program(("a", "x"), ((8, 12), (8, 12)), specs=[(("model",), ()), (("data",), ())])
+    wanted = ((), ("data",))
+    carry = why_of("loop-carry", (operand("x", (("data",), ())),), primitive="while", operand=0, wanted=wanted,
+                   wanted_by="the loop's carry")  # fmt: skip
+    assert proposed(program, carry) == ["input x as P(None, 'data') (lay x out as it is wanted)"]
+    # a result named like an input is no input: x, laid out as the result is made (a is not), is the one
+    result = why_of("layout-mismatch", (operand("x", (("data",), ()), role="result"),), operand=0, wanted=wanted,
+                    wanted_by="a constraint")  # fmt: skip
+    assert proposed(program, result) == [
+        "input x as P(None, 'data') (lay x, which x is made from, out as it is wanted)"
+    ]
+    # nothing known of the operand's layout: no input is laid out for it
+    unknown = why_of("layout-mismatch", (operand("y", None),), operand=0, wanted=wanted, wanted_by="a constraint")
+    assert proposed(inputs_program(("x",), ((8, 12),), specs=[None]), unknown) == []
+    # an operand index past the operands: no input and no output change
+    past = why_of("layout-mismatch", (operand("y", (("data",), ())),), operand=1, wanted=wanted,
+                  wanted_by="the sharding of output out (its out_shardings)")  # fmt: skip
+    assert proposed(program, past) == []
+
+
+def test_an_output_is_returned_as_made_only_when_its_sharding_asked_and_the_collective_is_its_own():
+    program = inputs_program(("x",), ((8, 12),), specs=[((), ())])
+    y = (operand("y", (("data",), ())),)
+    asked_by_out = why_of("layout-mismatch", y, operand=0, wanted=((), ("data",)),
+                          wanted_by="the sharding of output out (its out_shardings)")  # fmt: skip
+    assert proposed(program, asked_by_out) == ["return out as P('data'), as its line makes it"]
+    # charged to another line's collective: that line's fix, not this one's
+    assert proposed(program, asked_by_out, charged_to="m.py:3") == []
+    other = why_of("layout-mismatch", y, operand=0, wanted=((), ("data",)),
+                   wanted_by="the sharding of output aux (its out_shardings)")  # fmt: skip
+    assert proposed(program, other) == []
