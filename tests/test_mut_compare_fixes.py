@@ -409,3 +409,13 @@ def test_an_output_is_returned_as_made_only_when_its_sharding_asked_and_the_coll
     other = why_of("layout-mismatch", y, operand=0, wanted=((), ("data",)),
                    wanted_by="the sharding of output aux (its out_shardings)")  # fmt: skip
     assert proposed(program, other) == []
+
+
+def test_an_input_of_another_rank_than_the_layout_wanted_is_not_laid_out_as_it_directly():
+    program = inputs_program(("x",), ((8, 12),), specs=[(("data",), ())])
+    wanted = ((), (), ("data",))  # three dimensions: x, of two, is reshaped on the way
+    why = why_of("layout-mismatch", (operand("x", (("data",), ())),), operand=0, wanted=wanted,
+                 wanted_by="a constraint")  # fmt: skip
+    assert proposed(program, why) == [
+        "input x as P(None, None, 'data') (lay x, which x is made from, out as it is wanted)"
+    ]
