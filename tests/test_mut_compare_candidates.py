@@ -137,3 +137,69 @@ def test_shardings_with_no_arguments_say_what_to_pass():
         "candidate 'a' gives shardings but no arguments: pass compare(..., args=(...)) of jax.ShapeDtypeStructs, "
         "or give a function of the mesh that returns the arguments"
     )
+
+
+LOGICAL_MESH = AbstractMesh((2, 2, 2), ("data", "fsdp", "model"), axis_types=(AxisType.Explicit,) * 3)
+# an MLP's weights and its input, as MaxText names them: the batch over two axes, a bias left unnamed
+LOGICAL_ARGS = (
+    {"b": jax.ShapeDtypeStruct((256,), jnp.float32), "w_in": jax.ShapeDtypeStruct((64, 256), jnp.bfloat16),
+     "w_out": jax.ShapeDtypeStruct((256, 64), jnp.bfloat16)},
+    jax.ShapeDtypeStruct((8, 64), jnp.bfloat16),
+)  # fmt: skip
+LOGICAL_NAMES = {"0.w_in": ["embed", "mlp"], "0.w_out": ("mlp", "embed"), "1": ("batch", None)}
+RULES = [("batch", ("data", "fsdp")), ("embed", "fsdp"), ("mlp", "model"), ("vocab", None)]
+
+
+def test_logical_names_by_path_are_tuples_and_a_tree_without_flax_boxes_names_nothing():
+    rules = shardviz.LogicalRules(RULES, LOGICAL_NAMES)
+    assert rules.names_by_path() == {"0.w_in": ("embed", "mlp"), "0.w_out": ("mlp", "embed"), "1": ("batch", None)}
+    # a list of plain arrays holds no Flax box, so no leaf has names
+    assert shardviz.LogicalRules(RULES, [LOGICAL_ARGS[1]]).names_by_path() == {}
+
+
+def test_logical_rules_become_rules_text_each_named_leaf_on_its_names_axes():
+    text = shardviz.LogicalRules(RULES, LOGICAL_NAMES).rules_text(LOGICAL_ARGS)
+    # by hand (Flax's logical_to_mesh_axes): embed -> fsdp, mlp -> model, batch -> (data, fsdp); the
+    # unnamed bias has no line; leaves in the tree's order (dict keys sorted)
+    assert text == "0.w_in = fsdp, model\n0.w_out = model, fsdp\n1 = (data, fsdp), None"
+    # a leaf whose names map to no mesh axis is replicated, so it gets no line
+    only_vocab = shardviz.LogicalRules(RULES, {"0.b": ("vocab",), "1": ("batch", "embed")})
+    assert only_vocab.rules_text(LOGICAL_ARGS) == "1 = (data, fsdp), None"
+    # batch takes fsdp first, so embed's fsdp is taken and embed stays unsplit
+    assert shardviz.LogicalRules(RULES, {"1": ("embed", "mlp")}).rules_text(LOGICAL_ARGS) == "1 = fsdp, model"
+    # a leaf without a shape is skipped even when named
+    assert shardviz.LogicalRules(RULES, {"1": ("batch",)}).rules_text((3, 4)) == ""
+
+
+def test_logical_names_that_do_not_match_a_leafs_dimensions_are_refused_naming_the_leaf():
+    wrong = shardviz.LogicalRules(RULES, {"0.w_in": ("embed",)})
+    with pytest.raises(shardviz.ShardingError) as refused:
+        wrong.rules_text(LOGICAL_ARGS)
+    assert str(refused.value) == "logical names ('embed',) of 0.w_in do not match its 2 dimensions"
+    with pytest.raises(shardviz.ShardingError) as refused:
+        resolve_arguments(Candidate("lr", LOGICAL_MESH, wrong), LOGICAL_ARGS)
+    assert str(refused.value) == "candidate 'lr': logical names ('embed',) of 0.w_in do not match its 2 dimensions"
+
+
+def test_a_candidates_logical_rules_lay_out_the_arguments_as_their_rules_text_does():
+    laid = resolve_arguments(Candidate("lr", LOGICAL_MESH, shardviz.LogicalRules(RULES, LOGICAL_NAMES)), LOGICAL_ARGS)
+    # leaves in order b, w_in, w_out, x: the bias replicated
+    assert specs_of(laid) == [(), ("fsdp", "model"), ("model", "fsdp"), (("data", "fsdp"), None)]
+    assert all(a.sharding.mesh == LOGICAL_MESH for a in jax.tree.leaves(laid))
+
+
+def test_logical_names_are_read_off_flax_linen_boxes_in_a_tree_laid_out_like_the_arguments():
+    nn = pytest.importorskip("flax.linen")
+    from flax.core import FrozenDict
+
+    box = nn.LogicallyPartitioned(LOGICAL_ARGS[0]["w_in"], names=("embed", "mlp"))
+    # the box's own ".value" is no part of the path rules text matches
+    assert shardviz.LogicalRules(RULES, [{"w_in": box}, LOGICAL_ARGS[1]]).names_by_path() == {
+        "0.w_in": ("embed", "mlp")
+    }
+    assert shardviz.LogicalRules(RULES, ({"w_in": box},)).names_by_path() == {"0.w_in": ("embed", "mlp")}
+    # a mapping that is no dict of paths (Flax's FrozenDict, a dict keyed by position) is a tree too
+    assert shardviz.LogicalRules(RULES, FrozenDict({"w_in": box})).names_by_path() == {"w_in": ("embed", "mlp")}
+    assert shardviz.LogicalRules(RULES, {0: box}).names_by_path() == {"0": ("embed", "mlp")}
+    laid = resolve_arguments(Candidate("lr", LOGICAL_MESH, shardviz.LogicalRules(RULES, [{"w_in": box}])), LOGICAL_ARGS)
+    assert specs_of(laid) == [(), ("fsdp", "model"), (), ()]

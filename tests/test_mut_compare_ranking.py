@@ -215,3 +215,25 @@ def test_hardware_that_is_no_name_nor_list_is_refused_by_its_type(hardware, name
         shardviz.ShardingError, match=rf"^hardware must be a name \(.*\) or a shardviz.Hardware, got a {named}$"
     ):
         hardware_list(hardware)
+
+
+class SearchStandIn:
+    """What shardviz.search explored, as a comparison reads it: a text and a payload."""
+
+    def report(self):
+        return "searched 3 plans"
+
+    def to_json(self):
+        return {"plans": 3}
+
+
+def test_a_searchs_comparison_puts_what_it_explored_before_the_table_and_in_the_payload():
+    plain = made(mixed_rows())
+    searched = made(mixed_rows(), search=SearchStandIn())
+    assert searched.report(width=100) == "searched 3 plans\n\n" + plain.report(width=100)
+    assert searched.to_json() == {**plain.to_json(), "search": {"plans": 3}}
+    assert "search" not in plain.to_json()
+
+
+def test_no_row_on_a_hardware_is_no_best_with_or_without_fitting():
+    assert made(mixed_rows()).best(fits=False, hardware="nothing") is None

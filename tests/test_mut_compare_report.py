@@ -143,3 +143,16 @@ def test_without_a_width_the_terminal_gives_it_or_120_columns(monkeypatch):
     text = render_comparison("mlp", ("tp", "fsdp"), ("h100",), (fast, slow), (), fast)
     assert asked == [(120, 24)]
     assert text.split("\n")[1] == HEADER[:50]
+
+
+def test_a_row_over_hbm_says_by_how_much_and_what_the_peak_holds():
+    from shardviz.compare.report import _details
+
+    over = replace(row("big", 1.0, fits=False, device_bytes=130, hbm_bytes=100.0),
+                   held_by_group=(("arguments", 100), ("activations", 30)))  # fmt: skip
+    # 130 B held against 100 B of HBM: 30 B over
+    assert _details(over) == ["     over HBM by 30 B per device; at the peak: arguments 100 B, activations 30 B"]
+    assert _details(replace(over, held_by_group=())) == ["     over HBM by 30 B per device"]
+    # no HBM figure, or a row that fits: nothing to say
+    assert _details(replace(over, hbm_bytes=None)) == []
+    assert _details(replace(over, fits=True)) == []

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
+
 from compare_stand_ins import line, program, row
 from shardviz.compare.rows import Failure, LineChange, LineCollectives, Row, line_changes, line_collectives, make_row
 
@@ -207,3 +209,33 @@ def test_network_time_sums_per_key_longest_first_then_by_name():
 
     assert _sum_by([("b", 1.0), ("c", 0.5), ("a", 1.0), ("c", 1.5)]) == (("c", 2.0), ("a", 1.0), ("b", 1.0))
     assert _sum_by([]) == ()
+
+
+def test_a_line_in_a_file_whose_path_holds_a_colon_is_split_at_its_last_colon():
+    from shardviz.compare.rows import collective_charges
+
+    where = SimpleNamespace(file="/srv/run:2/m.py", line=7)
+    gather = SimpleNamespace(parts=(), count=1, total_wire_bytes=64, source=where)
+    assert collective_charges(gather) == (("m.py:7", 64),)
+
+
+def test_a_combined_collective_of_no_bytes_shares_its_time_evenly_among_its_lines():
+    priced = (collective("m.py:2", "all-reduce", ("data",), 0, 1, 6.0),)
+    where = [SimpleNamespace(file="m.py", line=n) for n in (2, 3)]
+    combined = SimpleNamespace(count=1, total_wire_bytes=0, source=where[0],
+                               parts=(SimpleNamespace(wire_bytes=0, source=where[0]),
+                                      SimpleNamespace(wire_bytes=0, source=where[1])))  # fmt: skip
+    assert line_collectives(estimate(collectives=priced), program(collectives=(combined,))) == (
+        LineCollectives("m.py:2", "all-reduce", "data", 1, 0, 3.0, "NVLink"),  # half of 6 s each
+        LineCollectives("m.py:3", "all-reduce", "data", 1, 0, 3.0, "NVLink"),
+    )
+
+
+def test_an_estimate_that_priced_other_collectives_than_the_programs_is_an_error():
+    with pytest.raises(ValueError):
+        line_collectives(estimate(), traced(COLLECTIVES[:-1]))
+
+
+def test_a_row_keeps_what_its_estimate_says_the_peak_holds():
+    held = (("arguments", 600), ("activations", 400))
+    assert make_row("x", traced(), estimate(held_by_group=held), 0.0).held_by_group == held

@@ -4,8 +4,10 @@ child is asked to trace, what fails and what is kept, and the view's rules edits
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 import jax
@@ -34,6 +36,7 @@ from shardviz.compare.run import (
 )
 from shardviz.compare.state import CompareState, candidate_rules
 from shardviz.plan.hardware import hardware_named
+from shardviz.program.program import Program
 
 
 def mesh(data, model):
@@ -331,3 +334,100 @@ def test_a_bad_rules_edit_says_what_was_wrong(children, edit, message):
     with pytest.raises(shardviz.ShardingError) as refused:
         CompareState(result).with_edit(edit)
     assert str(refused.value) == message
+
+
+@pytest.fixture
+def gibibytes(monkeypatch):
+    """Four cores; a child of any mesh needs 4 GiB; the test sets what is available."""
+    monkeypatch.setattr(run_module, "usable_cores", lambda: 4)
+    monkeypatch.setattr(run_module, "estimated_child_bytes", lambda devices: 4 * 2**30)
+
+    def available(gib):
+        monkeypatch.setattr(run_module, "available_bytes", lambda: gib * 2**30)
+
+    return available
+
+
+def test_workers_beyond_what_memory_holds_are_refused_saying_what_fits(gibibytes):
+    gibibytes(10)  # holds 10 // 4 = 2 children
+    with pytest.raises(shardviz.ShardingError) as refused:
+        worker_count([64, 64, 64], workers=3)
+    assert str(refused.value) == (
+        "workers=3 would run 3 what-if children of up to 64 devices at once, about 12.0 GiB, and this machine "
+        "has 10.0 GiB available: workers=2 fits"
+    )
+    assert worker_count([64, 64], workers=2) == 2  # exactly what memory holds
+    gibibytes(6)  # holds one child
+    with pytest.raises(shardviz.ShardingError) as refused:
+        worker_count([64, 64], workers=2)
+    assert str(refused.value) == (
+        "workers=2 would run 2 what-if children of up to 64 devices at once, about 8.0 GiB, and this machine "
+        "has 6.0 GiB available: workers=1 fits"
+    )
+    # no candidates run one child whatever workers= says, and one child is never refused
+    assert worker_count([], workers=3) == 3
+    gibibytes(3)  # holds none
+    assert worker_count([64], workers=1) == 1
+
+
+class Elsewhere(Children):
+    """The what-if traces an executor runs: whole Programs (every field set, an origin the executor
+    must drop), since they are rebuilt without their origin."""
+
+    def __call__(self, fun, *arguments, mesh, whatif_timeout):
+        made = super().__call__(fun, *arguments, mesh=mesh, whatif_timeout=whatif_timeout)
+        for f in dataclasses.fields(Program):
+            if not hasattr(made, f.name):
+                object.__setattr__(made, f.name, None)
+        object.__setattr__(made, "origin", "this process")
+        return made
+
+
+@pytest.fixture
+def elsewhere(children, monkeypatch):
+    traced = Elsewhere()
+    monkeypatch.setattr(run_module, "trace", traced)
+    return traced
+
+
+def test_an_executor_traces_each_candidate_and_a_bad_layout_fails_at_once(elsewhere):
+    plain = jax.ShapeDtypeStruct((8,), jnp.float32)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        result = compare(step, [("a", mesh(4, 2), (P("data"),)), ("b", mesh(3, 1), (P("data"),)),
+                                ("c", mesh(2, 1), (P("data"), P()))],
+                         args=(plain,), hardware="h100", timeout=30.0, executor=pool)  # fmt: skip
+    assert [(fun, m, timeout) for fun, _, m, timeout in elsewhere.asked] == [
+        (step, mesh(4, 2), 30.0), (step, mesh(3, 1), 30.0),
+    ]  # fmt: skip
+    assert tuple(elsewhere.asked[0][1][0].sharding.spec) == ("data",) and elsewhere.asked[0][1][0].shape == (8,)
+    assert [(r.candidate, r.step_s) for r in result.rows] == [("a", 1.0)]  # 8 s over 8 devices
+    assert result.programs["a"].name == "p" * 8 and result.programs["a"].origin is None
+    assert [(f.candidate, f.error) for f in result.failures] == [
+        ("b", "ValueError: 3 devices cannot split 8 rows"),
+        # two specs for one argument: refused here, before the executor is asked
+        ("c", result.failures[1].error),
+    ]
+    assert result.failures[1].error.startswith("candidate 'c': its specs do not match the step's arguments")
+
+
+def test_an_executor_gets_a_jitted_step_that_it_jits_again(elsewhere):
+    on_data = jax.sharding.NamedSharding(mesh(2, 1), P("data"))
+    jitted = jax.jit(step, out_shardings=on_data)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        traced = run_module.submit_trace(pool, jitted, Candidate("a", mesh(2, 1), (P("data"),)), ARGS, 5.0).result()
+    fun, arguments, on, timeout = elsewhere.asked[0]
+    # a jitted function travels as its function and jit's options, and is jitted again where it runs
+    assert fun is not jitted and fun.__wrapped__ is step and hasattr(fun, "lower")
+    assert fun._jit_info.out_shardings_leaves == (on_data,)  # jit's own record of its options
+    assert [tuple(a.sharding.spec) for a in arguments] == [("data",)] and (on, timeout) == (mesh(2, 1), 5.0)
+    assert traced.name == "pp" and traced.origin is None
+
+
+@pytest.mark.parametrize("executor", ["pool", 3])
+def test_an_executor_that_is_no_executor_is_refused_before_any_child(children, executor):
+    with pytest.raises(shardviz.ShardingError) as refused:
+        compare(step, [("a", mesh(2, 1), None)], args=ARGS, executor=executor)
+    assert str(refused.value) == (
+        f"compare's executor= is a concurrent.futures.Executor, got a {type(executor).__name__}"
+    )
+    assert children.asked == []

@@ -247,6 +247,11 @@ PARTS: dict[str, Slice] = {
         # hook's garbage collections at exit, a mutant's run takes a fifth of the time
         ("-p", "no:anyio", "-p", "no:unraisableexception"),
     ),
+    # the fixes' steps, code, text, ranking and memo against stand-in programs (its traced fixes are
+    # test_program_fixes.py's, minutes each)
+    "compare-fixes": Slice(
+        ("compare/fixes.py",), _tests("test_mut_compare_fixes.py"), PURE_TEST_OPTIONS, PURE_TEST_TIMEOUTS
+    ),
     # the search's space and analytic cost against hand counts of the book (no trace)
     "search": Slice(
         ("search/space.py", "search/cost.py", "search/regime.py"),
