@@ -96,10 +96,13 @@ TARGETS = {
     "local_page_512_ms": FRAME_MS,
     "local_page_4096_ms": 50.0,
     "local_lab_512_ms": FRAME_MS,
-    # Issue 30: painted at 512 devices, in frames: spec and rules edits in JupyterLab one, mesh edits two.
+    # Issue 41: painted at 512 devices, in frames: spec and rules edits one, mesh edits two, in JupyterLab
+    # and on a saved page alike.
     "local_lab_spec_painted_ms": FRAME_MS,
     "local_lab_rules_painted_ms": FRAME_MS,
     "local_lab_mesh_painted_ms": 2 * FRAME_MS,
+    "local_page_spec_painted_ms": FRAME_MS,
+    "local_page_mesh_painted_ms": 2 * FRAME_MS,
     "compare_over_ideal": 1.25,  # 16 candidates over (16 / children at once) x one candidate's what-if trace
     "compare_payload_bytes": 300_000,  # 16 candidates' comparison payload, under 300 KB
 }
@@ -568,9 +571,18 @@ def local_targets(r: dict[str, Any]) -> list[dict[str, Any]]:
                     f"{kind} {ms(e['median'])} ms (p90 {ms(e['p90'])}), painted {ms(painted[kind]['median'])} ms"
                     for kind, e in edits.items()
                 ),
-                f"≤ {TARGETS[key]:.4g} ms" + (f"; painted ≤ {2 * FRAME_MS:.4g} ms" if n == "512" else ""),
+                f"≤ {TARGETS[key]:.4g} ms"
+                + (
+                    "; painted "
+                    + ", ".join(f"{kind} ≤ {TARGETS[f'local_page_{kind}_painted_ms']:.4g} ms" for kind in painted)
+                    if n == "512"
+                    else ""
+                ),
                 all(e["median"] <= TARGETS[key] for e in edits.values())
-                and (n != "512" or all(p["median"] <= 2 * FRAME_MS for p in painted.values())),
+                and (
+                    n != "512"
+                    or all(p["median"] <= TARGETS[f"local_page_{kind}_painted_ms"] for kind, p in painted.items())
+                ),
             )
         )
     limit = TARGETS["local_lab_512_ms"]
