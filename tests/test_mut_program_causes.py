@@ -1,0 +1,136 @@
+"""Why each collective is there, checked whole: every field of the reason and its full sentence, for the
+programs whose parts mutation testing of program/why/causes.py found unread (a combined all-reduce's
+operands, a shard_map collective over axes named out of mesh order, the exact rule of each cause).
+
+Each expected reason is the hand analysis of the operation and its operands' specs, written out, and
+each program's collectives are checked against JAX's own compiled HLO first. Mesh: 4x3 (``a`` of 4,
+``b`` of 3), Auto axes.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+from jax.sharding import PartitionSpec as P
+
+import shardviz
+from test_program_causes import MESH, carried, contraction, hlo_kinds, mismatched_matmul, put, summed, the_collective
+
+
+def two_contractions(x, w, y, v):
+    first = x @ w
+    second = y @ v
+    return first, second
+
+
+def test_a_combined_all_reduce_gives_each_operand_the_reason_of_its_own_line():
+    """x @ w and y @ v, each [8,12] P(None,'a') @ [12,6] P('a'): each leaves partial sums over 'a', and XLA's
+    all-reduce combiner sends both [8,6] results in one all-reduce of two operands. Each operand's reason is
+    its own line's contraction: operand 0 (x, then y) split over 'a' on its contracting dimension 1."""
+    args = (put((8, 12), P(None, "a")), put((12, 6), P("a", None))) * 2
+    assert hlo_kinds(two_contractions, *args) == ["all-reduce"]
+    (c,) = shardviz.trace(two_contractions, *args).collectives
+    assert len(c.parts) == 2
+    seen = [
+        (
+            p.why.cause,
+            p.why.primitive,
+            p.why.expression,
+            p.why.operands[p.why.operand].label,
+            p.why.dimension,
+            p.why.axes,
+        )
+        for p in c.parts
+    ]
+    assert seen == [
+        ("partial-sums", "dot_general", "first = x @ w", "x", 1, ("a",)),
+        ("partial-sums", "dot_general", "second = y @ v", "y", 1, ("a",)),
+    ]
+    assert c.why == c.parts[0].why
+
+
+def summed_out_of_order(x):
+    @partial(jax.shard_map, mesh=MESH, in_specs=P(("a", "b")), out_specs=P())
+    def body(block):
+        return jax.lax.psum(block.sum(0), ("b", "a"))
+
+    return body(x)
+
+
+def test_a_shard_map_collective_names_the_axes_as_the_user_wrote_them():
+    """psum over ('b', 'a') in a shard_map body: one all-reduce over all 12 devices; the reason names the
+    axes in the user's order, 'b' first, not the mesh's."""
+    x = put((12, 6), P(("a", "b"), None))
+    assert hlo_kinds(summed_out_of_order, x) == ["all-reduce"]
+    why = the_collective(shardviz.trace(summed_out_of_order, x), "all-reduce").why
+    assert (why.cause, why.primitive, why.axes) == ("shard-map", "psum_invariant", ("b", "a"))
+    assert why.expression == 'return jax.lax.psum(block.sum(0), ("b", "a"))'
+    assert why.rule == (
+        "you wrote psum_invariant over 'b', 'a' inside a shard_map body: each device runs the body on its own "
+        "block, and this collective is the one your code asks for"
+    )
+    assert (
+        len(why.operands) == 1 and why.operands[0].type_str == "float32[6]{V:(a,b)}"
+    )  # the block sum, varying over both axes, as JAX spells it
+
+
+def test_a_split_contraction_says_which_operand_dimension_and_axis_leave_partial_sums():
+    """x [8,12] P(None,'a') @ w [12,6] P('a'): x's contracting dimension 1 split over 'a' (x is the first
+    operand looked at), so the all-reduce adds the partial [8,6] sums over 'a'."""
+    x, w = put((8, 12), P(None, "a")), put((12, 6), P("a", None))
+    why = the_collective(shardviz.trace(contraction, x, w), "all-reduce").why
+    assert [(o.label, o.type_str, o.spec, o.role, o.note) for o in why.operands] == [
+        ("x", "float32[8,12]", ((), ("a",)), "operand", ""),
+        ("w", "float32[12,6]", (("a",), ()), "operand", ""),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 1, ("a",), None, "")
+    assert why.rule == (
+        "x is split over 'a' on its contracting dimension 1: each device multiplies only its block of it and "
+        "holds a partial sum, which the all-reduce adds up over 'a'"
+    )
+
+
+def test_a_sum_over_a_split_dimension_says_how_the_blocks_are_combined():
+    """x [12,6] P('a') summed over dimension 0: 4 partial sums along 'a', added by the all-reduce."""
+    why = the_collective(shardviz.trace(summed, put((12, 6), P("a", None))), "all-reduce").why
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ()))]
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "reduce_sum runs over dimension 0 of x, split over 'a': each device reduces only its block, and the "
+        "all-reduce combines the blocks' results over 'a'"
+    )
+
+
+def test_contracting_dimensions_split_over_different_axes_name_both_splits():
+    """x [8,12] P(None,'a') @ w [12,6] P('b'): dimension 1 of x is split over 'a', dimension 0 of w over 'b';
+    the axes that differ are 'a' and 'b' (one of the two splits is moved, whichever XLA gathers)."""
+    x, w = put((8, 12), P(None, "a")), put((12, 6), P("b", None))
+    prog = shardviz.trace(mismatched_matmul, x, w)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(mismatched_matmul, x, w))
+    for c in prog.collectives:
+        why = c.why
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 0, 1, ("a", "b"))
+        assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",))), ("w", (("b",), ()))]
+        assert why.rule == (
+            "a contraction needs both operands' contracting dimensions split alike, but dimension 1 of x is "
+            "split over 'a' and dimension 0 of w over 'b': one is moved to match the other"
+        )
+
+
+def test_a_loop_carry_moved_back_says_both_layouts():
+    """The carry x [12,12] starts a pass P('a') and c @ w (w P(None,'b')) makes it P('a','b'): gathered
+    over 'b' on dimension 1 back to P('a'), the layout the next pass starts in."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    why = the_collective(shardviz.trace(carried, x, w), "all-gather").why
+    assert (why.cause, why.primitive, why.expression) == ("loop-carry", "scan", "c = jnp.tanh(c @ w)")
+    assert [(o.role, o.type_str, o.spec) for o in why.operands] == [
+        ("carry-start", "float32[12,12]", (("a",), ())),
+        ("carry-end", "float32[12,12]", (("a",), ("b",))),
+    ]
+    assert why.operands[0].label == "x"
+    assert (why.operand, why.wanted_by) == (1, "the carry's layout at the start of a pass")
+    assert why.rule == (
+        "the loop's carry x starts each pass as P('a') but the body makes it P('a', 'b'): it is moved back "
+        "before the next pass"
+    )
