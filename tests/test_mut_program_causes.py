@@ -12,10 +12,24 @@ from __future__ import annotations
 from functools import partial
 
 import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from test_program_causes import MESH, carried, contraction, hlo_kinds, mismatched_matmul, put, summed, the_collective
+from test_program_causes import (
+    MESH,
+    added,
+    carried,
+    constrained,
+    contraction,
+    doubled,
+    hlo_kinds,
+    mismatched_matmul,
+    put,
+    summed,
+    the_collective,
+)
 
 
 def two_contractions(x, w, y, v):
@@ -133,4 +147,82 @@ def test_a_loop_carry_moved_back_says_both_layouts():
     assert why.rule == (
         "the loop's carry x starts each pass as P('a') but the body makes it P('a', 'b'): it is moved back "
         "before the next pass"
+    )
+
+
+def test_a_constraint_unlike_the_layout_made_says_each_dimensions_move():
+    """y [12,12] P('a','b') constrained to P('b','a'): dimension 0 goes 'a' -> 'b' and 1 goes 'b' -> 'a';
+    XLA gathers (two all-gathers), so the rule says the dropped split is gathered."""
+    y = put((12, 12), P("a", "b"))
+    prog = shardviz.trace(constrained, y)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(constrained, y)) == ["all-gather"] * 2
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.label, o.type_str, o.spec, o.role) for o in why.operands] == [
+            ("y", "float32[12,12]", (("a",), ("b",)), "operand")
+        ]
+        assert (why.operand, why.dimension, why.axes) == (0, 0, ("a", "b"))
+        assert (why.wanted, why.wanted_by) == ((("b",), ("a",)), "with_sharding_constraint")
+        assert why.rule == (
+            "with_sharding_constraint asks for P('b', 'a') of y, made as P('a', 'b'): dimension 0 goes from 'a' "
+            "to 'b', dimension 1 goes from 'b' to 'a', so the split that is dropped is gathered"
+        )
+
+
+def doubled_then_constrained(x):
+    y = jnp.tanh(x) * 2
+    return jax.lax.with_sharding_constraint(y, NamedSharding(MESH, P("b", "a")))
+
+
+def test_a_constraint_met_by_its_operand_points_at_the_value_made_before_it():
+    """x [12,12] P('a','b'); y = tanh(x) * 2 constrained to P('b','a'). XLA lays y out as asked already, so
+    the move is further back: tanh(x), made P('a','b') like x, is what is re-laid out (two all-gathers)."""
+    x = put((12, 12), P("a", "b"))
+    prog = shardviz.trace(doubled_then_constrained, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(doubled_then_constrained, x))
+    assert prog.collectives
+    for c in prog.collectives:
+        why = c.why
+        assert (why.cause, why.primitive) == ("layout-mismatch", "sharding_constraint")
+        made, asked = why.operands
+        assert (made.role, made.type_str, made.spec) == ("made", "float32[12,12]", (("a",), ("b",)))
+        assert (asked.label, asked.role, asked.spec) == ("y", "operand", (("b",), ("a",)))
+        assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a", "b"), (("b",), ("a",)))
+        assert why.rule == (
+            f"with_sharding_constraint asks for P('b', 'a') of {made.label}, made as P('a', 'b'): dimension 0 "
+            "goes from 'a' to 'b', dimension 1 goes from 'b' to 'a', so the split that is dropped is gathered"
+        )
+
+
+def test_operands_of_an_elementwise_operation_laid_out_unlike_say_which_is_moved():
+    """x [12,12] P('a') + y [12,12] P(None,'a'): y (operand 1) is moved to x's layout, its first differing
+    dimension 0; XLA does it with one all-to-all over 'a'."""
+    x, y = put((12, 12), P("a", None)), put((12, 12), P(None, "a"))
+    why = the_collective(shardviz.trace(added, x, y), "all-to-all").why
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [
+        ("x", (("a",), ()), "operand"),
+        ("y", ((), ("a",)), "operand"),
+    ]
+    assert (why.operand, why.dimension, why.axes) == (1, 0, ("a",))
+    assert (why.wanted, why.wanted_by) == ((("a",), ()), "x's layout")
+    assert why.rule == (
+        "add works element by element and needs its operands laid out alike, but x is P('a') and y is "
+        "P(None, 'a'): one is moved to match"
+    )
+
+
+def test_an_output_asked_for_unlike_its_line_says_where_the_split_moves():
+    """x [12,12] P('a') doubled, returned under out_shardings P(None,'a'): 'a' moves from dimension 0 to 1,
+    one all-to-all."""
+    x = put((12, 12), P("a", None))
+    fn = jax.jit(doubled, out_shardings=NamedSharding(MESH, P(None, "a")))
+    why = the_collective(shardviz.trace(fn, x), "all-to-all").why
+    assert (why.cause, why.primitive, why.expression) == ("layout-mismatch", "mul", "return x * 2")
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [("x", (("a",), ()), "made")]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ("a",)))
+    assert why.wanted_by == "the sharding of output out (out_shardings, or the layout the caller asks for)"
+    assert why.rule == (
+        "output out must be P(None, 'a') but its line makes it P('a'): dimension 0 goes from 'a' to whole, "
+        "dimension 1 goes from whole to 'a', so a split moves to another dimension, each device trading "
+        "blocks with the others"
     )
