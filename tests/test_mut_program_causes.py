@@ -226,3 +226,19 @@ def test_an_output_asked_for_unlike_its_line_says_where_the_split_moves():
         "dimension 1 goes from whole to 'a', so a split moves to another dimension, each device trading "
         "blocks with the others"
     )
+
+
+def test_operands_split_over_one_axis_on_free_dimensions_gather_one_of_them():
+    """x [12,8] P('a') @ w [8,12] P(None,'a'): the contracted dimensions are whole on both, but 'a' splits
+    x's rows and w's columns, and the [12,12] result can be split over 'a' on one dimension only: XLA
+    gathers one operand (one all-gather over 'a'). The rule names x's dimension 0, the first such split."""
+    x, w = put((12, 8), P("a", None)), put((8, 12), P(None, "a"))
+    assert hlo_kinds(mismatched_matmul, x, w) == ["all-gather"]
+    why = the_collective(shardviz.trace(mismatched_matmul, x, w), "all-gather").why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "dot_general")
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ())), ("w", ((), ("a",)))]
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "both operands are split over 'a' on dimensions that are not contracted (P('a') and P(None, 'a')): a "
+        "mesh axis can split only one dimension of the result, so one operand is gathered"
+    )
