@@ -18,12 +18,15 @@ from jax.sharding import PartitionSpec as P
 
 import shardviz
 from test_program_causes import (
+    EXPLICIT,
     MESH,
     added,
+    added_at,
     carried,
     constrained,
     contraction,
     doubled,
+    embedded_rows,
     hlo_kinds,
     mismatched_matmul,
     put,
@@ -241,4 +244,37 @@ def test_operands_split_over_one_axis_on_free_dimensions_gather_one_of_them():
     assert why.rule == (
         "both operands are split over 'a' on dimensions that are not contracted (P('a') and P(None, 'a')): a "
         "mesh axis can split only one dimension of the result, so one operand is gathered"
+    )
+
+
+def test_a_scatter_add_of_split_updates_names_the_table_they_are_added_into():
+    """zeros [16,6] .at[ids].add(u), u [8,6] P('a'), ids [8] P('a'): the operands are the table, the indices
+    (as [8,1]) and u (operand 2), split over 'a' on dimension 0, the one it scatters along; each device adds
+    into the whole table, and the all-reduce sums the 4 tables."""
+    u, ids = put((8, 6), P("a", None)), jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(MESH, P("a")))
+    why = the_collective(shardviz.trace(added_at, u, ids), "all-reduce").why
+    table, indices, updates = why.operands
+    assert (table.type_str, indices.type_str, indices.spec) == ("float32[16,6]", "int32[8,1]", (("a",), ()))
+    assert (updates.label, updates.spec, why.operand, why.dimension, why.axes) == ("u", (("a",), ()), 2, 0, ("a",))
+    assert why.rule == (
+        "u, the updates, is split over 'a' on dimension 0: each device adds only its share of the updates into "
+        f"the whole {table.label}, and the all-reduce sums the devices' partial results over 'a'"
+    )
+
+
+def test_the_lookups_gradient_names_the_reshard_its_updates_were_split_before():
+    """The embedding lookup's gradient (see test_program_causes): the cotangent [8,6] is split over 'a' before
+    the reshard that makes it whole, so that layout, added last (operand 3), is the one the rule names."""
+    with jax.set_mesh(EXPLICIT):
+        table = jax.ShapeDtypeStruct((16, 6), jnp.float32, sharding=NamedSharding(EXPLICIT, P(None, None)))
+        ids = jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(EXPLICIT, P("a")))
+        (c,) = shardviz.trace(jax.grad(embedded_rows), table, ids).collectives
+    why = c.why
+    assert len(why.operands) == 4 and why.operand == 3
+    target, made = why.operands[0], why.operands[3]
+    assert (target.type_str, made.type_str, made.role) == ("float32[16,6]", "float32[8@a,6]", "made")
+    assert why.rule == (
+        f"{made.label}, the updates, is split over 'a' on dimension 0 before the reshard that makes it whole; XLA "
+        f"keeps it split: each device adds only its share of the updates into the whole {target.label}, and the "
+        "all-reduce sums the devices' partial results over 'a'"
     )
