@@ -13,6 +13,7 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -22,16 +23,22 @@ from test_program_causes import (
     MESH,
     added,
     added_at,
+    best,
     carried,
     constrained,
     contraction,
     doubled,
     embedded_rows,
     hlo_kinds,
+    looked_up,
+    merged,
     mismatched_matmul,
     put,
+    running,
+    sorted_rows,
     summed,
     the_collective,
+    top_two,
 )
 
 
@@ -277,4 +284,51 @@ def test_the_lookups_gradient_names_the_reshard_its_updates_were_split_before():
         f"{made.label}, the updates, is split over 'a' on dimension 0 before the reshard that makes it whole; XLA "
         f"keeps it split: each device adds only its share of the updates into the whole {target.label}, and the "
         "all-reduce sums the devices' partial results over 'a'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape", "spec", "words", "dimension", "axis"),
+    [
+        (sorted_rows, (12, 6), P("a", None), "sort sorts along", 0, "a"),
+        (running, (12, 6), P("a", None), "cumsum accumulates along", 0, "a"),
+        (best, (12, 6), P("a", None), "argmax searches along", 0, "a"),
+        (top_two, (6, 12), P(None, "a"), "top_k picks the largest along", 1, "a"),
+        # [12,6] -> [6,12]: neither dimension is carried over whole; dimension 1 is the split one
+        (merged, (12, 6), P(None, "b"), "reshape merges or splits", 1, "b"),
+    ],
+)
+def test_an_operation_needing_a_whole_dimension_says_what_it_does_along_it(fn, shape, spec, words, dimension, axis):
+    """Each operation needs dimension ``dimension`` of x whole, and x is split there over ``axis``: XLA gathers
+    x (an all-gather for each collective, as its compiled HLO shows)."""
+    x = put(shape, spec)
+    prog = shardviz.trace(fn, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(fn, x))
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.label, o.spec) for o in why.operands] == [("x", tuple(tuple(e) if e else () for e in (*spec,)))]
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("whole-dimension", 0, dimension, (axis,))
+        assert why.rule == (
+            f"{words} dimension {dimension} of x, which is split over '{axis}': it needs that dimension whole on "
+            "each device, so it is gathered"
+        )
+
+
+def test_a_gather_along_a_split_dimension_says_the_partial_lookups_are_combined():
+    """x[i], x [12,6] P('a'), i [4] whole: each device looks up what its 3 rows hold and the all-reduce over 'a'
+    combines the 4 partial lookups. The operands are x and the indices (as [4,1], laid out by nothing)."""
+    x, i = put((12, 6), P("a", None)), jax.ShapeDtypeStruct((4,), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert hlo_kinds(looked_up, x, i) == ["all-reduce"]
+    why = the_collective(shardviz.trace(looked_up, x, i), "all-reduce").why
+    table, indices = why.operands
+    assert (table.label, table.type_str, table.spec, indices.type_str) == (
+        "x",
+        "float32[12,6]",
+        (("a",), ()),
+        "int32[4,1]",
+    )
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "gather indexes along dimension 0 of x, which is split over 'a': it needs that dimension whole on each "
+        "device, so each device works on the part it holds and the partial results are combined over 'a'"
     )
