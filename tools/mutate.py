@@ -269,7 +269,7 @@ PARTS: dict[str, Slice] = {
     # and checked against hand analyses and JAX's compiled HLO
     "program-why": Slice(
         ("program/why/causes.py", "program/why/remat.py", "program/why/reasons.py"),
-        _tests("test_program_causes.py", "test_program_remat.py"),
+        _tests("test_mut_program_causes.py", "test_program_causes.py", "test_program_remat.py"),
         PURE_TEST_OPTIONS,
     ),
     # the memory guard (issue 39): what an edit, rules, compare's workers and a what-if child would allocate,

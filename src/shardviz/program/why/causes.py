@@ -16,7 +16,7 @@ layouts, the reason says what is missing rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -970,11 +970,3 @@ def explain_all(
         return tuple(collectives)
     reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs)
     return reader.explain(collectives, ops)
-
-
-def cause_counts(collectives: Sequence[Collective]) -> Mapping[str, int]:
-    out: dict[str, int] = {}
-    for c in collectives:
-        if c.why is not None:
-            out[c.why.cause] = out.get(c.why.cause, 0) + 1
-    return out

@@ -1,0 +1,334 @@
+"""Why each collective is there, checked whole: every field of the reason and its full sentence, for the
+programs whose parts mutation testing of program/why/causes.py found unread (a combined all-reduce's
+operands, a shard_map collective over axes named out of mesh order, the exact rule of each cause).
+
+Each expected reason is the hand analysis of the operation and its operands' specs, written out, and
+each program's collectives are checked against JAX's own compiled HLO first. Mesh: 4x3 (``a`` of 4,
+``b`` of 3), Auto axes.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import shardviz
+from test_program_causes import (
+    EXPLICIT,
+    MESH,
+    added,
+    added_at,
+    best,
+    carried,
+    constrained,
+    contraction,
+    doubled,
+    embedded_rows,
+    hlo_kinds,
+    looked_up,
+    merged,
+    mismatched_matmul,
+    put,
+    running,
+    sorted_rows,
+    summed,
+    the_collective,
+    top_two,
+)
+
+
+def two_contractions(x, w, y, v):
+    first = x @ w
+    second = y @ v
+    return first, second
+
+
+def test_a_combined_all_reduce_gives_each_operand_the_reason_of_its_own_line():
+    """x @ w and y @ v, each [8,12] P(None,'a') @ [12,6] P('a'): each leaves partial sums over 'a', and XLA's
+    all-reduce combiner sends both [8,6] results in one all-reduce of two operands. Each operand's reason is
+    its own line's contraction: operand 0 (x, then y) split over 'a' on its contracting dimension 1."""
+    args = (put((8, 12), P(None, "a")), put((12, 6), P("a", None))) * 2
+    assert hlo_kinds(two_contractions, *args) == ["all-reduce"]
+    (c,) = shardviz.trace(two_contractions, *args).collectives
+    assert len(c.parts) == 2
+    seen = [
+        (
+            p.why.cause,
+            p.why.primitive,
+            p.why.expression,
+            p.why.operands[p.why.operand].label,
+            p.why.dimension,
+            p.why.axes,
+        )
+        for p in c.parts
+    ]
+    assert seen == [
+        ("partial-sums", "dot_general", "first = x @ w", "x", 1, ("a",)),
+        ("partial-sums", "dot_general", "second = y @ v", "y", 1, ("a",)),
+    ]
+    assert c.why == c.parts[0].why
+
+
+def summed_out_of_order(x):
+    @partial(jax.shard_map, mesh=MESH, in_specs=P(("a", "b")), out_specs=P())
+    def body(block):
+        return jax.lax.psum(block.sum(0), ("b", "a"))
+
+    return body(x)
+
+
+def test_a_shard_map_collective_names_the_axes_as_the_user_wrote_them():
+    """psum over ('b', 'a') in a shard_map body: one all-reduce over all 12 devices; the reason names the
+    axes in the user's order, 'b' first, not the mesh's."""
+    x = put((12, 6), P(("a", "b"), None))
+    assert hlo_kinds(summed_out_of_order, x) == ["all-reduce"]
+    why = the_collective(shardviz.trace(summed_out_of_order, x), "all-reduce").why
+    assert (why.cause, why.primitive, why.axes) == ("shard-map", "psum_invariant", ("b", "a"))
+    assert why.expression == 'return jax.lax.psum(block.sum(0), ("b", "a"))'
+    assert why.rule == (
+        "you wrote psum_invariant over 'b', 'a' inside a shard_map body: each device runs the body on its own "
+        "block, and this collective is the one your code asks for"
+    )
+    assert (
+        len(why.operands) == 1 and why.operands[0].type_str == "float32[6]{V:(a,b)}"
+    )  # the block sum, varying over both axes, as JAX spells it
+
+
+def test_a_split_contraction_says_which_operand_dimension_and_axis_leave_partial_sums():
+    """x [8,12] P(None,'a') @ w [12,6] P('a'): x's contracting dimension 1 split over 'a' (x is the first
+    operand looked at), so the all-reduce adds the partial [8,6] sums over 'a'."""
+    x, w = put((8, 12), P(None, "a")), put((12, 6), P("a", None))
+    why = the_collective(shardviz.trace(contraction, x, w), "all-reduce").why
+    assert [(o.label, o.type_str, o.spec, o.role, o.note) for o in why.operands] == [
+        ("x", "float32[8,12]", ((), ("a",)), "operand", ""),
+        ("w", "float32[12,6]", (("a",), ()), "operand", ""),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 1, ("a",), None, "")
+    assert why.rule == (
+        "x is split over 'a' on its contracting dimension 1: each device multiplies only its block of it and "
+        "holds a partial sum, which the all-reduce adds up over 'a'"
+    )
+
+
+def test_a_sum_over_a_split_dimension_says_how_the_blocks_are_combined():
+    """x [12,6] P('a') summed over dimension 0: 4 partial sums along 'a', added by the all-reduce."""
+    why = the_collective(shardviz.trace(summed, put((12, 6), P("a", None))), "all-reduce").why
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ()))]
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "reduce_sum runs over dimension 0 of x, split over 'a': each device reduces only its block, and the "
+        "all-reduce combines the blocks' results over 'a'"
+    )
+
+
+def test_contracting_dimensions_split_over_different_axes_name_both_splits():
+    """x [8,12] P(None,'a') @ w [12,6] P('b'): dimension 1 of x is split over 'a', dimension 0 of w over 'b';
+    the axes that differ are 'a' and 'b' (one of the two splits is moved, whichever XLA gathers)."""
+    x, w = put((8, 12), P(None, "a")), put((12, 6), P("b", None))
+    prog = shardviz.trace(mismatched_matmul, x, w)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(mismatched_matmul, x, w))
+    for c in prog.collectives:
+        why = c.why
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 0, 1, ("a", "b"))
+        assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",))), ("w", (("b",), ()))]
+        assert why.rule == (
+            "a contraction needs both operands' contracting dimensions split alike, but dimension 1 of x is "
+            "split over 'a' and dimension 0 of w over 'b': one is moved to match the other"
+        )
+
+
+def test_a_loop_carry_moved_back_says_both_layouts():
+    """The carry x [12,12] starts a pass P('a') and c @ w (w P(None,'b')) makes it P('a','b'): gathered
+    over 'b' on dimension 1 back to P('a'), the layout the next pass starts in."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    why = the_collective(shardviz.trace(carried, x, w), "all-gather").why
+    assert (why.cause, why.primitive, why.expression) == ("loop-carry", "scan", "c = jnp.tanh(c @ w)")
+    assert [(o.role, o.type_str, o.spec) for o in why.operands] == [
+        ("carry-start", "float32[12,12]", (("a",), ())),
+        ("carry-end", "float32[12,12]", (("a",), ("b",))),
+    ]
+    assert why.operands[0].label == "x"
+    assert (why.operand, why.wanted_by) == (1, "the carry's layout at the start of a pass")
+    assert why.rule == (
+        "the loop's carry x starts each pass as P('a') but the body makes it P('a', 'b'): it is moved back "
+        "before the next pass"
+    )
+
+
+def test_a_constraint_unlike_the_layout_made_says_each_dimensions_move():
+    """y [12,12] P('a','b') constrained to P('b','a'): dimension 0 goes 'a' -> 'b' and 1 goes 'b' -> 'a';
+    XLA gathers (two all-gathers), so the rule says the dropped split is gathered."""
+    y = put((12, 12), P("a", "b"))
+    prog = shardviz.trace(constrained, y)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(constrained, y)) == ["all-gather"] * 2
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.label, o.type_str, o.spec, o.role) for o in why.operands] == [
+            ("y", "float32[12,12]", (("a",), ("b",)), "operand")
+        ]
+        assert (why.operand, why.dimension, why.axes) == (0, 0, ("a", "b"))
+        assert (why.wanted, why.wanted_by) == ((("b",), ("a",)), "with_sharding_constraint")
+        assert why.rule == (
+            "with_sharding_constraint asks for P('b', 'a') of y, made as P('a', 'b'): dimension 0 goes from 'a' "
+            "to 'b', dimension 1 goes from 'b' to 'a', so the split that is dropped is gathered"
+        )
+
+
+def doubled_then_constrained(x):
+    y = jnp.tanh(x) * 2
+    return jax.lax.with_sharding_constraint(y, NamedSharding(MESH, P("b", "a")))
+
+
+def test_a_constraint_met_by_its_operand_points_at_the_value_made_before_it():
+    """x [12,12] P('a','b'); y = tanh(x) * 2 constrained to P('b','a'). XLA lays y out as asked already, so
+    the move is further back: tanh(x), made P('a','b') like x, is what is re-laid out (two all-gathers)."""
+    x = put((12, 12), P("a", "b"))
+    prog = shardviz.trace(doubled_then_constrained, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(doubled_then_constrained, x))
+    assert prog.collectives
+    for c in prog.collectives:
+        why = c.why
+        assert (why.cause, why.primitive) == ("layout-mismatch", "sharding_constraint")
+        made, asked = why.operands
+        assert (made.role, made.type_str, made.spec) == ("made", "float32[12,12]", (("a",), ("b",)))
+        assert (asked.label, asked.role, asked.spec) == ("y", "operand", (("b",), ("a",)))
+        assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a", "b"), (("b",), ("a",)))
+        assert why.rule == (
+            f"with_sharding_constraint asks for P('b', 'a') of {made.label}, made as P('a', 'b'): dimension 0 "
+            "goes from 'a' to 'b', dimension 1 goes from 'b' to 'a', so the split that is dropped is gathered"
+        )
+
+
+def test_operands_of_an_elementwise_operation_laid_out_unlike_say_which_is_moved():
+    """x [12,12] P('a') + y [12,12] P(None,'a'): y (operand 1) is moved to x's layout, its first differing
+    dimension 0; XLA does it with one all-to-all over 'a'."""
+    x, y = put((12, 12), P("a", None)), put((12, 12), P(None, "a"))
+    why = the_collective(shardviz.trace(added, x, y), "all-to-all").why
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [
+        ("x", (("a",), ()), "operand"),
+        ("y", ((), ("a",)), "operand"),
+    ]
+    assert (why.operand, why.dimension, why.axes) == (1, 0, ("a",))
+    assert (why.wanted, why.wanted_by) == ((("a",), ()), "x's layout")
+    assert why.rule == (
+        "add works element by element and needs its operands laid out alike, but x is P('a') and y is "
+        "P(None, 'a'): one is moved to match"
+    )
+
+
+def test_an_output_asked_for_unlike_its_line_says_where_the_split_moves():
+    """x [12,12] P('a') doubled, returned under out_shardings P(None,'a'): 'a' moves from dimension 0 to 1,
+    one all-to-all."""
+    x = put((12, 12), P("a", None))
+    fn = jax.jit(doubled, out_shardings=NamedSharding(MESH, P(None, "a")))
+    why = the_collective(shardviz.trace(fn, x), "all-to-all").why
+    assert (why.cause, why.primitive, why.expression) == ("layout-mismatch", "mul", "return x * 2")
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [("x", (("a",), ()), "made")]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ("a",)))
+    assert why.wanted_by == "the sharding of output out (out_shardings, or the layout the caller asks for)"
+    assert why.rule == (
+        "output out must be P(None, 'a') but its line makes it P('a'): dimension 0 goes from 'a' to whole, "
+        "dimension 1 goes from whole to 'a', so a split moves to another dimension, each device trading "
+        "blocks with the others"
+    )
+
+
+def test_operands_split_over_one_axis_on_free_dimensions_gather_one_of_them():
+    """x [12,8] P('a') @ w [8,12] P(None,'a'): the contracted dimensions are whole on both, but 'a' splits
+    x's rows and w's columns, and the [12,12] result can be split over 'a' on one dimension only: XLA
+    gathers one operand (one all-gather over 'a'). The rule names x's dimension 0, the first such split."""
+    x, w = put((12, 8), P("a", None)), put((8, 12), P(None, "a"))
+    assert hlo_kinds(mismatched_matmul, x, w) == ["all-gather"]
+    why = the_collective(shardviz.trace(mismatched_matmul, x, w), "all-gather").why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "dot_general")
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ())), ("w", ((), ("a",)))]
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "both operands are split over 'a' on dimensions that are not contracted (P('a') and P(None, 'a')): a "
+        "mesh axis can split only one dimension of the result, so one operand is gathered"
+    )
+
+
+def test_a_scatter_add_of_split_updates_names_the_table_they_are_added_into():
+    """zeros [16,6] .at[ids].add(u), u [8,6] P('a'), ids [8] P('a'): the operands are the table, the indices
+    (as [8,1]) and u (operand 2), split over 'a' on dimension 0, the one it scatters along; each device adds
+    into the whole table, and the all-reduce sums the 4 tables."""
+    u, ids = put((8, 6), P("a", None)), jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(MESH, P("a")))
+    why = the_collective(shardviz.trace(added_at, u, ids), "all-reduce").why
+    table, indices, updates = why.operands
+    assert (table.type_str, indices.type_str, indices.spec) == ("float32[16,6]", "int32[8,1]", (("a",), ()))
+    assert (updates.label, updates.spec, why.operand, why.dimension, why.axes) == ("u", (("a",), ()), 2, 0, ("a",))
+    assert why.rule == (
+        "u, the updates, is split over 'a' on dimension 0: each device adds only its share of the updates into "
+        f"the whole {table.label}, and the all-reduce sums the devices' partial results over 'a'"
+    )
+
+
+def test_the_lookups_gradient_names_the_reshard_its_updates_were_split_before():
+    """The embedding lookup's gradient (see test_program_causes): the cotangent [8,6] is split over 'a' before
+    the reshard that makes it whole, so that layout, added last (operand 3), is the one the rule names."""
+    with jax.set_mesh(EXPLICIT):
+        table = jax.ShapeDtypeStruct((16, 6), jnp.float32, sharding=NamedSharding(EXPLICIT, P(None, None)))
+        ids = jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(EXPLICIT, P("a")))
+        (c,) = shardviz.trace(jax.grad(embedded_rows), table, ids).collectives
+    why = c.why
+    assert len(why.operands) == 4 and why.operand == 3
+    target, made = why.operands[0], why.operands[3]
+    assert (target.type_str, made.type_str, made.role) == ("float32[16,6]", "float32[8@a,6]", "made")
+    assert why.rule == (
+        f"{made.label}, the updates, is split over 'a' on dimension 0 before the reshard that makes it whole; XLA "
+        f"keeps it split: each device adds only its share of the updates into the whole {target.label}, and the "
+        "all-reduce sums the devices' partial results over 'a'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("fn", "shape", "spec", "words", "dimension", "axis"),
+    [
+        (sorted_rows, (12, 6), P("a", None), "sort sorts along", 0, "a"),
+        (running, (12, 6), P("a", None), "cumsum accumulates along", 0, "a"),
+        (best, (12, 6), P("a", None), "argmax searches along", 0, "a"),
+        (top_two, (6, 12), P(None, "a"), "top_k picks the largest along", 1, "a"),
+        # [12,6] -> [6,12]: neither dimension is carried over whole; dimension 1 is the split one
+        (merged, (12, 6), P(None, "b"), "reshape merges or splits", 1, "b"),
+    ],
+)
+def test_an_operation_needing_a_whole_dimension_says_what_it_does_along_it(fn, shape, spec, words, dimension, axis):
+    """Each operation needs dimension ``dimension`` of x whole, and x is split there over ``axis``: XLA gathers
+    x (an all-gather for each collective, as its compiled HLO shows)."""
+    x = put(shape, spec)
+    prog = shardviz.trace(fn, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(fn, x))
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.label, o.spec) for o in why.operands] == [("x", tuple(tuple(e) if e else () for e in (*spec,)))]
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("whole-dimension", 0, dimension, (axis,))
+        assert why.rule == (
+            f"{words} dimension {dimension} of x, which is split over '{axis}': it needs that dimension whole on "
+            "each device, so it is gathered"
+        )
+
+
+def test_a_gather_along_a_split_dimension_says_the_partial_lookups_are_combined():
+    """x[i], x [12,6] P('a'), i [4] whole: each device looks up what its 3 rows hold and the all-reduce over 'a'
+    combines the 4 partial lookups. The operands are x and the indices (as [4,1], laid out by nothing)."""
+    x, i = put((12, 6), P("a", None)), jax.ShapeDtypeStruct((4,), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert hlo_kinds(looked_up, x, i) == ["all-reduce"]
+    why = the_collective(shardviz.trace(looked_up, x, i), "all-reduce").why
+    table, indices = why.operands
+    assert (table.label, table.type_str, table.spec, indices.type_str) == (
+        "x",
+        "float32[12,6]",
+        (("a",), ()),
+        "int32[4,1]",
+    )
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert why.rule == (
+        "gather indexes along dimension 0 of x, which is split over 'a': it needs that dimension whole on each "
+        "device, so each device works on the part it holds and the partial results are combined over 'a'"
+    )
