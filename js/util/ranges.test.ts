@@ -41,10 +41,18 @@ describe("formatting", () => {
     expect(formatSeconds(999.96e-6)).toBe("1 ms");
     expect(formatSeconds(2.125)).toBe("2.12 s");
     expect(formatSeconds(52e-6)).toBe("52 \u00b5s");
+    // Python's str() of the floats JSON cannot carry.
+    expect([Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY].map(formatSeconds)).toEqual([
+      "nan",
+      "inf",
+      "-inf",
+    ]);
   });
   it("writes byte counts", () => {
     expect(formatBytes(16)).toBe("16 B");
     expect(formatBytes(4096)).toBe("4.0 KiB");
     expect(formatBytes(3 * 1024 * 1024)).toBe("3.0 MiB");
+    expect(formatBytes(5 * 1024 ** 3)).toBe("5.0 GiB");
+    expect(formatBytes(3 * 1024 ** 4)).toBe("3.0 TiB");
   });
 });
