@@ -203,6 +203,32 @@ describe("the source view", () => {
     expect(listed.length).toBeGreaterThan(0);
   });
 
+  it("writes a line's sends marker as the bytes it sends, and marks it red where XLA rematerialized there", () => {
+    const payload = loadProgram("layers");
+    const reasons = payload.reasons;
+    if (!reasons) throw new Error("no reasons");
+    const line = lineOf(payload, "return jnp.mean((logits");
+    const plain = query(row(show(payload).el, "loss_fn", line), '[data-role="line-sent"]');
+    // The line's bytes per call (summed by hand in the test below): the loss's mean, one f32 all-reduced.
+    const sent = Number(plain.getAttribute("data-bytes"));
+    expect(sent).toBe(4);
+    expect(plain.textContent).toBe("4 B");
+    expect(plain.classList.contains("sv-why-remat")).toBe(false);
+    expect(plain.getAttribute("aria-label")).toBe(`sends ${formatBytes(sent)} per call: why?`);
+    shown?.cleanup();
+    // The same program with XLA's warning placed on that line, and on no other.
+    const remat = { ...reasons.rematerializations[0], line } as (typeof reasons.rematerializations)[number];
+    const warned = { ...payload, reasons: { ...reasons, rematerializations: [remat] } };
+    const target = row(show(warned).el, "loss_fn", line);
+    const marker = query(target, '[data-role="line-sent"]');
+    expect(marker.classList.contains("sv-why-remat")).toBe(true);
+    expect(marker.getAttribute("aria-label")).toBe(
+      `sends ${formatBytes(sent)} per call, with an involuntary full rematerialization: why?`,
+    );
+    const elsewhere = all(shown?.el ?? document.body, '[data-role="line-sent"].sv-why-remat');
+    expect(elsewhere).toEqual([marker]);
+  });
+
   it("selects a line: what it sends and holds at the peak, summed by hand from the payload", () => {
     const payload = loadProgram("layers");
     const { el } = show("layers");
