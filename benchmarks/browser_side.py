@@ -538,6 +538,25 @@ def _lab_version() -> str:
     return str(jupyterlab.__version__)
 
 
+def open_idle(page: Any, lab: JupyterLab, path: str) -> None:
+    """Opens JupyterLab's URL `path` and waits for its notebook's kernel to be idle."""
+    page.goto(lab.url(path))
+    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
+    # Reopened workspaces can hold another notebook's (hidden) indicator too.
+    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
+    # JupyterLab may still ask which kernel to use: the notebook names python3.
+    dialog = page.locator(".jp-Dialog .jp-mod-accept")
+    with contextlib.suppress(Exception):
+        dialog.wait_for(timeout=3_000)
+        dialog.click()
+
+
+def run_all_cells(page: Any) -> None:
+    """Run > Run All Cells, from the menu bar."""
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+
+
 def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -> dict[str, Any]:
     pid_file = lab.root_dir / f"kernel-{n}.pid"
     name = f"bench-{n}.ipynb"
@@ -549,19 +568,9 @@ def _lab_one(lab: JupyterLab, browser: Any, n: int, edits: int, *, heap: bool) -
     try:
         page = context.new_page()
         page.on("pageerror", lambda err: errors.append(f"{err.name}: {err.message}"))
-        page.goto(lab.url(lab_path(name)))
-        page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-        # Reopened workspaces can hold another notebook's (hidden) indicator too.
-        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
-        # JupyterLab may still ask which kernel to use: the notebook names python3.
-        dialog = page.locator(".jp-Dialog .jp-mod-accept")
-        with contextlib.suppress(Exception):
-            dialog.wait_for(timeout=3_000)
-            dialog.click()
-        # Run > Run All Cells, from the menu bar.
+        open_idle(page, lab, lab_path(name))
         started = time.monotonic()
-        page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        run_all_cells(page)
         output = page.locator(".jp-OutputArea-output").filter(has=page.locator("[data-device-count]")).first
         failure = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
         output.or_(failure).first.wait_for(timeout=120_000)

@@ -66,7 +66,7 @@ from browser_support import (  # noqa: E402
     write_notebook,
 )
 
-from browser_side import SPECS, _setup_cell, summary  # noqa: E402
+from browser_side import SPECS, _setup_cell, open_idle, run_all_cells, summary  # noqa: E402
 
 FRAME_MS = 1000 / 60
 # Issue 19: an edit's DOM within one frame and painted within two, at 512 devices.
@@ -362,16 +362,8 @@ def lab_bench(browser: Any, *, n: int, edits: int, warm: int) -> dict[str, Any]:
 
 def open_and_run_all(page: Any, lab: Any, notebook: str) -> None:
     """Opens the notebook in JupyterLab once its kernel is idle and runs all its cells from the Run menu."""
-    page.goto(lab.url(f"lab/tree/{notebook}"))
-    page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell").first.wait_for(timeout=90_000)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']:visible").first.wait_for(timeout=90_000)
-    # JupyterLab may still ask which kernel to use: the notebook names python3.
-    dialog = page.locator(".jp-Dialog .jp-mod-accept")
-    with contextlib.suppress(Exception):
-        dialog.wait_for(timeout=3_000)
-        dialog.click()
-    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    open_idle(page, lab, f"lab/tree/{notebook}")
+    run_all_cells(page)
 
 
 def _lab_edits(lab: Any, browser: Any, n: int, edits: int, warm: int) -> dict[str, Any]:
