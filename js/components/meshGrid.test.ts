@@ -174,11 +174,16 @@ describe("mesh grid (DOM path)", () => {
   });
 });
 
-/** A 2D context that records the texts drawn (with where) and counts what else is drawn. */
+/** A 2D context that records the texts drawn (with where and in which ink), the images copied (with the
+ * clip of cells they were copied through) and counts what else is drawn. */
 function recordingContext() {
-  const texts: { text: string; x: number; y: number }[] = [];
+  const texts: { text: string; x: number; y: number; ink: string }[] = [];
   let fills = 0;
   const images: unknown[] = [];
+  const copies: { alpha: number; clip: number[][] | null }[] = [];
+  let path: number[][] = [];
+  let clip: number[][] | null = null;
+  const saved: (number[][] | null)[] = [];
   const ctx = {
     font: "",
     fillStyle: "",
@@ -189,8 +194,19 @@ function recordingContext() {
     textBaseline: "alphabetic",
     setTransform: () => {},
     clearRect: () => {},
-    save: () => {},
-    restore: () => {},
+    save: () => {
+      saved.push(clip);
+    },
+    restore: () => {
+      clip = saved.pop() ?? null;
+    },
+    beginPath: () => {
+      path = [];
+    },
+    rect: (x: number, y: number, w: number, h: number) => path.push([x, y, w, h]),
+    clip: () => {
+      clip = path;
+    },
     translate: () => {},
     rotate: () => {},
     setLineDash: () => {},
@@ -201,10 +217,13 @@ function recordingContext() {
     },
     // 6px a character: a device id of up to three digits fits a 23px square, four do not fit 9px.
     measureText: (text: string) => ({ width: 6 * text.length }),
-    fillText: (text: string, x: number, y: number) => texts.push({ text, x, y }),
-    drawImage: (image: unknown) => images.push(image),
+    fillText: (text: string, x: number, y: number) => texts.push({ text, x, y, ink: ctx.fillStyle }),
+    drawImage: (image: unknown) => {
+      images.push(image);
+      copies.push({ alpha: ctx.globalAlpha, clip });
+    },
   };
-  return { ctx, texts, fills: () => fills, images };
+  return { ctx, texts, fills: () => fills, images, copies };
 }
 
 describe("mesh grid (canvas path)", () => {
@@ -283,6 +302,86 @@ describe("mesh grid (canvas path)", () => {
     expect(back.images).toHaveLength(1);
     const small = decodePayload(makePayload({ names: ["a", "b"], sizes: [4, 64], shape: [64, 64], spec: [["a"], []] }));
     expect(view.update?.(small, { fill: tileColor })).toBe(false);
+  });
+
+  it("copies a heat map's ids from one layer per ink, each through a clip of the cells in that ink", () => {
+    const payload = loadFixture("abstract_512");
+    const layout = decodePayload(payload);
+    // Black ids on pale cells and white on dark ones, as the memory heat map paints them.
+    let dark = (k: number) => k % 3 === 0;
+    const paint = {
+      fill: (k: number) => (dark(k) ? "#202020" : "#f0f0f0"),
+      ink: (k: number) => (dark(k) ? "#ffffff" : "#000000"),
+      tag: () => "",
+      label: (k: number) => `Device ${k}`,
+    };
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
+    let recording = recordingContext();
+    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
+      () => recording.ctx as unknown as CanvasRenderingContext2D,
+    );
+    const view = renderMeshGrid(
+      layout,
+      { onHover: () => {}, onFocus: () => {}, onActivate: () => {} },
+      new AbortController().signal,
+      { fill: () => "", label: "id", paint },
+    );
+    document.body.append(view.element);
+    const next = () => {
+      recording = recordingContext();
+      vi.advanceTimersByTime(20);
+      return recording;
+    };
+    // The first paint draws each id in its own cell's ink; the layers are drawn once the page is idle.
+    const first = next();
+    const ids = first.texts.filter((t) => /^\d+$/.test(t.text));
+    expect(ids).toHaveLength(512);
+    const geometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
+    for (const t of ids) expect(t.ink).toBe(dark(hitTest(geometry, t.x, t.y)) ? "#ffffff" : "#000000");
+    vi.advanceTimersByTime(100);
+    // New values darken other cells: no id is shaped again, each ink's layer is copied once through its cells.
+    dark = (k: number) => k % 5 === 0;
+    view.repaint?.();
+    const again = next();
+    expect(again.texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+    expect(again.copies).toHaveLength(2);
+    const clipped = again.copies.map((c) =>
+      (c.clip ?? []).map(([x, y]) => hitTest(geometry, x + 1, y + 1)).sort((a, b) => a - b),
+    );
+    const darkCells = Array.from({ length: 512 }, (_, k) => k).filter(dark);
+    const paleCells = Array.from({ length: 512 }, (_, k) => k).filter((k) => !dark(k));
+    expect(clipped.sort((a, b) => a.length - b.length)).toEqual([darkCells, paleCells]);
+    expect(again.copies.every((c) => c.alpha === 1)).toBe(true);
+    // One ink for every cell: the layer is copied whole, with no clip.
+    dark = () => false;
+    view.repaint?.();
+    const plain = next();
+    expect(plain.copies).toEqual([{ alpha: 1, clip: null }]);
+  });
+
+  it("draws an id whose ink is a CSS variable in that variable's colour, not in the last fill", () => {
+    const layout = decodePayload(loadFixture("abstract_512"));
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
+    const recording = recordingContext();
+    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
+      () => recording.ctx as unknown as CanvasRenderingContext2D,
+    );
+    const view = renderMeshGrid(
+      layout,
+      { onHover: () => {}, onFocus: () => {}, onActivate: () => {} },
+      new AbortController().signal,
+      {
+        fill: () => "",
+        label: "id",
+        paint: { fill: () => "#123456", ink: () => "var(--sv-tile-ink)", tag: () => "", label: () => "" },
+      },
+    );
+    view.element.style.setProperty("--sv-tile-ink", "#abcdef");
+    document.body.append(view.element);
+    vi.advanceTimersByTime(20);
+    const ids = recording.texts.filter((t) => /^\d+$/.test(t.text));
+    expect(ids).toHaveLength(512);
+    expect(new Set(ids.map((t) => t.ink))).toEqual(new Set(["#abcdef"]));
   });
 
   it("draws 4096 devices on one canvas and still reports the count", () => {

@@ -46,10 +46,12 @@ class CanvasMeshGrid implements PictureView {
   private highlight: Highlight | null = null;
   private pinned: number | null = null;
   private shown: ReadonlySet<number> | null = null;
-  /** The cells' texts of the last two meshes (see textLayer), each under the mesh and labelling it was drawn for. */
+  /** The cells' texts of the last meshes and inks (see textLayer), each under the mesh, labelling and ink it was drawn in. */
   private texts: { key: string; canvas: HTMLCanvasElement }[] = [];
   /** Runs work once the page is idle (after the frame that needed this paint). */
   private readonly whenIdle: (work: () => void) => void;
+  /** The text layers a paint asked for that are not drawn yet, by key. */
+  private readonly missingLayers = new Map<string, { font: string; ink: string }>();
 
   constructor(layout: Layout, events: PictureEvents, signal: AbortSignal, style: MeshGridStyle) {
     this.layout = layout;
@@ -92,9 +94,7 @@ class CanvasMeshGrid implements PictureView {
     paintDevices(ctx, layout, style, geometry, marks);
     const font = cssVar(root, "--sv-font", "sans-serif");
     const text = { font: `600 ${CELL_TEXT_PX}px ${font}`, ink: cssVar(root, "--sv-tile-ink", "#1f2328") };
-    const layer = lit === null && this.shown === null && !style.paint ? this.textLayer(text) : null;
-    if (layer) ctx.drawImage(layer, 0, 0, this.size.width, this.size.height);
-    else paintCellTexts(ctx, layout, style, geometry, marks, text);
+    if (!this.paintTextsFromLayers(ctx, text, marks)) paintCellTexts(ctx, layout, style, geometry, marks, text, root);
     const { origins, cell } = geometry;
     if (lit) {
       ctx.strokeStyle = ink;
@@ -112,30 +112,86 @@ class CanvasMeshGrid implements PictureView {
   }
 
   /**
-   * The cells' texts, undimmed, drawn on a canvas of their own for a mesh,
-   * labelling, font and ink, which a paint copies in one call: a spec edit then
-   * shapes no text, which was most of its paint. A layer is drawn after the
-   * first paint of its mesh, in an idle moment (a new canvas and its texts
-   * would otherwise delay that paint), and the layers of the last two meshes
-   * are kept, so edits back and forth between two meshes reuse theirs.
+   * Copies the cells' texts from layers (see textLayer): all at once where
+   * every cell has the same ink and opacity, else each group of cells that
+   * shares them through a clip of its cells. False (nothing drawn) while a
+   * layer is still to be drawn, or where the cells' inks are too many.
    */
-  private textLayer(text: { font: string; ink: string }): HTMLCanvasElement | null {
+  private paintTextsFromLayers(
+    ctx: CanvasRenderingContext2D,
+    text: { font: string; ink: string },
+    marks: CanvasMarks,
+  ): boolean {
+    const { layout, style } = this;
+    const { origins, cell } = this.geometry;
+    if (cell < CELL_TEXT_PX + 4) return true; // no text fits a cell (see paintCellTexts)
+    const groups = new Map<string, { ink: string; alpha: number; cells: number[] }>();
+    const inks = new Map<string, string>();
+    for (let k = 0; k < layout.deviceCount; k++) {
+      const ink = style.paint ? canvasInk(this.element, style.paint.ink(k), inks) : text.ink;
+      const alpha = cellAlpha(layout, k, marks);
+      const key = `${alpha} ${ink}`;
+      const group = groups.get(key);
+      if (group) group.cells.push(k);
+      else if (groups.size === MAX_TEXT_LAYERS) return false;
+      else groups.set(key, { ink, alpha, cells: [k] });
+    }
+    const layers = [...groups.values()].map((group) => ({ ...group, canvas: this.textLayer(text.font, group.ink) }));
+    if (layers.some((layer) => layer.canvas === null)) return false;
+    for (const { alpha, cells, canvas } of layers) {
+      ctx.save();
+      ctx.globalAlpha = alpha;
+      if (cells.length < layout.deviceCount) {
+        ctx.beginPath();
+        for (const k of cells) ctx.rect(origins[2 * k], origins[2 * k + 1], cell, cell);
+        ctx.clip();
+      }
+      ctx.drawImage(canvas as HTMLCanvasElement, 0, 0, this.size.width, this.size.height);
+      ctx.restore();
+    }
+    return true;
+  }
+
+  /**
+   * The cells' texts in one ink, undimmed, drawn on a canvas of their own for a
+   * mesh, labelling and font, which a paint copies in one call: a spec edit or a
+   * heat map's new values then shape no text, which was most of their paint. A
+   * layer is drawn after the first paint that needs it, in an idle moment (a new
+   * canvas and its texts would otherwise delay that paint); the last few are kept,
+   * so edits back and forth between two meshes reuse theirs.
+   */
+  private textLayer(font: string, ink: string): HTMLCanvasElement | null {
     const mesh = this.layout.payload.mesh;
-    const key = JSON.stringify([mesh?.sizes, mesh?.names, this.style.label, text, this.ratio, this.size]);
+    const key = JSON.stringify([mesh?.sizes, mesh?.names, this.style.label, font, ink, this.ratio, this.size]);
     const found = this.texts.find((t) => t.key === key);
     if (found) return found.canvas;
-    this.whenIdle(() => this.drawTextLayer(key, text));
+    this.missingLayers.set(key, { font, ink });
+    this.whenIdle(() => this.drawMissingLayers());
     return null;
   }
 
-  private drawTextLayer(key: string, text: { font: string; ink: string }): void {
-    if (typeof document === "undefined" || this.texts.some((t) => t.key === key)) return;
-    const canvas = document.createElement("canvas");
-    sizeCanvas(canvas, this.size);
-    const ctx = beginPaint(canvas, this.size, this.ratio);
-    if (!ctx) return;
-    paintCellTexts(ctx, this.layout, this.style, this.geometry, { lit: null, shown: null, hatch: null }, text);
-    this.texts = [{ key, canvas }, ...this.texts].slice(0, 2);
+  private drawMissingLayers(): void {
+    const missing = [...this.missingLayers];
+    this.missingLayers.clear();
+    if (typeof document === "undefined") return;
+    for (const [key, text] of missing) {
+      if (this.texts.some((t) => t.key === key)) continue;
+      const canvas = document.createElement("canvas");
+      sizeCanvas(canvas, this.size);
+      const ctx = beginPaint(canvas, this.size, this.ratio);
+      if (!ctx) return;
+      const plain = { ...this.style, paint: undefined };
+      paintCellTexts(
+        ctx,
+        this.layout,
+        plain,
+        this.geometry,
+        { lit: null, shown: null, hatch: null },
+        text,
+        this.element,
+      );
+      this.texts = [{ key, canvas }, ...this.texts].slice(0, KEPT_TEXT_LAYERS);
+    }
   }
 
   readonly setHighlight = (next: Highlight | null): void => {
@@ -264,6 +320,26 @@ function paintDevices(
   ctx.globalAlpha = 1;
 }
 
+/** The most inks and opacities a paint copies from text layers; past them each text is drawn on its own. */
+const MAX_TEXT_LAYERS = 4;
+
+/** Text layers kept: two meshes' (edits back and forth) in a dark and a light ink. */
+const KEPT_TEXT_LAYERS = 4;
+
+/**
+ * A cell ink as a canvas takes it: a `var(--name)` ink read off the grid's element (a canvas
+ * ignores a colour it cannot parse, and would draw the text in the last fill); `read` holds
+ * the inks read in this paint.
+ */
+function canvasInk(element: Element, ink: string, read: Map<string, string>): string {
+  const known = read.get(ink);
+  if (known !== undefined) return known;
+  const variable = /^var\((--[\w-]+)\)$/.exec(ink.trim());
+  const colour = variable ? cssVar(element, variable[1], "#1f2328") : ink;
+  read.set(ink, colour);
+  return colour;
+}
+
 /** The text size of a canvas cell's id: a compact DOM cell's (widget.css, `.sv-compact .sv-cell`). */
 const CELL_TEXT_PX = 10;
 
@@ -280,6 +356,7 @@ function paintCellTexts(
   geometry: CanvasGeometry,
   marks: CanvasMarks,
   text: { font: string; ink: string },
+  inkRoot: Element,
 ): void {
   const { origins, cell } = geometry;
   if (cell < CELL_TEXT_PX + 4) return;
@@ -287,11 +364,12 @@ function paintCellTexts(
   ctx.font = text.font;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
+  const inks = new Map<string, string>();
   for (let k = 0; k < layout.deviceCount; k++) {
     const label = cellText(layout, k, style.label);
     if ((textWidth(text.font, label) ?? ctx.measureText(label).width) > cell - 2) continue;
     ctx.globalAlpha = cellAlpha(layout, k, marks);
-    ctx.fillStyle = style.paint ? style.paint.ink(k) : text.ink;
+    ctx.fillStyle = style.paint ? canvasInk(inkRoot, style.paint.ink(k), inks) : text.ink;
     ctx.fillText(label, origins[2 * k] + cell / 2, origins[2 * k + 1] + cell / 2 + 0.5);
   }
   ctx.restore();
