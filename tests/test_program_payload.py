@@ -89,6 +89,8 @@ def test_a_keys_repeats_share_its_stem():
     stems, indices = encode_keys(["x|dot", "x|dot#1", "in:a#1", "x|dot#2", "x|dot#4", "y", "y"])
     assert stems == ["x|dot", "in:a#1", "x|dot#4", "y", "y"]
     assert indices == [0, 0, 1, 0, 2, 3, 4]
+    # a dict key with `#` in it is part of the stem, its repeat's number the last `#`
+    assert encode_keys(["in:p['a#1']", "in:p['a#1']#1"]) == (["in:p['a#1']"], [0, 0])
 
 
 def test_mesh_and_devices_as_the_array_payload_sends_them(stack_program):
