@@ -152,6 +152,8 @@ describe("decoding a program payload", () => {
     const cases: [ProgramPayload, RegExp][] = [
       [broken((p) => Object.assign(p, { version: 1 })), /version 2, got 1/],
       [broken((p) => (p.values.key_stem[0] = 99)), /value key stem 99 is out of range/],
+      [broken((p) => (p.values.line[0] = 99)), /value line 99 is out of range/],
+      [broken((p) => (p.values.body[0] = 99)), /value body 99 is out of range/],
       [broken((p) => p.values.type.pop()), /column type/],
       [broken((p) => (p.values.type[0] = 99)), /value type 99 is out of range/],
       [broken((p) => (p.collectives[0].groups = 7)), /group set 7/],

@@ -510,6 +510,26 @@ describe("the program view", () => {
     expect(query(pressed[0], ".sv-value-name").textContent).toBe(before[i].label);
   });
 
+  it("drops a selected value the re-trace no longer has, and keeps a selected collective by its name", () => {
+    const answers = programAnswers();
+    const gone = show("mlp");
+    const i = pythonValues("mlp").map((v) => v.role).lastIndexOf("intermediate");
+    query(gone.el, `[data-role="value"][data-value="${i}"]`).click();
+    const renamed = JSON.parse(JSON.stringify(answers.good.payload)) as ProgramPayload;
+    renamed.key_stems = renamed.key_stems.map((stem) => `${stem}'`);
+    gone.fromPython({ payload: renamed, notice: "re-traced" });
+    expect(all(gone.el, '[data-role="value"][aria-pressed="true"]')).toHaveLength(0);
+    expect(query(gone.el, '[data-role="selection"] .sv-selection-layout').hidden).toBe(true);
+
+    const kept = show("mlp");
+    rows(kept.el)[0].click();
+    const name = loadProgram("mlp").collectives[0].name;
+    kept.fromPython({ payload: answers.good.payload, notice: "re-traced" });
+    const c = answers.good.payload.collectives.findIndex((x) => x.name === name);
+    expect(c).toBeGreaterThanOrEqual(0);
+    expect(query(kept.el, `[data-role="collective"][data-collective="${c}"]`).getAttribute("aria-selected")).toBe("true");
+  });
+
   it("reports memory and flops JAX did not give as not reported", () => {
     const payload = { ...loadProgram("mlp"), memory: null, flops: null, bytes_accessed: null };
     const { el } = show(payload);
