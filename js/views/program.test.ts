@@ -513,7 +513,9 @@ describe("the program view", () => {
   it("drops a selected value the re-trace no longer has, and keeps a selected collective by its name", () => {
     const answers = programAnswers();
     const gone = show("mlp");
-    const i = pythonValues("mlp").map((v) => v.role).lastIndexOf("intermediate");
+    const i = pythonValues("mlp")
+      .map((v) => v.role)
+      .lastIndexOf("intermediate");
     query(gone.el, `[data-role="value"][data-value="${i}"]`).click();
     const renamed = JSON.parse(JSON.stringify(answers.good.payload)) as ProgramPayload;
     renamed.key_stems = renamed.key_stems.map((stem) => `${stem}'`);
@@ -527,7 +529,9 @@ describe("the program view", () => {
     kept.fromPython({ payload: answers.good.payload, notice: "re-traced" });
     const c = answers.good.payload.collectives.findIndex((x) => x.name === name);
     expect(c).toBeGreaterThanOrEqual(0);
-    expect(query(kept.el, `[data-role="collective"][data-collective="${c}"]`).getAttribute("aria-selected")).toBe("true");
+    expect(query(kept.el, `[data-role="collective"][data-collective="${c}"]`).getAttribute("aria-selected")).toBe(
+      "true",
+    );
   });
 
   it("reports memory and flops JAX did not give as not reported", () => {
