@@ -15,6 +15,18 @@ def decode_runs(runs: list[list[int]]) -> list[int]:
     return out
 
 
+def decode_value_keys(payload: dict) -> list[str]:
+    """Each value's key from a program payload's ``key_stems`` and ``values.key_stem``: the stem, then
+    ``#`` and how many values before it name the same stem where that is not 0 (docs/program-payload.md)."""
+    seen: dict[int, int] = {}
+    keys = []
+    for row in payload["values"]["key_stem"]:
+        before = seen.get(row, 0)
+        seen[row] = before + 1
+        keys.append(payload["key_stems"][row] + (f"#{before}" if before else ""))
+    return keys
+
+
 def expand_ids(text: str) -> list[int]:
     """The ids a :func:`compress_ids` or :func:`abbreviate_ids` text stands for, sorted.
 

@@ -13,6 +13,8 @@
   array payload Python's ``describe`` writes for an array of that shape,
   dtype and sharding; the browser lays values out from the program payload
   and must write the same bytes;
+- ``program_values.json``: each program's values as Python's ``Program.values`` holds them
+  (key, label, type, spec, line, ...), for the front end's decoding to be held equal to them;
 - ``program_answers.json``: what the widget answers to edits of its inputs'
   specs (a good one, a bad spec, a program that fails under new shardings).
 """
@@ -410,6 +412,27 @@ def value_parity(prog: shardviz.Program) -> list[dict[str, Any] | None]:
     return out
 
 
+def python_values(prog: shardviz.Program) -> list[dict[str, Any]]:
+    """Each value as the Program holds it, before any payload: what the decoded payload must say."""
+    return [
+        {
+            "key": v.key,
+            "label": v.label,
+            "type_str": v.type_str,
+            "spec": None if v.layout is None else [list(e) for e in v.layout.spec],
+            "file": None if v.source is None else v.source.file.rsplit("/", 1)[-1],
+            "line": None if v.source is None else v.source.line,
+            "listing_line": v.listing_line,
+            "scope": v.scope,
+            "pass": v.pass_number,
+            "passes": v.passes,
+            "role": v.role,
+            "from": v.sharding_from,
+        }
+        for v in prog.values
+    ]
+
+
 def widget_answers() -> dict[str, Any]:
     """What ProgramWidget answers to spec edits of the MLP (Auto axes) and the explicit MLP."""
     fun, args = programs()["mlp"]
@@ -483,17 +506,20 @@ def write_program_fixtures(target: Any) -> int:
 
     truth: dict[str, Any] = {}
     parity: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     files: dict[str, Any] = {}
     for name, (fun, args) in programs().items():
         prog = shardviz.trace(fun, *args)
         files[f"program_{name}"] = prog.to_json()
         truth[name] = jax_truth(fun, args)
         parity[name] = value_parity(prog)
+        values[name] = python_values(prog)
         if name == "bf16_step":  # the same step counted as XLA:CPU's module moves it (the one switch)
             files[f"program_{name}_cpu"] = prog.with_bytes("cpu").to_json()
     files["program_whatif_mlp"] = whatif_mlp().to_json()
     files["program_truth"] = truth
     files["program_value_parity"] = parity
+    files["program_values"] = values
     files["program_answers"] = widget_answers()
     files["array_moves"] = array_moves()
     for name, content in files.items():

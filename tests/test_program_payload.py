@@ -9,11 +9,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
-from decoding import decode_runs
+from decoding import decode_runs, decode_value_keys
+from shardviz.program.result.value_keys import encode_keys
 
 
 def mesh_2x4(types=(AxisType.Auto, AxisType.Auto), order=None):
@@ -50,7 +53,7 @@ def stack_program():
 def test_kind_version_and_json(stack_program):
     _, prog = stack_program
     payload = prog.to_json()
-    assert payload["kind"] == "program" and payload["version"] == 1
+    assert payload["kind"] == "program" and payload["version"] == 2
     text = json.dumps(payload)  # plain JSON: no NumPy scalars left
     assert json.loads(text) == payload
 
@@ -59,6 +62,35 @@ def test_a_24_layer_stack_with_its_gradient_stays_small(stack_program):
     _, prog = stack_program
     size = len(json.dumps(prog.to_json(), separators=(",", ":")))
     assert size < 200_000, size
+
+
+def test_each_values_key_is_sent_as_its_stem_and_read_back_whole(stack_program):
+    _, prog = stack_program
+    payload = prog.to_json()
+    assert decode_value_keys(payload) == [v.key for v in prog.values]
+    assert len(set(decode_value_keys(payload))) == len(prog.values)
+    # by hand: three inputs (params' two leaves and x) are three stems, and the scan's body is listed once
+    assert len(payload["key_stems"]) < len(prog.values) and payload["key_stems"][:3] == [
+        "in:params[0]",
+        "in:params[1]",
+        "in:x",
+    ]
+
+
+@given(st.lists(st.text(alphabet="ab#0123", max_size=6), max_size=12))
+def test_any_list_of_keys_is_read_back_exactly(keys):
+    """Repeats, `#` where no stem repeats, `#0`, `#01` and one key twice: what the decoder gives is what was sent."""
+    stems, indices = encode_keys(keys)
+    assert decode_value_keys({"key_stems": stems, "values": {"key_stem": indices}}) == keys
+    assert all(0 <= i < len(stems) for i in indices)
+
+
+def test_a_keys_repeats_share_its_stem():
+    stems, indices = encode_keys(["x|dot", "x|dot#1", "in:a#1", "x|dot#2", "x|dot#4", "y", "y"])
+    assert stems == ["x|dot", "in:a#1", "x|dot#4", "y", "y"]
+    assert indices == [0, 0, 1, 0, 2, 3, 4]
+    # a dict key with `#` in it is part of the stem, its repeat's number the last `#`
+    assert encode_keys(["in:p['a#1']", "in:p['a#1']#1"]) == (["in:p['a#1']"], [0, 0])
 
 
 def test_mesh_and_devices_as_the_array_payload_sends_them(stack_program):

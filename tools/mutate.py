@@ -289,6 +289,11 @@ PARTS: dict[str, Slice] = {
         PURE_TEST_OPTIONS,
         PURE_TEST_TIMEOUTS,
     ),
+    # the values' keys as the program payload sends them (a stem table and an index per value), read back by
+    # tests/decoding.py's reader on a real trace and on any list of strings
+    "program-payload-keys": Slice(
+        ("program/result/value_keys.py",), _tests("test_program_payload.py"), PURE_TEST_OPTIONS, PURE_TEST_TIMEOUTS
+    ),
     # the widgets' shared base and edit controller: a stand-in view (no JAX) and the edit protocol's tests
     "widgets": Slice(
         ("widgets/base.py", "widgets/controller.py"),

@@ -9,9 +9,9 @@
  */
 
 import { describe, expect, it } from "vitest";
-import { loadProgram, PROGRAM_NAMES, programTruth } from "../test/programFixtures";
+import { loadProgram, PROGRAM_NAMES, programTruth, pythonValues } from "../test/programFixtures";
 import { PayloadError } from "./array";
-import { decodeProgram, lineLabel, type ProgramPayload, specText } from "./program";
+import { decodeProgram, decodeValueKeys, lineLabel, type ProgramPayload, specText } from "./program";
 
 const sortedGroups = (groups: number[][]): string =>
   JSON.stringify(groups.map((g) => [...g].sort((a, b) => a - b)).sort((a, b) => a[0] - b[0]));
@@ -44,6 +44,41 @@ describe("decoding a program payload", () => {
       }
     });
   }
+
+  for (const name of PROGRAM_NAMES) {
+    it(`reads back each of ${name}'s values as Python's Program.values holds it`, () => {
+      const program = decodeProgram(loadProgram(name));
+      const { values, types, lines, files, roles, origins } = program.payload;
+      const decoded = program.valueKeys.map((key, i) => {
+        const type = types[values.type[i]];
+        const line = lines[values.line[i]];
+        return {
+          key,
+          label: values.label?.[i],
+          type_str: type.type_str,
+          spec: type.spec,
+          file: line.file === null ? null : (files[line.file].split(/[\\/]/).pop() ?? null),
+          line: line.line,
+          listing_line: program.valueListingLine[i],
+          scope: values.scope?.[i],
+          pass: values.pass?.[i],
+          passes: values.passes?.[i],
+          role: roles[values.role[i]],
+          from: origins[values.from[i]],
+        };
+      });
+      expect(decoded).toEqual(pythonValues(name));
+      expect(new Set(program.valueKeys).size).toBe(program.valueCount);
+    });
+  }
+
+  it("writes a stem's repeats with their number, and a value with a stem of its own as the stem", () => {
+    // by hand: `a` three times, `b` once between, `c#1` is a stem of its own (no `c` before it)
+    expect(decodeValueKeys(["a", "b", "c#1"], [0, 1, 0, 2, 0])).toEqual(["a", "b", "a#1", "c#1", "a#2"]);
+    // the layers' Python loop: one line's values are one stem repeated, its later passes numbered
+    const keys = decodeProgram(loadProgram("layers")).valueKeys;
+    expect(keys.some((k) => /#[1-9]\d*$/.test(k))).toBe(true);
+  });
 
   it("maps partition positions through the assignment: the permuted mesh's groups are its rows", () => {
     const program = decodeProgram(loadProgram("permuted"));
@@ -115,7 +150,10 @@ describe("decoding a program payload", () => {
       return copy;
     };
     const cases: [ProgramPayload, RegExp][] = [
-      [broken((p) => Object.assign(p, { version: 2 })), /version 1, got 2/],
+      [broken((p) => Object.assign(p, { version: 1 })), /version 2, got 1/],
+      [broken((p) => (p.values.key_stem[0] = 99)), /value key stem 99 is out of range/],
+      [broken((p) => (p.values.line[0] = 99)), /value line 99 is out of range/],
+      [broken((p) => (p.values.body[0] = 99)), /value body 99 is out of range/],
       [broken((p) => p.values.type.pop()), /column type/],
       [broken((p) => (p.values.type[0] = 99)), /value type 99 is out of range/],
       [broken((p) => (p.collectives[0].groups = 7)), /group set 7/],

@@ -1,5 +1,5 @@
 /**
- * The program payload Python sends (docs/program-payload.md, version 1) and
+ * The program payload Python sends (docs/program-payload.md, version 2) and
  * the index arithmetic to read it: value columns and device groups of
  * collectives as mesh positions. Nothing here touches the DOM or picks colours.
  */
@@ -8,7 +8,7 @@ import type { DeviceColumnRuns, DeviceKind, MeshInfo, Run } from "./array";
 import { expandRuns, PayloadError } from "./array";
 import type { ReasonsPayload } from "./reasons";
 
-export const PROGRAM_PAYLOAD_VERSION = 1;
+export const PROGRAM_PAYLOAD_VERSION = 2;
 
 /** A row of `types`: a value's shape, dtype and sharding; `spec` null where the sharding is unknown. */
 export interface ProgramType {
@@ -47,8 +47,8 @@ export interface ProgramValues {
   passes?: (number | null)[];
   /** A value of the backward pass (a gradient). */
   backward?: boolean[];
-  /** Unique in the program and stable across re-traces: what a selection is carried by. */
-  key?: string[];
+  /** Each value's key as an index into `key_stems` (`decodeValueKeys` writes the keys). */
+  key_stem: number[];
 }
 
 export interface ProgramLine {
@@ -253,7 +253,7 @@ export interface ProgramSource {
 
 export interface ProgramPayload {
   kind: "program";
-  version: 1;
+  version: 2;
   name: string;
   hlo_module: string;
   sharding_mode: string;
@@ -315,6 +315,8 @@ export interface ProgramPayload {
   /** The text of every line on a chain or with something on it: `[file, line, text]`. */
   line_texts?: [number, number, string][];
   types: ProgramType[];
+  /** The values' keys, each repeat of one once: `values.key_stem` indexes it. */
+  key_stems: string[];
   primitives: string[];
   origins: string[];
   notes: string[];
@@ -350,6 +352,8 @@ export interface Program {
   collectiveListingLine: (number | null)[];
   /** Enclosing bodies of each body, outermost first (the body itself last). */
   bodyChain: number[][];
+  /** Each value's key, unique in the program and stable across re-traces: what a selection is carried by. */
+  valueKeys: string[];
 }
 
 export function isProgramPayload(value: unknown): value is ProgramPayload {
@@ -366,6 +370,7 @@ const VALUE_COLUMNS: readonly (keyof ProgramValues)[] = [
   "body",
   "line",
   "listing_line",
+  "key_stem",
 ];
 
 /** Checks the payload's shape and decodes its columns; throws PayloadError naming what is wrong. */
@@ -392,6 +397,7 @@ export function decodeProgram(payload: ProgramPayload): Program {
     inRange("value type", values.type[i], payload.types.length);
     inRange("value line", values.line[i], payload.lines.length);
     inRange("value body", values.body[i], payload.bodies.length, true);
+    inRange("value key stem", values.key_stem[i], payload.key_stems.length);
   }
   for (const io of [...payload.inputs, ...payload.outputs]) inRange("type", io.type, payload.types.length);
   for (const c of payload.collectives) inRange("group set", c.groups, payload.group_sets.length);
@@ -436,7 +442,21 @@ export function decodeProgram(payload: ProgramPayload): Program {
     valueListingLine: values.listing_line,
     collectiveListingLine: payload.collectives.map((c) => c.listing_line),
     bodyChain,
+    valueKeys: decodeValueKeys(payload.key_stems, values.key_stem),
   };
+}
+
+/**
+ * Each value's key: its stem, then `#` and how many values before it name the same stem, where
+ * that is not 0 (the n-th repeat of a line's call chain, primitive and scope; docs/program-payload.md).
+ */
+export function decodeValueKeys(stems: readonly string[], stemOfValue: readonly number[]): string[] {
+  const seen = new Map<number, number>();
+  return stemOfValue.map((stem) => {
+    const before = seen.get(stem) ?? 0;
+    seen.set(stem, before + 1);
+    return before === 0 ? stems[stem] : `${stems[stem]}#${before}`;
+  });
 }
 
 /**

@@ -58,6 +58,27 @@ export function programTruth(name: ProgramName): ProgramTruth {
   return loadJson<Record<string, ProgramTruth>>("program_truth")[name];
 }
 
+/** A value as Python's `Program.values` holds it (tests/program_js_fixtures.py `python_values`). */
+export interface PythonValue {
+  key: string;
+  label: string;
+  type_str: string;
+  spec: string[][] | null;
+  /** The file's last path part, or null for a value with no line (an input). */
+  file: string | null;
+  line: number | null;
+  listing_line: number | null;
+  scope: string;
+  pass: number | null;
+  passes: number | null;
+  role: string;
+  from: string;
+}
+
+export function pythonValues(name: ProgramName): PythonValue[] {
+  return loadJson<Record<string, PythonValue[]>>("program_values")[name];
+}
+
 /** What ProgramWidget answered to spec edits of the MLP (tests/program_js_fixtures.py `widget_answers`). */
 export interface ProgramAnswers {
   start: string[];

@@ -12,13 +12,14 @@ import { groupColour } from "../components/groupGrid";
 import { renderAllExports } from "../host/exportPage";
 import { SAVED_PROGRAM_NOTE } from "../host/kinds";
 import type { Payload } from "../payload/array";
-import { lineText, type ProgramPayload } from "../payload/program";
+import { decodeProgram, lineText, type ProgramPayload } from "../payload/program";
 import {
   loadProgram,
   PROGRAM_NAMES,
   type ProgramName,
   programAnswers,
   programTruth,
+  pythonValues,
   type RenderedProgram,
   renderProgram,
 } from "../test/programFixtures";
@@ -489,6 +490,48 @@ describe("the program view", () => {
     const cells = all(view.el, '[data-role="selection"] .sv-mesh [data-tile-of]');
     // x is now split over (x, y): eight tiles, one per device.
     expect(new Set(cells.map((c) => c.getAttribute("data-tile-of"))).size).toBe(8);
+  });
+
+  it("keeps a selected value across a re-trace by its key, as Python keys it", () => {
+    const answers = programAnswers();
+    const before = pythonValues("mlp");
+    const view = show("mlp");
+    // the last value Python made, an intermediate of the MLP: after the re-trace the same key is still there
+    const i = before.map((v) => v.role).lastIndexOf("intermediate");
+    query(view.el, `[data-role="value"][data-value="${i}"]`).click();
+    // a re-trace may name the jaxpr's variables anew (a reshard inserted before shifts every later name)
+    const after = JSON.parse(JSON.stringify(answers.good.payload)) as ProgramPayload;
+    after.values.name = after.values.name.map((name) => `${name}_`);
+    view.fromPython({ payload: after, notice: "re-traced" });
+    const pressed = all(view.el, '[data-role="value"][aria-pressed="true"]');
+    expect(pressed).toHaveLength(1);
+    const j = Number(pressed[0].getAttribute("data-value"));
+    expect(decodeProgram(after).valueKeys[j]).toBe(before[i].key);
+    expect(query(pressed[0], ".sv-value-name").textContent).toBe(before[i].label);
+  });
+
+  it("drops a selected value the re-trace no longer has, and keeps a selected collective by its name", () => {
+    const answers = programAnswers();
+    const gone = show("mlp");
+    const i = pythonValues("mlp")
+      .map((v) => v.role)
+      .lastIndexOf("intermediate");
+    query(gone.el, `[data-role="value"][data-value="${i}"]`).click();
+    const renamed = JSON.parse(JSON.stringify(answers.good.payload)) as ProgramPayload;
+    renamed.key_stems = renamed.key_stems.map((stem) => `${stem}'`);
+    gone.fromPython({ payload: renamed, notice: "re-traced" });
+    expect(all(gone.el, '[data-role="value"][aria-pressed="true"]')).toHaveLength(0);
+    expect(query(gone.el, '[data-role="selection"] .sv-selection-layout').hidden).toBe(true);
+
+    const kept = show("mlp");
+    rows(kept.el)[0].click();
+    const name = loadProgram("mlp").collectives[0].name;
+    kept.fromPython({ payload: answers.good.payload, notice: "re-traced" });
+    const c = answers.good.payload.collectives.findIndex((x) => x.name === name);
+    expect(c).toBeGreaterThanOrEqual(0);
+    expect(query(kept.el, `[data-role="collective"][data-collective="${c}"]`).getAttribute("aria-selected")).toBe(
+      "true",
+    );
   });
 
   it("reports memory and flops JAX did not give as not reported", () => {

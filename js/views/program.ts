@@ -306,10 +306,8 @@ function carried(before: Program, after: Program, selection: ProgramSelection): 
     return index >= 0 ? { kind: "line", index } : null;
   }
   if (selection.kind === "value") {
-    // By the value's key, unique and stable across re-traces (names repeat: `_`); older payloads by name.
-    const keys = before.payload.values.key && after.payload.values.key;
-    const name = (before.payload.values.key ?? before.payload.values.name)[selection.index];
-    const index = (keys ? (after.payload.values.key ?? []) : after.payload.values.name).indexOf(name);
+    // By the value's key, unique and stable across re-traces (names repeat: `_`).
+    const index = after.valueKeys.indexOf(before.valueKeys[selection.index]);
     return index >= 0 ? { kind: "value", index } : null;
   }
   const name = before.payload.collectives[selection.index]?.name;

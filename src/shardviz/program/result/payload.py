@@ -26,8 +26,9 @@ from ..memory.device_bytes import counted_dtype, other_total
 from ..memory.timeline_payload import memory_timeline_payload, xla_memory
 from ..memory.wire import FORMULAS
 from ..model import ROLES, Collective, CollectivePart, ProgramData, SourceLocation, Value
+from .value_keys import encode_keys
 
-PROGRAM_PAYLOAD_VERSION = 1
+PROGRAM_PAYLOAD_VERSION = 2  # 2: values' keys became indices into key_stems (docs/program-payload.md)
 HLO_TEXT_LIMIT = 2000  # characters of a collective's instruction text; longer is cut and flagged
 
 
@@ -90,6 +91,7 @@ class _Writer:
         self.line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
         self.line_numbers: dict[tuple[int | None, int | None], int] = {}
         self.chains: list[tuple[SourceLocation, ...]] = []
+        self.key_stems: list[str] = []
 
     def payload(self) -> dict[str, Any]:
         program = self.program
@@ -134,6 +136,7 @@ class _Writer:
             "stacks": self.stacks.rows,
             "line_texts": [[f, line, text] for (f, line), text in self.texts.items() if text],
             "types": self.types.rows,
+            "key_stems": self.key_stems,
             "primitives": self.primitives.rows,
             "origins": self.origins.rows,
             "notes": self.notes.rows,
@@ -246,7 +249,6 @@ class _Writer:
             "pass",
             "passes",
             "backward",
-            "key",
         )
         columns: dict[str, list[Any]] = {k: [] for k in names}
         for i, v in enumerate(self.program.values):
@@ -266,12 +268,12 @@ class _Writer:
                 "pass": v.pass_number,
                 "passes": v.passes,
                 "backward": is_gradient(v.key),
-                "key": v.key or v.name,
             }
             row["line"], group = self.line_group(v.source, v.listing_line)
             group["values"].append(i)
             for key in names:
                 columns[key].append(row[key])
+        self.key_stems, columns["key_stem"] = encode_keys(v.key or v.name for v in self.program.values)
         return columns
 
     def collective(self, i: int, c: Collective) -> dict[str, Any]:
