@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadFixture, loadPythonAnswers } from "../../test/fixtures";
 import { makePayload } from "../../test/payloads";
+import { applyEdit } from "./edits";
 import { CONFIRM_BYTES, estimateEdit, needsConfirmation } from "./estimate";
 
 describe("what an edit would give each device", () => {
@@ -107,5 +108,22 @@ describe("where confirming starts", () => {
     expect(asks(64 * MiB, 128 * MiB)).toBe(true);
     expect(asks(100 * MiB, 128 * MiB)).toBe(false);
     expect(asks(128 * MiB, 128 * MiB)).toBe(false);
+  });
+});
+
+describe("one edit's answer, asked for by the hint, the check and the edit in turn", () => {
+  it("is worked out once for the same payload and edit, and again for anything else", () => {
+    const payload = makePayload({ names: ["x", "y"], sizes: [2, 4], shape: [64, 64], spec: [["x"], ["y"]] });
+    const first = applyEdit(payload, { spec_text: "y, x" }, { kernel: true });
+    expect(applyEdit(payload, { spec_text: "y, x" }, { kernel: true })).toBe(first);
+    expect(first.status === "applied" && first.payload.spec).toEqual([["y"], ["x"]]);
+    // Another text, another context, or an equal payload that is another object: answered anew.
+    expect(applyEdit(payload, { spec_text: "x, y" }, { kernel: true })).not.toBe(first);
+    const again = applyEdit(payload, { spec_text: "y, x" }, { kernel: true });
+    expect(applyEdit(payload, { spec_text: "y, x" }, { kernel: false })).not.toBe(again);
+    const copy = structuredClone(payload);
+    const fromCopy = applyEdit(copy, { spec_text: "y, x" }, { kernel: false });
+    expect(fromCopy).not.toBe(again);
+    expect(fromCopy).toEqual(again);
   });
 });
