@@ -41,6 +41,9 @@ interface Pending<T> {
 /** The longest an edit predicted here waits for its picture's frame before it is sent (see `sendAfterFrame`). */
 export const SEND_WAIT_MS = 100;
 
+/** After its frame, an edit waits at most this long for the browser to be idle before it is sent. */
+export const SEND_IDLE_MS = 30;
+
 export class LiveHost<T extends object, C extends keyof T = never, M = never> implements Host<T, C, M> {
   readonly readOnly = false;
   private readonly link: KernelLink;
@@ -132,9 +135,11 @@ export class LiveHost<T extends object, C extends keyof T = never, M = never> im
   }
 
   /**
-   * Sends a predicted edit once the frame showing the prediction is drawn (or
-   * after SEND_WAIT_MS where no frame comes: a hidden page): a local kernel
-   * shares the machine's cores, and its work would otherwise delay that frame.
+   * Sends a predicted edit once the frame showing the prediction is drawn and
+   * the browser's own work after it is done (or after SEND_WAIT_MS where no
+   * frame comes: a hidden page): a local kernel shares the machine's cores,
+   * and its work would otherwise delay that frame, and the message's own
+   * encoding would delay the tasks that follow it.
    */
   private sendAfterFrame(message: object): void {
     this.unsent = message;
@@ -142,7 +147,10 @@ export class LiveHost<T extends object, C extends keyof T = never, M = never> im
       this.flush();
       return;
     }
-    requestAnimationFrame(() => setTimeout(() => this.flush(), 0));
+    requestAnimationFrame(() => {
+      if (typeof requestIdleCallback === "function") requestIdleCallback(() => this.flush(), { timeout: SEND_IDLE_MS });
+      else setTimeout(() => this.flush(), 0);
+    });
     setTimeout(() => this.flush(), SEND_WAIT_MS);
   }
 

@@ -7,7 +7,7 @@
 
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ANSWERED, type Answer } from "../traits/host";
-import { type KernelLink, LiveHost, type LocalEngine, SEND_WAIT_MS } from "./live";
+import { type KernelLink, LiveHost, type LocalEngine, SEND_IDLE_MS, SEND_WAIT_MS } from "./live";
 
 interface Traits {
   payload: { value: number };
@@ -139,6 +139,26 @@ describe("LiveHost", () => {
     expect(link.sent).toEqual([]);
     vi.advanceTimersByTime(20); // one frame, then its task
     expect(link.sent).toHaveLength(1);
+    vi.advanceTimersByTime(SEND_WAIT_MS);
+    expect(link.sent).toHaveLength(1);
+  });
+
+  it("sends a prediction once the browser is idle after its frame, within SEND_IDLE_MS", () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "requestAnimationFrame"] });
+    const idle: { run: () => void; timeout: number | undefined }[] = [];
+    vi.stubGlobal("requestIdleCallback", (run: () => void, options?: { timeout?: number }) => {
+      idle.push({ run, timeout: options?.timeout });
+      return idle.length;
+    });
+    const link = new FakeLink(4);
+    const host = new LiveHost<Traits, "value_text">(link, engine());
+    host.edit("value_text", "6");
+    expect(idle).toEqual([]); // nothing waits for idleness before the frame
+    vi.advanceTimersByTime(20); // the frame, and the tasks after it
+    expect(link.sent).toEqual([]);
+    expect(idle.map((i) => i.timeout)).toEqual([SEND_IDLE_MS]);
+    idle[0].run();
+    expect(link.sent).toEqual([{ type: "edit", seq: 1, control: "value_text", text: "6" }]);
     vi.advanceTimersByTime(SEND_WAIT_MS);
     expect(link.sent).toHaveLength(1);
   });
