@@ -177,7 +177,8 @@ describe("mesh grid (DOM path)", () => {
 /** A 2D context that records the texts drawn (with where and in which ink), the images copied (with the
  * clip of cells they were copied through) and counts what else is drawn. */
 function recordingContext() {
-  const texts: { text: string; x: number; y: number; ink: string }[] = [];
+  const texts: { text: string; x: number; y: number; ink: string; align: string; baseline: string; font: string }[] =
+    [];
   let fills = 0;
   const images: unknown[] = [];
   const copies: { alpha: number; clip: number[][] | null }[] = [];
@@ -217,7 +218,8 @@ function recordingContext() {
     },
     // 6px a character: a device id of up to three digits fits a 23px square, four do not fit 9px.
     measureText: (text: string) => ({ width: 6 * text.length }),
-    fillText: (text: string, x: number, y: number) => texts.push({ text, x, y, ink: ctx.fillStyle }),
+    fillText: (text: string, x: number, y: number) =>
+      texts.push({ text, x, y, ink: ctx.fillStyle, align: ctx.textAlign, baseline: ctx.textBaseline, font: ctx.font }),
     drawImage: (image: unknown) => {
       images.push(image);
       copies.push({ alpha: ctx.globalAlpha, clip });
@@ -256,11 +258,15 @@ describe("mesh grid (canvas path)", () => {
     const { root, paint } = drawRecorded(payload);
     expect(root.getAttribute("data-render")).toBe("canvas");
     expect(cells(root)).toHaveLength(0);
+    // The ids' ink and type are the theme's (widget.css sets them on the widget's root).
+    root.style.setProperty("--sv-tile-ink", "#0a0b0c");
+    root.style.setProperty("--sv-font", "Tiny Sans");
     const { texts } = paint();
     const geometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
     const ids = texts.filter((t) => /^\d+$/.test(t.text));
     expect(ids.map((t) => t.text).sort()).toEqual(Array.from(layout.ids, String).sort());
     for (const { text, x, y } of ids) expect(String(layout.ids[hitTest(geometry, x, y)])).toBe(text);
+    expect(new Set(ids.map((t) => `${t.ink} ${t.font}`))).toEqual(new Set(["#0a0b0c 600 10px Tiny Sans"]));
   });
 
   it("draws no ids where a device's square is too small for them (4096 devices)", () => {
@@ -302,6 +308,101 @@ describe("mesh grid (canvas path)", () => {
     expect(back.images).toHaveLength(1);
     const small = decodePayload(makePayload({ names: ["a", "b"], sizes: [4, 64], shape: [64, 64], spec: [["a"], []] }));
     expect(view.update?.(small, { fill: tileColor })).toBe(false);
+  });
+
+  /** A grid painted as the memory heat map paints it (`inkOf` may change between paints), on a recording context. */
+  function paintedGrid(fixture: string, inkOf: () => (k: number) => string) {
+    const layout = decodePayload(loadFixture(fixture));
+    const paint = {
+      fill: (k: number) => (inkOf()(k) === "#ffffff" ? "#202020" : "#f0f0f0"),
+      ink: (k: number) => inkOf()(k),
+      tag: () => "",
+      label: (k: number) => `Device ${k}`,
+    };
+    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
+    let recording = recordingContext();
+    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
+      () => recording.ctx as unknown as CanvasRenderingContext2D,
+    );
+    const view = renderMeshGrid(
+      layout,
+      { onHover: () => {}, onFocus: () => {}, onActivate: () => {} },
+      new AbortController().signal,
+      { fill: () => "", label: "id", paint },
+    );
+    document.body.append(view.element);
+    /** The next frame's paint. */
+    const next = () => {
+      recording = recordingContext();
+      vi.advanceTimersByTime(20);
+      return recording;
+    };
+    /** The idle work after it: what the text layers drew. */
+    const idle = () => {
+      recording = recordingContext();
+      vi.advanceTimersByTime(100);
+      return recording;
+    };
+    const ids = (drawn: ReturnType<typeof recordingContext>) => drawn.texts.filter((t) => /^\d+$/.test(t.text));
+    return { layout, view, next, idle, ids };
+  }
+
+  it("draws each id of a painted grid in its own ink until its ink's layer is drawn, and with too many inks", () => {
+    let inkOf = (k: number) => (k % 3 === 0 ? "#ffffff" : "#000000");
+    const grid = paintedGrid("abstract_512", () => inkOf);
+    expect(grid.ids(grid.next())).toHaveLength(512);
+    const drawn = grid.idle();
+    // Two layers, one per ink, each every id, centred in its cell.
+    expect(grid.ids(drawn)).toHaveLength(1024);
+    expect(new Set(grid.ids(drawn).map((t) => t.ink))).toEqual(new Set(["#ffffff", "#000000"]));
+    expect(grid.ids(drawn).every((t) => t.align === "center" && t.baseline === "middle")).toBe(true);
+    // A third ink has no layer yet: every id is drawn again, none copied, until it is drawn.
+    inkOf = (k: number) => (k % 3 === 0 ? "#ffffff" : k % 3 === 1 ? "#000000" : "#ff0000");
+    grid.view.repaint?.();
+    const third = grid.next();
+    expect(grid.ids(third)).toHaveLength(512);
+    expect(third.copies).toEqual([]);
+    expect(new Set(grid.ids(grid.idle()).map((t) => t.ink))).toEqual(new Set(["#ff0000"]));
+    grid.view.repaint?.();
+    expect(grid.next().copies).toHaveLength(3);
+    // Five inks are past MAX_TEXT_LAYERS: each id is drawn on its own, every paint.
+    inkOf = (k: number) => ["#000000", "#111111", "#222222", "#333333", "#444444"][k % 5];
+    grid.view.repaint?.();
+    const many = grid.next();
+    expect(grid.ids(many)).toHaveLength(512);
+    expect(many.copies).toEqual([]);
+    expect(grid.idle().texts).toEqual([]); // and no layer is drawn for them
+    grid.view.repaint?.();
+    expect(grid.ids(grid.next())).toHaveLength(512);
+  });
+
+  it("keeps the four last text layers: a fifth ink's layer sends the oldest away", () => {
+    let ink = "#000000";
+    const grid = paintedGrid("abstract_512", () => () => ink);
+    for (const next of ["#000000", "#111111", "#222222", "#333333", "#444444"]) {
+      ink = next;
+      grid.view.repaint?.();
+      grid.next();
+      grid.idle();
+    }
+    // #111111 to #444444 are kept: copied, no id drawn.
+    grid.view.repaint?.();
+    expect(grid.next().copies).toHaveLength(1);
+    ink = "#000000";
+    grid.view.repaint?.();
+    const oldest = grid.next();
+    expect(grid.ids(oldest)).toHaveLength(512);
+    expect(oldest.copies).toEqual([]);
+  });
+
+  it("copies no layer and draws none where no id fits a device's square (4096 devices)", () => {
+    const grid = paintedGrid("abstract_4096", () => (k: number) => (k % 2 ? "#ffffff" : "#000000"));
+    const first = grid.next();
+    expect(grid.ids(first)).toEqual([]);
+    expect(first.copies).toEqual([]);
+    expect(grid.idle().texts).toEqual([]);
+    grid.view.repaint?.();
+    expect(grid.next().copies).toEqual([]);
   });
 
   it("copies a heat map's ids from one layer per ink, each through a clip of the cells in that ink", () => {
@@ -351,6 +452,8 @@ describe("mesh grid (canvas path)", () => {
     const darkCells = Array.from({ length: 512 }, (_, k) => k).filter(dark);
     const paleCells = Array.from({ length: 512 }, (_, k) => k).filter((k) => !dark(k));
     expect(clipped.sort((a, b) => a.length - b.length)).toEqual([darkCells, paleCells]);
+    // Each ink's own layer: two canvases, not one copied twice.
+    expect(new Set(again.images).size).toBe(2);
     expect(again.copies.every((c) => c.alpha === 1)).toBe(true);
     // One ink for every cell: the layer is copied whole, with no clip.
     dark = () => false;
@@ -382,6 +485,11 @@ describe("mesh grid (canvas path)", () => {
     const ids = recording.texts.filter((t) => /^\d+$/.test(t.text));
     expect(ids).toHaveLength(512);
     expect(new Set(ids.map((t) => t.ink))).toEqual(new Set(["#abcdef"]));
+  });
+
+  it("draws an id whose ink is an unset CSS variable in the default ink", () => {
+    const grid = paintedGrid("abstract_512", () => () => "var(--sv-unset-ink)");
+    expect(new Set(grid.ids(grid.next()).map((t) => t.ink))).toEqual(new Set(["#1f2328"]));
   });
 
   it("draws 4096 devices on one canvas and still reports the count", () => {

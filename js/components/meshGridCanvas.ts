@@ -94,7 +94,10 @@ class CanvasMeshGrid implements PictureView {
     paintDevices(ctx, layout, style, geometry, marks);
     const font = cssVar(root, "--sv-font", "sans-serif");
     const text = { font: `600 ${CELL_TEXT_PX}px ${font}`, ink: cssVar(root, "--sv-tile-ink", "#1f2328") };
-    if (!this.paintTextsFromLayers(ctx, text, marks)) paintCellTexts(ctx, layout, style, geometry, marks, text, root);
+    const inkOf = this.inks(text.ink);
+    if (!this.paintTextsFromLayers(ctx, text.font, inkOf, marks)) {
+      paintCellTexts(ctx, layout, style.label, geometry, marks, text.font, inkOf);
+    }
     const { origins, cell } = geometry;
     if (lit) {
       ctx.strokeStyle = ink;
@@ -119,16 +122,16 @@ class CanvasMeshGrid implements PictureView {
    */
   private paintTextsFromLayers(
     ctx: CanvasRenderingContext2D,
-    text: { font: string; ink: string },
+    font: string,
+    inkOf: (k: number) => string,
     marks: CanvasMarks,
   ): boolean {
-    const { layout, style } = this;
+    const { layout } = this;
     const { origins, cell } = this.geometry;
-    if (cell < CELL_TEXT_PX + 4) return true; // no text fits a cell (see paintCellTexts)
+    if (!textFits(cell)) return true; // no cell has room for a text: nothing to copy
     const groups = new Map<string, { ink: string; alpha: number; cells: number[] }>();
-    const inks = new Map<string, string>();
     for (let k = 0; k < layout.deviceCount; k++) {
-      const ink = style.paint ? canvasInk(this.element, style.paint.ink(k), inks) : text.ink;
+      const ink = inkOf(k);
       const alpha = cellAlpha(layout, k, marks);
       const key = `${alpha} ${ink}`;
       const group = groups.get(key);
@@ -136,7 +139,7 @@ class CanvasMeshGrid implements PictureView {
       else if (groups.size === MAX_TEXT_LAYERS) return false;
       else groups.set(key, { ink, alpha, cells: [k] });
     }
-    const layers = [...groups.values()].map((group) => ({ ...group, canvas: this.textLayer(text.font, group.ink) }));
+    const layers = [...groups.values()].map((group) => ({ ...group, canvas: this.textLayer(font, group.ink) }));
     if (layers.some((layer) => layer.canvas === null)) return false;
     for (const { alpha, cells, canvas } of layers) {
       ctx.save();
@@ -170,28 +173,35 @@ class CanvasMeshGrid implements PictureView {
     return null;
   }
 
+  /** Draws the layers paints asked for (a key is asked for only while no layer has it). */
   private drawMissingLayers(): void {
     const missing = [...this.missingLayers];
     this.missingLayers.clear();
-    if (typeof document === "undefined") return;
-    for (const [key, text] of missing) {
-      if (this.texts.some((t) => t.key === key)) continue;
+    for (const [key, { font, ink }] of missing) {
       const canvas = document.createElement("canvas");
       sizeCanvas(canvas, this.size);
       const ctx = beginPaint(canvas, this.size, this.ratio);
-      if (!ctx) return;
-      const plain = { ...this.style, paint: undefined };
-      paintCellTexts(
-        ctx,
-        this.layout,
-        plain,
-        this.geometry,
-        { lit: null, shown: null, hatch: null },
-        text,
-        this.element,
-      );
+      if (!ctx) return; // no canvas support (tests without a canvas backend)
+      const undimmed = { lit: null, shown: null, hatch: null };
+      paintCellTexts(ctx, this.layout, this.style.label, this.geometry, undimmed, font, () => ink);
       this.texts = [{ key, canvas }, ...this.texts].slice(0, KEPT_TEXT_LAYERS);
     }
+  }
+
+  /** Each cell's text ink in this paint: the painter's (its CSS variables read once), else `ink`. */
+  private inks(ink: string): (k: number) => string {
+    const paint = this.style.paint;
+    if (!paint) return () => ink;
+    const read = new Map<string, string>();
+    return (k) => {
+      const wanted = paint.ink(k);
+      let colour = read.get(wanted);
+      if (colour === undefined) {
+        colour = canvasInk(this.element, wanted);
+        read.set(wanted, colour);
+      }
+      return colour;
+    };
   }
 
   readonly setHighlight = (next: Highlight | null): void => {
@@ -326,18 +336,21 @@ const MAX_TEXT_LAYERS = 4;
 /** Text layers kept: two meshes' (edits back and forth) in a dark and a light ink. */
 const KEPT_TEXT_LAYERS = 4;
 
+/** The ink of a cell whose painter names a CSS variable that is not set. */
+const DEFAULT_INK = "#1f2328";
+
 /**
  * A cell ink as a canvas takes it: a `var(--name)` ink read off the grid's element (a canvas
- * ignores a colour it cannot parse, and would draw the text in the last fill); `read` holds
- * the inks read in this paint.
+ * ignores a colour it cannot parse, and would draw the text in the last fill).
  */
-function canvasInk(element: Element, ink: string, read: Map<string, string>): string {
-  const known = read.get(ink);
-  if (known !== undefined) return known;
+function canvasInk(element: Element, ink: string): string {
   const variable = /^var\((--[\w-]+)\)$/.exec(ink.trim());
-  const colour = variable ? cssVar(element, variable[1], "#1f2328") : ink;
-  read.set(ink, colour);
-  return colour;
+  return variable ? cssVar(element, variable[1], DEFAULT_INK) : ink;
+}
+
+/** Whether a cell this wide has room for a text at all (at 4096 devices none has). */
+function textFits(cell: number): boolean {
+  return cell >= CELL_TEXT_PX + 4;
 }
 
 /** The text size of a canvas cell's id: a compact DOM cell's (widget.css, `.sv-compact .sv-cell`). */
@@ -352,25 +365,24 @@ const CELL_TEXT_PX = 10;
 function paintCellTexts(
   ctx: CanvasRenderingContext2D,
   layout: Layout,
-  style: MeshGridStyle,
+  label: MeshGridStyle["label"],
   geometry: CanvasGeometry,
   marks: CanvasMarks,
-  text: { font: string; ink: string },
-  inkRoot: Element,
+  font: string,
+  inkOf: (k: number) => string,
 ): void {
   const { origins, cell } = geometry;
-  if (cell < CELL_TEXT_PX + 4) return;
+  if (!textFits(cell)) return;
   ctx.save();
-  ctx.font = text.font;
+  ctx.font = font;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
-  const inks = new Map<string, string>();
   for (let k = 0; k < layout.deviceCount; k++) {
-    const label = cellText(layout, k, style.label);
-    if ((textWidth(text.font, label) ?? ctx.measureText(label).width) > cell - 2) continue;
+    const text = cellText(layout, k, label);
+    if ((textWidth(font, text) ?? ctx.measureText(text).width) > cell - 2) continue;
     ctx.globalAlpha = cellAlpha(layout, k, marks);
-    ctx.fillStyle = style.paint ? canvasInk(inkRoot, style.paint.ink(k), inks) : text.ink;
-    ctx.fillText(label, origins[2 * k] + cell / 2, origins[2 * k + 1] + cell / 2 + 0.5);
+    ctx.fillStyle = inkOf(k);
+    ctx.fillText(text, origins[2 * k] + cell / 2, origins[2 * k + 1] + cell / 2 + 0.5);
   }
   ctx.restore();
 }
