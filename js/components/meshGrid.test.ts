@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { decodePayload, type Payload } from "../payload/array";
-import { loadFixture } from "../test/fixtures";
+import { type FixtureName, loadFixture } from "../test/fixtures";
 import { makePayload } from "../test/payloads";
 import { tileColor } from "../util/palette";
 import type { PictureEvents } from "./interaction";
@@ -311,7 +311,7 @@ describe("mesh grid (canvas path)", () => {
   });
 
   /** A grid painted as the memory heat map paints it (`inkOf` may change between paints), on a recording context. */
-  function paintedGrid(fixture: string, inkOf: () => (k: number) => string) {
+  function paintedGrid(fixture: FixtureName, inkOf: () => (k: number) => string) {
     const layout = decodePayload(loadFixture(fixture));
     const paint = {
       fill: (k: number) => (inkOf()(k) === "#ffffff" ? "#202020" : "#f0f0f0"),
@@ -348,7 +348,7 @@ describe("mesh grid (canvas path)", () => {
   }
 
   it("draws each id of a painted grid in its own ink until its ink's layer is drawn, and with too many inks", () => {
-    let inkOf = (k: number) => (k % 3 === 0 ? "#ffffff" : "#000000");
+    let inkOf: (k: number) => string = (k) => (k % 3 === 0 ? "#ffffff" : "#000000");
     const grid = paintedGrid("abstract_512", () => inkOf);
     expect(grid.ids(grid.next())).toHaveLength(512);
     const drawn = grid.idle();
