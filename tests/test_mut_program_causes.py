@@ -332,3 +332,102 @@ def test_a_gather_along_a_split_dimension_says_the_partial_lookups_are_combined(
         "gather indexes along dimension 0 of x, which is split over 'a': it needs that dimension whole on each "
         "device, so each device works on the part it holds and the partial results are combined over 'a'"
     )
+
+
+def kept_then_merged(x):
+    return x.reshape(12, 24)
+
+
+def test_a_reshape_that_keeps_a_split_dimension_names_only_the_merged_one():
+    """x [12,4,6] P('a', None, 'b') reshaped to [12,24]: dimension 0 (12, nothing before it) is carried over
+    whole, so its split over 'a' stays; dimensions 1 and 2 merge into 24, and dimension 2, split over 'b', is
+    the minor one of the merge: XLA gathers it over 'b' (one all-gather)."""
+    x = put((12, 4, 6), P("a", None, "b"))
+    assert hlo_kinds(kept_then_merged, x) == ["all-gather"]
+    why = the_collective(shardviz.trace(kept_then_merged, x), "all-gather").why
+    assert (why.cause, why.primitive, why.expression) == ("whole-dimension", "reshape", "return x.reshape(12, 24)")
+    assert [(o.label, o.type_str, o.spec) for o in why.operands] == [("x", "float32[12,4,6]", (("a",), (), ("b",)))]
+    assert (why.operand, why.dimension, why.axes) == (0, 2, ("b",))
+    assert why.rule == (
+        "reshape merges or splits dimension 2 of x, which is split over 'b': it needs that dimension whole on each "
+        "device, so it is gathered"
+    )
+
+
+def carried_into_another_layout(x):
+    def step(c, _):
+        c = jax.lax.with_sharding_constraint(jnp.tanh(c), NamedSharding(MESH, P(None, "a")))
+        return c, None
+
+    out, _ = jax.lax.scan(step, x, None, length=3)
+    return out
+
+
+def test_a_carry_moved_before_the_loop_is_charged_to_the_loops_own_line():
+    """x [12,12] P('a') is the carry's first value, and the body constrains the carry to P(None,'a'): the carry
+    has one layout in every pass, so XLA moves x once, before the loop, from 'a' on dimension 0 to 'a' on
+    dimension 1 (one all-to-all over 'a', in the entry computation, on the scan's line)."""
+    x = put((12, 12), P("a", None))
+    assert hlo_kinds(carried_into_another_layout, x) == ["all-to-all"]
+    why = the_collective(shardviz.trace(carried_into_another_layout, x), "all-to-all").why
+    assert (why.cause, why.primitive) == ("loop-carry", "scan")
+    assert why.expression == "out, _ = jax.lax.scan(step, x, None, length=3)"
+    assert [(o.role, o.type_str, o.spec) for o in why.operands] == [
+        ("carry-start", "float32[12,12]", (("a",), ())),
+        ("carry-end", "float32[12,12]", ((), ("a",))),
+    ]
+    assert why.operands[0].label == "x"
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert (why.wanted, why.wanted_by) == (((), ("a",)), "the carry's layout at the end of a pass")
+    assert why.rule == (
+        "the loop's carry x comes in as P('a') but the body makes it P(None, 'a'), and a carry has one layout in "
+        "every pass: it is moved to the body's layout"
+    )
+
+
+def added_into_columns(u, ids):
+    return jnp.zeros((12, 16), u.dtype).at[:, ids].add(u)
+
+
+def test_a_scatter_add_split_on_its_window_dimension_names_the_scattered_one():
+    """zeros [12,16] .at[:, ids].add(u), u [12,12] P('b','a'), ids [12] whole: u's dimension 0 is the window
+    (whole rows of the table, copied as they are), dimension 1 the one it scatters along. Dimension 1 is split
+    over 'a', so each device adds its 3 columns into a whole table and the all-reduce over 'a' sums them; the
+    split over 'b' of the window dimension needs no sum."""
+    u = put((12, 12), P("b", "a"))
+    ids = jax.ShapeDtypeStruct((12,), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert hlo_kinds(added_into_columns, u, ids) == ["all-reduce"]
+    c = the_collective(shardviz.trace(added_into_columns, u, ids), "all-reduce")
+    assert c.axes == ("a",)
+    why = c.why
+    table, _, updates = why.operands
+    assert (why.cause, why.primitive, table.type_str) == ("partial-sums", "scatter-add", "float32[12,16]")
+    assert (updates.label, updates.spec, why.operand, why.dimension, why.axes) == ("u", (("b",), ("a",)), 2, 1, ("a",))
+    assert why.rule == (
+        "u, the updates, is split over 'a' on dimension 1: each device adds only its share of the updates into "
+        f"the whole {table.label}, and the all-reduce sums the devices' partial results over 'a'"
+    )
+
+
+def summed_over_half_an_axis(x):
+    return x.reshape(2, 6, 6).sum(axis=1)
+
+
+def test_a_sum_over_a_piece_of_an_axis_says_its_operand_has_no_partition_spec():
+    """x [12,6] P('a') reshaped to [2,6,6]: 'a''s 4 blocks of 3 rows become 2 halves of dimension 0, each cut
+    into 2 blocks of dimension 1, so the sum over dimension 1 adds over pairs of devices, half of 'a'. That
+    layout has no PartitionSpec, so the reason says the operand's layout is unknown rather than guess."""
+    x = put((12, 6), P("a", None))
+    assert "all-reduce" in hlo_kinds(summed_over_half_an_axis, x)
+    c = the_collective(shardviz.trace(summed_over_half_an_axis, x), "all-reduce")
+    assert c.axes is None and [(p.axis, p.size, p.axis_size) for p in c.pieces] == [("a", 2, 4)]
+    why = c.why
+    (operand,) = why.operands
+    assert (why.cause, why.primitive, operand.type_str, operand.spec) == (
+        "unknown",
+        "reduce_sum",
+        "float32[2,6,6]",
+        None,
+    )
+    assert operand.note.startswith("XLA split it in a way no PartitionSpec over this mesh can say")
+    assert why.rule == f"the layout of {operand.label} is unknown"
