@@ -431,3 +431,129 @@ def test_a_sum_over_a_piece_of_an_axis_says_its_operand_has_no_partition_spec():
     )
     assert operand.note.startswith("XLA split it in a way no PartitionSpec over this mesh can say")
     assert why.rule == f"the layout of {operand.label} is unknown"
+
+
+def accumulated_over_half_an_axis(x):
+    return jnp.cumsum(x.reshape(2, 6, 6), axis=1)
+
+
+def test_an_operation_needing_a_whole_dimension_of_a_layout_with_no_spec_says_it_is_unknown():
+    """cumsum along dimension 1 of x [12,6] P('a') reshaped to [2,6,6]: the reshape leaves dimension 1 cut over
+    half of 'a' (pairs of devices), a layout no PartitionSpec can say, so the reason cannot name the split and
+    says the operand's layout is unknown; XLA gathers over the pairs (all-gathers over pieces of 'a')."""
+    x = put((12, 6), P("a", None))
+    kinds = hlo_kinds(accumulated_over_half_an_axis, x)
+    assert set(kinds) == {"all-gather"}
+    prog = shardviz.trace(accumulated_over_half_an_axis, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(kinds)
+    on_cumsum = [c for c in prog.collectives if c.why.primitive == "cumsum"]
+    assert on_cumsum and all(c.axes is None and c.pieces for c in on_cumsum)
+    for c in on_cumsum:
+        why = c.why
+        (operand,) = why.operands
+        assert (why.cause, why.expression) == ("unknown", "return jnp.cumsum(x.reshape(2, 6, 6), axis=1)")
+        assert (operand.type_str, operand.spec, operand.role) == ("float32[2,6,6]", None, "operand")
+        assert operand.note.startswith("XLA split it in a way no PartitionSpec over this mesh can say")
+        assert (why.operand, why.dimension, why.axes) == (None, None, ())
+        assert why.rule == f"the layout of {operand.label} is unknown"
+
+
+def merged_rows(x):
+    return x.reshape(72, 4)
+
+
+def test_a_merge_gathers_the_minor_split_and_names_it_not_the_major_one():
+    """x [12,6,4] P('a','b') reshaped to [72,4]: dimensions 0 and 1 merge. The major one's split over 'a' stays
+    (blocks of 18 merged rows), but the minor one's over 'b' would scatter each device's rows, so XLA gathers
+    over 'b' only: the reason is dimension 1 and 'b', though dimension 0, also merged, is split over 'a'."""
+    x = put((12, 6, 4), P("a", "b"))
+    assert hlo_kinds(merged_rows, x) == ["all-gather"]
+    c = the_collective(shardviz.trace(merged_rows, x), "all-gather")
+    assert c.axes == ("b",)
+    why = c.why
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ("b",), ()))]
+    assert (why.cause, why.operand, why.dimension, why.axes) == ("whole-dimension", 0, 1, ("b",))
+    assert why.rule == (
+        "reshape merges or splits dimension 1 of x, which is split over 'b': it needs that dimension whole on each "
+        "device, so it is gathered"
+    )
+
+
+def sorted_down(x):
+    return jnp.sort(x, axis=0)
+
+
+def test_a_sort_along_a_split_dimension_done_by_all_to_all_says_the_split_moves():
+    """x [12,12] P('a') sorted along dimension 0: XLA moves the split over 'a' to dimension 1 (all-to-alls)
+    rather than gather, so the rule says the split is moved to another dimension."""
+    x = put((12, 12), P("a", None))
+    kinds = hlo_kinds(sorted_down, x)
+    assert kinds and set(kinds) == {"all-to-all"}
+    prog = shardviz.trace(sorted_down, x)
+    assert sorted(c.kind for c in prog.collectives) == sorted(kinds)
+    for c in prog.collectives:
+        why = c.why
+        assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == (
+            "whole-dimension",
+            "sort",
+            0,
+            0,
+            ("a",),
+        )
+        assert why.rule == (
+            "sort sorts along dimension 0 of x, which is split over 'a': it needs that dimension whole on each "
+            "device, so the split is moved to another dimension"
+        )
+
+
+def spread_over_both(x):
+    return jax.lax.with_sharding_constraint(x, NamedSharding(MESH, P(("a", "b"), None)))
+
+
+def test_a_constraint_to_a_dimension_split_over_two_axes_names_both_and_each_collectives_move():
+    """x [12,12] P(None,'a') constrained to P(('a','b'), None): dimension 0 goes from whole to split over 'a'
+    then 'b' (12 blocks), dimension 1 from 'a' to whole. XLA moves 'a' across with an all-to-all, then puts
+    the blocks on the devices the new layout names with a collective-permute over both axes."""
+    x = put((12, 12), P(None, "a"))
+    assert sorted(hlo_kinds(spread_over_both, x)) == ["all-to-all", "collective-permute"]
+    prog = shardviz.trace(spread_over_both, x)
+    how = {
+        "all-to-all": "a split moves to another dimension, each device trading blocks with the others",
+        "collective-permute": "the blocks trade places between devices",
+    }
+    assert sorted(c.kind for c in prog.collectives) == sorted(how)
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.label, o.spec, o.role) for o in why.operands] == [("x", ((), ("a",)), "operand")]
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 0, 0, ("a", "b"))
+        assert (why.wanted, why.wanted_by) == ((("a", "b"), ()), "with_sharding_constraint")
+        assert why.rule == (
+            "with_sharding_constraint asks for P(('a', 'b')) of x, made as P(None, 'a'): dimension 0 goes from whole "
+            f"to 'a' and 'b', dimension 1 goes from 'a' to whole, so {how[c.kind]}"
+        )
+
+
+def doubled_into(x):
+    return jax.lax.with_sharding_constraint(x * 2, NamedSharding(MESH, P(None, "a")))
+
+
+def test_a_result_laid_out_unlike_its_operand_says_the_operand_is_moved_to_the_results_layout():
+    """x [12,12] P('b','a'), x * 2 constrained to P(None,'a') on the same line: XLA makes mul's result in the
+    layout the constraint asks for, so it gathers x over 'b' on dimension 0 at the mul (its metadata names the
+    mul, not the constraint): x comes in as P('b','a'), the result is P(None,'a')."""
+    x = put((12, 12), P("b", "a"))
+    assert hlo_kinds(doubled_into, x) == ["all-gather"]
+    c = the_collective(shardviz.trace(doubled_into, x), "all-gather")
+    why = c.why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "mul")
+    assert [(o.type_str, o.spec, o.role) for o in why.operands] == [
+        ("float32[12,12]", (("b",), ("a",)), "operand"),
+        ("float32[12,12]", ((), ("a",)), "result"),
+    ]
+    assert why.operands[0].label == "x"
+    by = "the layout XLA chose for its result, for what reads it"
+    assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 0, ("b",), ((), ("a",)), by)
+    assert why.rule == (
+        f"x comes in as P('b', 'a') but mul's result must be P(None, 'a') ({by}): dimension 0 goes from 'b' to "
+        "whole, so the split that is dropped is gathered"
+    )
