@@ -557,3 +557,38 @@ def test_a_result_laid_out_unlike_its_operand_says_the_operand_is_moved_to_the_r
         f"x comes in as P('b', 'a') but mul's result must be P(None, 'a') ({by}): dimension 0 goes from 'b' to "
         "whole, so the split that is dropped is gathered"
     )
+
+
+def written_into(table, u, ids):
+    return table.at[ids].set(u)
+
+
+def test_a_scatter_with_split_indices_into_a_whole_table_says_any_index_may_point_anywhere():
+    """table [16,6] whole .at[ids].set(u), ids [8] and u [8,6] P('a'): the table is split nowhere, but each
+    device holds 2 of the 8 indices (as [8,1], split on dimension 0) and any of them may name any row of the
+    whole table every device keeps, so XLA gathers the indices and the updates over 'a' (two all-gathers)."""
+    table, u = put((16, 6), P()), put((8, 6), P("a", None))
+    ids = jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(MESH, P("a")))
+    assert hlo_kinds(written_into, table, u, ids) == ["all-gather", "all-gather"]
+    prog = shardviz.trace(written_into, table, u, ids)
+    assert [c.kind for c in prog.collectives] == ["all-gather", "all-gather"]
+    for c in prog.collectives:
+        why = c.why
+        assert [(o.type_str, o.spec) for o in why.operands] == [
+            ("float32[16,6]", ((), ())),
+            ("int32[8,1]", (("a",), ())),
+            ("float32[8,6]", (("a",), ())),
+        ]
+        assert (why.operands[0].label, why.operands[2].label) == ("table", "u")
+        assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == (
+            "whole-dimension",
+            "scatter",
+            1,
+            0,
+            ("a",),
+        )
+        assert why.expression == "return table.at[ids].set(u)"
+        assert why.rule == (
+            f"scatter's indices {why.operands[1].label} are split over 'a' on dimension 0: each device holds only "
+            "some indices, and any of them may point anywhere in table"
+        )
