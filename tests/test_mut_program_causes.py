@@ -592,3 +592,69 @@ def test_a_scatter_with_split_indices_into_a_whole_table_says_any_index_may_poin
             f"scatter's indices {why.operands[1].label} are split over 'a' on dimension 0: each device holds only "
             "some indices, and any of them may point anywhere in table"
         )
+
+
+def accumulated_across(x):
+    return jnp.cumsum(x, axis=1)
+
+
+def worst_in_row(x):
+    return jnp.argmin(x, axis=1)
+
+
+def stacked(x, y):
+    return jnp.concatenate([x, y], axis=0)
+
+
+def sliced_at(x, i):
+    return jax.lax.dynamic_slice(x, (i, 0), (4, 6))
+
+
+def written_at(x, u, i):
+    return jax.lax.dynamic_update_slice(x, u, (i, 0))
+
+
+def transformed(x):
+    return jnp.fft.fft(x, axis=-1)
+
+
+INDEX = jax.ShapeDtypeStruct((), jnp.int32)
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "words", "dimension", "operands"),
+    [
+        # along dimension 1, not the parameter's default 0
+        (accumulated_across, (put((6, 12), P(None, "a")),), "cumsum accumulates along", 1, [((), ("a",))]),
+        (worst_in_row, (put((6, 12), P(None, "a")),), "argmin searches along", 1, [((), ("a",))]),
+        (stacked, (put((12, 6), P("a")), put((12, 6), P("a"))), "concatenate joins along", 0, [(("a",), ())] * 2),
+        # the traced start index is an operand too, laid out by nothing
+        (sliced_at, (put((12, 6), P("a")), INDEX), "dynamic_slice indexes along", 0, [(("a",), ()), None]),
+        (
+            written_at,
+            (put((12, 6), P("a")), put((4, 6), P()), INDEX),
+            "dynamic_update_slice indexes along",
+            0,
+            [(("a",), ()), ((), ()), None],
+        ),
+        # the transform reads x converted to complex64, the value its rule names
+        (transformed, (put((6, 12), P(None, "a")),), "fft transforms along", 1, [((), ("a",))]),
+    ],
+)
+def test_each_operation_needing_a_whole_dimension_names_its_own_dimension_and_words(
+    fn, args, words, dimension, operands
+):
+    """Each operation needs dimension ``dimension`` of its first operand whole, split there over 'a': XLA gathers
+    it over 'a' (all-gathers only, as its compiled HLO shows), and the rule says what the operation does along it."""
+    kinds = hlo_kinds(fn, *args)
+    assert kinds and set(kinds) == {"all-gather"}
+    prog = shardviz.trace(fn, *args)
+    assert sorted(c.kind for c in prog.collectives) == sorted(kinds)
+    for c in prog.collectives:
+        why = c.why
+        assert [o.spec for o in why.operands] == operands
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("whole-dimension", 0, dimension, ("a",))
+        assert why.rule == (
+            f"{words} dimension {dimension} of {why.operands[0].label}, which is split over 'a': it needs that "
+            "dimension whole on each device, so it is gathered"
+        )
