@@ -658,3 +658,32 @@ def test_each_operation_needing_a_whole_dimension_names_its_own_dimension_and_wo
             f"{words} dimension {dimension} of {why.operands[0].label}, which is split over 'a': it needs that "
             "dimension whole on each device, so it is gathered"
         )
+
+
+def constrained_in_the_body(x, w):
+    def step(c, _):
+        c = jax.lax.with_sharding_constraint(jnp.tanh(c @ w), NamedSharding(MESH, P("a", None)))
+        return c, None
+
+    return jax.lax.scan(step, x, None, length=3)[0]
+
+
+def test_a_result_in_a_loop_body_laid_out_unlike_its_operand_is_not_called_the_carry():
+    """The carry x [12,12] P('a'); c @ w with w P(None,'b') is made P('a','b'), and the constraint asks for
+    P('a') of tanh's result: XLA gathers over 'b' on dimension 1 before tanh (its metadata names tanh). The carry
+    starts and ends P('a'), so nothing is moved back: the reason is tanh's operand moved to its result's
+    layout, and tanh's result is not itself the carry (the constraint's is)."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    assert hlo_kinds(constrained_in_the_body, x, w) == ["all-gather"]
+    why = the_collective(shardviz.trace(constrained_in_the_body, x, w), "all-gather").why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "tanh")
+    assert [(o.type_str, o.spec, o.role) for o in why.operands] == [
+        ("float32[12,12]", (("a",), ("b",)), "operand"),
+        ("float32[12,12]", (("a",), ()), "result"),
+    ]
+    by = "the layout XLA chose for its result, for what reads it"
+    assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 1, ("b",), (("a",), ()), by)
+    assert why.rule == (
+        f"{why.operands[0].label} comes in as P('a', 'b') but tanh's result must be P('a') ({by}): dimension 1 "
+        "goes from 'b' to whole, so the split that is dropped is gathered"
+    )
