@@ -687,3 +687,25 @@ def test_a_result_in_a_loop_body_laid_out_unlike_its_operand_is_not_called_the_c
         f"{why.operands[0].label} comes in as P('a', 'b') but tanh's result must be P('a') ({by}): dimension 1 "
         "goes from 'b' to whole, so the split that is dropped is gathered"
     )
+
+
+def doubled_and_tripled(x, y):
+    return x * 2, y * 3
+
+
+def test_the_second_output_asked_for_unlike_its_line_is_named_by_its_own_path():
+    """x and y [12,12] P('a'), returned as x * 2 under P('a') (as made) and y * 3 under P(None,'a'): only the
+    second output moves, 'a' from dimension 0 to 1 (one all-to-all), so the reason is out[1]'s and y's."""
+    x = y = put((12, 12), P("a", None))
+    shardings = (NamedSharding(MESH, P("a", None)), NamedSharding(MESH, P(None, "a")))
+    fn = jax.jit(doubled_and_tripled, out_shardings=shardings)
+    assert hlo_kinds(fn, x, y) == ["all-to-all"]
+    why = the_collective(shardviz.trace(fn, x, y), "all-to-all").why
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [("y", (("a",), ()), "made")]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ("a",)))
+    assert why.wanted_by == "the sharding of output out[1] (out_shardings, or the layout the caller asks for)"
+    assert why.rule == (
+        "output out[1] must be P(None, 'a') but its line makes it P('a'): dimension 0 goes from 'a' to whole, "
+        "dimension 1 goes from whole to 'a', so a split moves to another dimension, each device trading blocks "
+        "with the others"
+    )
