@@ -606,6 +606,10 @@ def stacked(x, y):
     return jnp.concatenate([x, y], axis=0)
 
 
+def side_by_side(x, y):
+    return jnp.concatenate([x, y], axis=1)
+
+
 def sliced_at(x, i):
     return jax.lax.dynamic_slice(x, (i, 0), (4, 6))
 
@@ -628,6 +632,7 @@ INDEX = jax.ShapeDtypeStruct((), jnp.int32)
         (accumulated_across, (put((6, 12), P(None, "a")),), "cumsum accumulates along", 1, [((), ("a",))]),
         (worst_in_row, (put((6, 12), P(None, "a")),), "argmin searches along", 1, [((), ("a",))]),
         (stacked, (put((12, 6), P("a")), put((12, 6), P("a"))), "concatenate joins along", 0, [(("a",), ())] * 2),
+        (side_by_side, (put((6, 12), P(None, "a")),) * 2, "concatenate joins along", 1, [((), ("a",))] * 2),
         # the traced start index is an operand too, laid out by nothing
         (sliced_at, (put((12, 6), P("a")), INDEX), "dynamic_slice indexes along", 0, [(("a",), ()), None]),
         (
