@@ -456,6 +456,14 @@ def test_an_operation_needing_a_whole_dimension_of_a_layout_with_no_spec_says_it
         assert operand.note.startswith("XLA split it in a way no PartitionSpec over this mesh can say")
         assert (why.operand, why.dimension, why.axes) == (None, None, ())
         assert why.rule == f"the layout of {operand.label} is unknown"
+    # the others' metadata names no operation (an empty op_name), so no equation of the line is theirs
+    for c in prog.collectives:
+        if c not in on_cumsum:
+            assert c.op_name == ""
+            why = c.why
+            assert (why.cause, why.primitive, why.operands) == ("unknown", "?", ())
+            assert why.expression == "return jnp.cumsum(x.reshape(2, 6, 6), axis=1)"
+            assert why.rule == "no operation of the jaxpr on that line is the operation XLA's metadata names"
 
 
 def merged_rows(x):
