@@ -722,3 +722,51 @@ def test_the_second_output_asked_for_unlike_its_line_is_named_by_its_own_path():
         "dimension 1 goes from whole to 'a', so a split moves to another dimension, each device trading blocks "
         "with the others"
     )
+
+
+def added_at_split_indices(table, u, ids):
+    return table.at[ids].add(u)
+
+
+def looked_up_whole(x, ids):
+    return jax.lax.with_sharding_constraint(x[ids], NamedSharding(MESH, P()))
+
+
+SPLIT_IDS = jax.ShapeDtypeStruct((8,), jnp.int32, sharding=NamedSharding(MESH, P("a")))
+
+
+@pytest.mark.parametrize(
+    ("fn", "args", "kind", "primitive", "specs"),
+    [
+        # u whole, ids split: each device adds the rows its 2 indices pick into a whole table; the tables are summed
+        (
+            added_at_split_indices,
+            (put((16, 6), P()), put((8, 6), P()), SPLIT_IDS),
+            "all-reduce",
+            "scatter-add",
+            [((), ()), (("a",), ()), ((), ())],
+        ),
+        # each device looks up its 2 rows of the whole x; the constraint asks for all 8 on every device
+        (looked_up_whole, (put((16, 6), P()), SPLIT_IDS), "all-gather", "gather", [((), ()), (("a",), ())]),
+    ],
+)
+def test_split_indices_into_a_whole_operand_say_any_index_may_point_anywhere(fn, args, kind, primitive, specs):
+    """The operand (16 rows) is whole on every device but the 8 indices (as [8,1]) are split over 'a', 2 a
+    device: XLA combines what each device's indices reach over 'a', one collective as its compiled HLO shows."""
+    assert hlo_kinds(fn, *args) == [kind]
+    why = the_collective(shardviz.trace(fn, *args), kind).why
+    assert [o.spec for o in why.operands] == specs
+    operand, indices = why.operands[:2]
+    assert (operand.type_str, indices.type_str) == ("float32[16,6]", "int32[8,1]")
+    assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == (
+        "whole-dimension",
+        primitive,
+        1,
+        0,
+        ("a",),
+    )
+    assert why.rule == (
+        f"{primitive}'s indices {indices.label} are split over 'a' on dimension 0: each device holds only some "
+        f"indices, and any of them may point anywhere in {operand.label}"
+    )
+    assert operand.label in ("table", "x")
