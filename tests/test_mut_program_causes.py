@@ -118,6 +118,7 @@ def test_a_split_contraction_says_which_operand_dimension_and_axis_leave_partial
 def test_a_sum_over_a_split_dimension_says_how_the_blocks_are_combined():
     """x [12,6] P('a') summed over dimension 0: 4 partial sums along 'a', added by the all-reduce."""
     why = the_collective(shardviz.trace(summed, put((12, 6), P("a", None))), "all-reduce").why
+    assert (why.cause, why.primitive, why.expression) == ("partial-sums", "reduce_sum", "return x.sum(axis=0)")
     assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ()))]
     assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
     assert why.rule == (
@@ -135,6 +136,7 @@ def test_contracting_dimensions_split_over_different_axes_name_both_splits():
     for c in prog.collectives:
         why = c.why
         assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 0, 1, ("a", "b"))
+        assert (why.primitive, why.expression) == ("dot_general", "return x @ w")
         assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",))), ("w", (("b",), ()))]
         assert why.rule == (
             "a contraction needs both operands' contracting dimensions split alike, but dimension 1 of x is "
@@ -209,6 +211,7 @@ def test_operands_of_an_elementwise_operation_laid_out_unlike_say_which_is_moved
     dimension 0; XLA does it with one all-to-all over 'a'."""
     x, y = put((12, 12), P("a", None)), put((12, 12), P(None, "a"))
     why = the_collective(shardviz.trace(added, x, y), "all-to-all").why
+    assert (why.cause, why.primitive, why.expression) == ("layout-mismatch", "add", "return x + y")
     assert [(o.label, o.spec, o.role) for o in why.operands] == [
         ("x", (("a",), ()), "operand"),
         ("y", ((), ("a",)), "operand"),
@@ -554,6 +557,7 @@ def test_a_result_laid_out_unlike_its_operand_says_the_operand_is_moved_to_the_r
     c = the_collective(shardviz.trace(doubled_into, x), "all-gather")
     why = c.why
     assert (why.cause, why.primitive) == ("layout-mismatch", "mul")
+    assert why.expression == 'return jax.lax.with_sharding_constraint(x * 2, NamedSharding(MESH, P(None, "a")))'
     assert [(o.type_str, o.spec, o.role) for o in why.operands] == [
         ("float32[12,12]", (("b",), ("a",)), "operand"),
         ("float32[12,12]", ((), ("a",)), "result"),
