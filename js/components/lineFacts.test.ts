@@ -47,7 +47,9 @@ describe("a line's facts", () => {
     const entry = entryOf(payload, 138);
     expect(payload.lines[entry].collectives).toEqual([]);
     expect(payload.lines[entry].parts ?? []).toEqual([]);
-    const { el } = shown(payload, entry);
+    const { el, title } = shown(payload, entry);
+    // without a source plan the line has no block to name
+    expect(title).toBe(`Line ${lineLabel(payload, payload.lines[entry].file, 138)}`);
     expect(el.querySelector('[data-role="line-facts"]')?.textContent).toContain("sends per call0 B");
     expect(el.querySelector(".sv-line-collectives")).toBeNull();
     expect(el.querySelector('[data-role="line-reasons"]')).toBeNull();
@@ -64,6 +66,13 @@ describe("a line's facts", () => {
     const { el } = shown(withReasons(payload, [4, 4, 4, 4, 4, 4, 4]), dense);
     expect(chips(el)).toHaveLength(16);
     expect(listed(el)).toEqual([`because ${reasons.why_table[4].rule}`]);
+    expect(el.querySelector("ul.sv-line-reasons")?.children).toHaveLength(1);
+  });
+
+  it("lists nothing for a collective whose reason was not read", () => {
+    // -1: no reason (as Python writes it for a collective it could not read)
+    const { el } = shown(withReasons(payload, [-1, 4, 4, 4, 4, 4, 4]), dense);
+    expect(listed(el)).toEqual([`because ${reasons.why_table[4].rule}`]);
   });
 
   it("shows the real line's own collectives and combined operands, and its two different rules once each", () => {
@@ -74,6 +83,8 @@ describe("a line's facts", () => {
     expect(line.collectives.map((c) => reasons.whys[c])).toEqual([0, 1, 2, 3, 4, 4, 4]);
     expect((line.parts ?? []).map(([c]) => c)).toEqual([7, 7, 7, 7, 7, 7, 7, 7, 7]);
     const { el, title } = shown(payload, dense, true);
+    // the line's own text, as Python read it from the source
+    expect(el.querySelector("pre.sv-line-text")?.textContent?.trim()).toBe("return x @ kernel");
     expect(chips(el)).toHaveLength(16);
     expect(el.querySelectorAll('[data-role="combined"]')).toHaveLength(9);
     expect([1, 2, 3].map((k) => reasons.why_table[k].rule)).toEqual(Array(3).fill(reasons.why_table[0].rule));
