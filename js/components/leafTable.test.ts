@@ -45,6 +45,13 @@ describe("the leaf table", () => {
     expect(leafSpec(withSpec([[], []]), 0)).toBe("P()");
     expect(leafSpec(withSpec([]), 0)).toBe("P()");
     expect(leafSpec(withSpec([["it's"]]), 0)).toBe(`P("it's",)`);
+    // Names holding a backslash or quotes: each expected text is Python's own output of print(str(P(...))).
+    expect(leafSpec(withSpec([["a\\b"]]), 0)).toBe(String.raw`P('a\\b',)`);
+    expect(leafSpec(withSpec([[], ["a\\b"]]), 0)).toBe(String.raw`P(None, 'a\\b')`);
+    expect(leafSpec(withSpec([["a\\b's"]]), 0)).toBe(String.raw`P("a\\b's",)`);
+    expect(leafSpec(withSpec([["x", "it's"]]), 0)).toBe(`P(('x', "it's"),)`);
+    expect(leafSpec(withSpec([['say "hi"']]), 0)).toBe(`P('say "hi"',)`);
+    expect(leafSpec(withSpec([[`it's "x"`]]), 0)).toBe(String.raw`P('it\'s "x"',)`);
     expect(leafSpec(withSpec([["data"]], null, "SingleDeviceSharding"), 0)).toBe("");
     const rows = t0Specs();
     expect(rows.length).toBeGreaterThan(1);
