@@ -774,3 +774,32 @@ def test_split_indices_into_a_whole_operand_say_any_index_may_point_anywhere(fn,
         f"indices, and any of them may point anywhere in {operand.label}"
     )
     assert operand.label in ("table", "x")
+
+
+def multiplied_in_the_body(x, w):
+    def step(c, _):
+        return jnp.tanh(c @ w), None
+
+    return jax.lax.scan(step, x, None, length=3)[0]
+
+
+def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
+    """The carry x [12,12] P(None,'a') and w [12,12] P('a'), closed over by the scan's body: c @ w contracts
+    dimension 1 of c with dimension 0 of w, both split over 'a', so each device holds a partial sum that one
+    all-reduce over 'a' adds up. w is the scan's constant, the same value in every pass: the reason names it w
+    with its layout. The carry inside the body is XLA's to lay out and not among the program's values: it is
+    named by its type, the same in every run (it was an address once)."""
+    x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
+    assert hlo_kinds(multiplied_in_the_body, x, w) == ["all-reduce"]
+    whys = [shardviz.trace(multiplied_in_the_body, x, w).collectives[0].why for _ in range(2)]
+    assert whys[0] == whys[1]
+    why = whys[0]
+    assert (why.cause, why.primitive, why.expression) == ("partial-sums", "dot_general", "return jnp.tanh(c @ w), None")
+    assert [(o.label, o.type_str, o.spec) for o in why.operands] == [
+        ("an unlisted float32[12,12]", "float32[12,12]", None),
+        ("w", "float32[12,12]", (("a",), ())),
+    ]
+    assert why.rule == (
+        "w is split over 'a' on its contracting dimension 0: each device multiplies only its block of it and "
+        "holds a partial sum, which the all-reduce adds up over 'a'"
+    )

@@ -122,6 +122,8 @@ class CauseReader:
                 if len(subs[0].outvars) == len(e.eqn.outvars):
                     for inner, outer in zip(subs[0].outvars, e.eqn.outvars):
                         self.lifted[id(inner)] = outer
+            for inner, outer in _loop_constants(e.eqn):
+                self.outer[id(inner)] = outer
             if e.where is not None:
                 self.by_line.setdefault((e.where.file, e.where.line), []).append(e)
             for v in e.eqn.outvars:
@@ -195,7 +197,8 @@ class CauseReader:
         aval = var.aval
         type_str = str(aval)
         if v is None:
-            return OperandLayout(f"%{id(var) % 1000}", type_str, None, role, "not among the program's values")
+            # Named by its type, never by an address: a reason reads the same in every run and every snapshot.
+            return OperandLayout(f"an unlisted {type_str}", type_str, None, role, "not among the program's values")
         note = "" if v.layout is not None else (v.note or "its layout is unknown")
         return OperandLayout(v.label or v.name, v.type_str, v.spec, role, note)
 
@@ -970,3 +973,20 @@ def explain_all(
         return tuple(collectives)
     reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs)
     return reader.explain(collectives, ops)
+
+
+def _loop_constants(eqn: Any) -> list[tuple[Any, Any]]:
+    """A loop body's constants paired with the operands the loop passes them: the same value in every pass
+    (a scan's first ``num_consts`` inputs; a while loop's condition and body constants). Its carry and its
+    scanned inputs are not: their layout in the body is XLA's to choose."""
+    name = eqn.primitive.name
+    params = eqn.params
+    if name == "scan":
+        body = params["jaxpr"].jaxpr
+        k = params["num_consts"]
+        return list(zip(body.invars[:k], eqn.invars[:k]))
+    if name == "while":
+        nc, nb = params["cond_nconsts"], params["body_nconsts"]
+        cond, body = params["cond_jaxpr"].jaxpr, params["body_jaxpr"].jaxpr
+        return list(zip(cond.invars[:nc], eqn.invars[:nc])) + list(zip(body.invars[:nb], eqn.invars[nc : nc + nb]))
+    return []
