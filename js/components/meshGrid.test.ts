@@ -406,45 +406,21 @@ describe("mesh grid (canvas path)", () => {
   });
 
   it("copies a heat map's ids from one layer per ink, each through a clip of the cells in that ink", () => {
-    const payload = loadFixture("abstract_512");
-    const layout = decodePayload(payload);
     // Black ids on pale cells and white on dark ones, as the memory heat map paints them.
     let dark = (k: number) => k % 3 === 0;
-    const paint = {
-      fill: (k: number) => (dark(k) ? "#202020" : "#f0f0f0"),
-      ink: (k: number) => (dark(k) ? "#ffffff" : "#000000"),
-      tag: () => "",
-      label: (k: number) => `Device ${k}`,
-    };
-    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
-    let recording = recordingContext();
-    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
-      () => recording.ctx as unknown as CanvasRenderingContext2D,
-    );
-    const view = renderMeshGrid(
-      layout,
-      { onHover: () => {}, onFocus: () => {}, onActivate: () => {} },
-      new AbortController().signal,
-      { fill: () => "", label: "id", paint },
-    );
-    document.body.append(view.element);
-    const next = () => {
-      recording = recordingContext();
-      vi.advanceTimersByTime(20);
-      return recording;
-    };
+    const grid = paintedGrid("abstract_512", () => (k) => (dark(k) ? "#ffffff" : "#000000"));
+    const { layout } = grid;
     // The first paint draws each id in its own cell's ink; the layers are drawn once the page is idle.
-    const first = next();
-    const ids = first.texts.filter((t) => /^\d+$/.test(t.text));
+    const ids = grid.ids(grid.next());
     expect(ids).toHaveLength(512);
     const geometry = canvasGeometry(layout.meshSizes, layout.payload.mesh?.names ?? []);
     for (const t of ids) expect(t.ink).toBe(dark(hitTest(geometry, t.x, t.y)) ? "#ffffff" : "#000000");
-    vi.advanceTimersByTime(100);
+    grid.idle();
     // New values darken other cells: no id is shaped again, each ink's layer is copied once through its cells.
     dark = (k: number) => k % 5 === 0;
-    view.repaint?.();
-    const again = next();
-    expect(again.texts.filter((t) => /^\d+$/.test(t.text))).toEqual([]);
+    grid.view.repaint?.();
+    const again = grid.next();
+    expect(grid.ids(again)).toEqual([]);
     expect(again.copies).toHaveLength(2);
     const clipped = again.copies.map((c) =>
       (c.clip ?? []).map(([x, y]) => hitTest(geometry, x + 1, y + 1)).sort((a, b) => a - b),
@@ -457,32 +433,14 @@ describe("mesh grid (canvas path)", () => {
     expect(again.copies.every((c) => c.alpha === 1)).toBe(true);
     // One ink for every cell: the layer is copied whole, with no clip.
     dark = () => false;
-    view.repaint?.();
-    const plain = next();
-    expect(plain.copies).toEqual([{ alpha: 1, clip: null }]);
+    grid.view.repaint?.();
+    expect(grid.next().copies).toEqual([{ alpha: 1, clip: null }]);
   });
 
   it("draws an id whose ink is a CSS variable in that variable's colour, not in the last fill", () => {
-    const layout = decodePayload(loadFixture("abstract_512"));
-    vi.useFakeTimers({ toFake: ["requestAnimationFrame", "cancelAnimationFrame", "setTimeout", "clearTimeout"] });
-    const recording = recordingContext();
-    vi.spyOn(HTMLCanvasElement.prototype, "getContext").mockImplementation(
-      () => recording.ctx as unknown as CanvasRenderingContext2D,
-    );
-    const view = renderMeshGrid(
-      layout,
-      { onHover: () => {}, onFocus: () => {}, onActivate: () => {} },
-      new AbortController().signal,
-      {
-        fill: () => "",
-        label: "id",
-        paint: { fill: () => "#123456", ink: () => "var(--sv-tile-ink)", tag: () => "", label: () => "" },
-      },
-    );
-    view.element.style.setProperty("--sv-tile-ink", "#abcdef");
-    document.body.append(view.element);
-    vi.advanceTimersByTime(20);
-    const ids = recording.texts.filter((t) => /^\d+$/.test(t.text));
+    const grid = paintedGrid("abstract_512", () => () => "var(--sv-tile-ink)");
+    grid.view.element.style.setProperty("--sv-tile-ink", "#abcdef");
+    const ids = grid.ids(grid.next());
     expect(ids).toHaveLength(512);
     expect(new Set(ids.map((t) => t.ink))).toEqual(new Set(["#abcdef"]));
   });
