@@ -7,7 +7,7 @@
 
 import { describe, expect, it } from "vitest";
 import type { ProgramPayload } from "../payload/program";
-import { decodeProgram, lineLabel } from "../payload/program";
+import { decodeProgram, lineLabel, lineText } from "../payload/program";
 import { sourcePlan } from "../payload/programSource";
 import { whyText } from "../payload/reasons";
 import { loadProgram } from "../test/programFixtures";
@@ -21,7 +21,14 @@ function shown(payload: ProgramPayload, entry: number, planned = false): { title
   return { title: facts.title, el: h("div", {}, facts.content) };
 }
 
-const entryOf = (payload: ProgramPayload, line: number): number => payload.lines.findIndex((l) => l.line === line);
+
+/** The entry of the payload's line whose source text is `text` (as Python read it; its file is
+ * tests/program_js_fixtures.py, whose line numbers move as it is edited). */
+function entryWithText(payload: ProgramPayload, text: string): number {
+  const found = payload.lines.findIndex((l) => lineText(payload, l.file, l.line).trim() === text);
+  if (found < 0) throw new Error(`no line of the layered step reads ${text}`);
+  return found;
+}
 const listed = (el: HTMLElement): string[] =>
   Array.from(el.querySelectorAll('[data-role="line-reasons"] li')).map((li) => li.textContent ?? "");
 const chips = (el: HTMLElement): HTMLElement[] => Array.from(el.querySelectorAll('[data-role="line-collective"]'));
@@ -41,15 +48,19 @@ describe("a line's facts", () => {
   const payload = loadProgram("layers");
   const reasons = payload.reasons;
   if (!reasons) throw new Error("no reasons");
-  const dense = entryOf(payload, 120); // `return x @ kernel`, the second line of `def dense` at line 119
+  const dense = entryWithText(payload, "return x @ kernel"); // the second line of `def dense`
+  // the loop's first layer line, which runs no collective of its own (`dense`'s line runs them)
+  const relu = entryWithText(payload, 'h = jax.nn.relu(dense(x, layer["wi"]))');
+  // the loss's line, which runs one operand of the combined all-reduce
+  const loss = entryWithText(payload, 'return jnp.mean((logits - batch["y"]) ** 2)');
 
   it("lists no collectives and no reasons for a line that runs none", () => {
-    const entry = entryOf(payload, 138);
+    const entry = relu;
     expect(payload.lines[entry].collectives).toEqual([]);
     expect(payload.lines[entry].parts ?? []).toEqual([]);
     const { el, title } = shown(payload, entry);
     // without a source plan the line has no block to name
-    expect(title).toBe(`Line ${lineLabel(payload, payload.lines[entry].file, 138)}`);
+    expect(title).toBe(`Line ${lineLabel(payload, payload.lines[entry].file, payload.lines[entry].line)}`);
     expect(el.querySelector('[data-role="line-facts"]')?.textContent).toContain("sends per call0 B");
     expect(el.querySelector(".sv-line-collectives")).toBeNull();
     expect(el.querySelector('[data-role="line-reasons"]')).toBeNull();
@@ -95,7 +106,7 @@ describe("a line's facts", () => {
   });
 
   it("shows a combined collective only as its operand on the line of that operand", () => {
-    const entry = entryOf(payload, 147);
+    const entry = loss;
     expect(payload.lines[entry].collectives).toEqual([7]);
     const { el } = shown(payload, entry);
     const [chip] = chips(el);
