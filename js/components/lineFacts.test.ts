@@ -21,7 +21,6 @@ function shown(payload: ProgramPayload, entry: number, planned = false): { title
   return { title: facts.title, el: h("div", {}, facts.content) };
 }
 
-
 /** The entry of the payload's line whose source text is `text` (as Python read it; its file is
  * tests/program_js_fixtures.py, whose line numbers move as it is edited). */
 function entryWithText(payload: ProgramPayload, text: string): number {
