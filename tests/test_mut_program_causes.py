@@ -803,3 +803,33 @@ def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
         "w is split over 'a' on its contracting dimension 0: each device multiplies only its block of it and "
         "holds a partial sum, which the all-reduce adds up over 'a'"
     )
+
+
+def multiplied_while(x, w, n):
+    def body(carry):
+        i, c = carry
+        return i + 1, jnp.tanh(c @ w)
+
+    return jax.lax.while_loop(lambda carry: carry[0] < n, body, (0, x))[1]
+
+
+def test_a_while_loops_closed_over_operand_is_named_by_the_loops_own_operand():
+    """The same contraction in a while loop whose condition reads a traced limit n: the condition's
+    constant (n) comes before the body's (w) among the loop's operands. c @ w contracts dimension 1 of c
+    with dimension 0 of w, both split over 'a': partial sums, one all-reduce over 'a', naming w."""
+    x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
+    n = jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(MESH, P()))
+    assert hlo_kinds(multiplied_while, x, w, n) == ["all-reduce"]
+    prog = shardviz.trace(multiplied_while, x, w, n)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.expression) == (
+        "partial-sums",
+        "dot_general",
+        "return i + 1, jnp.tanh(c @ w)",
+    )
+    assert [(o.label, o.spec) for o in why.operands] == [("an unlisted float32[12,12]", None), ("w", (("a",), ()))]
+    assert why.rule == (
+        "w is split over 'a' on its contracting dimension 0: each device multiplies only its block of it and "
+        "holds a partial sum, which the all-reduce adds up over 'a'"
+    )
