@@ -66,14 +66,19 @@ def test_an_estimates_collectives_are_summed_per_line_kind_and_axes_longest_firs
     assert summed[1].key == ("m.py:3", "all-gather", "data")
 
 
+def combined_on_lines_2_and_3(first: int, second: int) -> SimpleNamespace:
+    """A collective XLA combined from two operands, made on m.py's lines 2 and 3, sending these bytes per run."""
+    where = [SimpleNamespace(file="m.py", line=n) for n in (2, 3)]
+    parts = (SimpleNamespace(wire_bytes=first, source=where[0]), SimpleNamespace(wire_bytes=second, source=where[1]))
+    return SimpleNamespace(count=1, total_wire_bytes=first + second, source=where[0], parts=parts)
+
+
 def test_a_combined_collective_puts_each_operands_bytes_and_its_share_of_time_on_its_line():
     # One all-reduce priced at 6 s, combined by XLA from two operands sending 768 and 384 bytes per run.
     priced = (collective("m.py:2", "all-reduce", ("data",), 1152, 1, 6.0),)
-    where = [SimpleNamespace(file="m.py", line=n) for n in (2, 3)]
-    combined = SimpleNamespace(count=1, total_wire_bytes=1152, source=where[0],
-                               parts=(SimpleNamespace(wire_bytes=768, source=where[0]),
-                                      SimpleNamespace(wire_bytes=384, source=where[1])))  # fmt: skip
-    assert line_collectives(estimate(collectives=priced), program(collectives=(combined,))) == (
+    assert line_collectives(
+        estimate(collectives=priced), program(collectives=(combined_on_lines_2_and_3(768, 384),))
+    ) == (
         LineCollectives("m.py:2", "all-reduce", "data", 1, 768, 4.0, "NVLink"),  # 768 / 1152 of 6 s
         LineCollectives("m.py:3", "all-reduce", "data", 1, 384, 2.0, "NVLink"),
     )
@@ -221,11 +226,7 @@ def test_a_line_in_a_file_whose_path_holds_a_colon_is_split_at_its_last_colon():
 
 def test_a_combined_collective_of_no_bytes_shares_its_time_evenly_among_its_lines():
     priced = (collective("m.py:2", "all-reduce", ("data",), 0, 1, 6.0),)
-    where = [SimpleNamespace(file="m.py", line=n) for n in (2, 3)]
-    combined = SimpleNamespace(count=1, total_wire_bytes=0, source=where[0],
-                               parts=(SimpleNamespace(wire_bytes=0, source=where[0]),
-                                      SimpleNamespace(wire_bytes=0, source=where[1])))  # fmt: skip
-    assert line_collectives(estimate(collectives=priced), program(collectives=(combined,))) == (
+    assert line_collectives(estimate(collectives=priced), program(collectives=(combined_on_lines_2_and_3(0, 0),))) == (
         LineCollectives("m.py:2", "all-reduce", "data", 1, 0, 3.0, "NVLink"),  # half of 6 s each
         LineCollectives("m.py:3", "all-reduce", "data", 1, 0, 3.0, "NVLink"),
     )

@@ -31,6 +31,7 @@ from test_program_causes import (
     embedded_rows,
     hlo_kinds,
     looked_up,
+    looped_until,
     merged,
     mismatched_matmul,
     put,
@@ -776,13 +777,6 @@ def test_split_indices_into_a_whole_operand_say_any_index_may_point_anywhere(fn,
     assert operand.label in ("table", "x")
 
 
-def multiplied_in_the_body(x, w):
-    def step(c, _):
-        return jnp.tanh(c @ w), None
-
-    return jax.lax.scan(step, x, None, length=3)[0]
-
-
 def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
     """The carry x [12,12] P(None,'a') and w [12,12] P('a'), closed over by the scan's body: c @ w contracts
     dimension 1 of c with dimension 0 of w, both split over 'a', so each device holds a partial sum that one
@@ -790,11 +784,11 @@ def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
     with its layout. The carry inside the body is XLA's to lay out and not among the program's values: it is
     named by its type, the same in every run (it was an address once)."""
     x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
-    assert hlo_kinds(multiplied_in_the_body, x, w) == ["all-reduce"]
-    whys = [shardviz.trace(multiplied_in_the_body, x, w).collectives[0].why for _ in range(2)]
+    assert hlo_kinds(carried, x, w) == ["all-reduce"]
+    whys = [shardviz.trace(carried, x, w).collectives[0].why for _ in range(2)]
     assert whys[0] == whys[1]
     why = whys[0]
-    assert (why.cause, why.primitive, why.expression) == ("partial-sums", "dot_general", "return jnp.tanh(c @ w), None")
+    assert (why.cause, why.primitive, why.expression) == ("partial-sums", "dot_general", "c = jnp.tanh(c @ w)")
     assert [(o.label, o.type_str, o.spec) for o in why.operands] == [
         ("an unlisted float32[12,12]", "float32[12,12]", None),
         ("w", "float32[12,12]", (("a",), ())),
@@ -805,28 +799,20 @@ def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
     )
 
 
-def multiplied_while(x, w, n):
-    def body(carry):
-        i, c = carry
-        return i + 1, jnp.tanh(c @ w)
-
-    return jax.lax.while_loop(lambda carry: carry[0] < n, body, (0, x))[1]
-
-
 def test_a_while_loops_closed_over_operand_is_named_by_the_loops_own_operand():
-    """The same contraction in a while loop whose condition reads a traced limit n: the condition's
-    constant (n) comes before the body's (w) among the loop's operands. c @ w contracts dimension 1 of c
+    """The same contraction in a while loop whose condition reads a traced limit: the condition's
+    constant (limit) comes before the body's (w) among the loop's operands. c @ w contracts dimension 1 of c
     with dimension 0 of w, both split over 'a': partial sums, one all-reduce over 'a', naming w."""
     x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
     n = jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(MESH, P()))
-    assert hlo_kinds(multiplied_while, x, w, n) == ["all-reduce"]
-    prog = shardviz.trace(multiplied_while, x, w, n)
+    assert hlo_kinds(looped_until, x, w, n) == ["all-reduce"]
+    prog = shardviz.trace(looped_until, x, w, n)
     (c,) = prog.collectives
     why = c.why
     assert (why.cause, why.primitive, why.expression) == (
         "partial-sums",
         "dot_general",
-        "return i + 1, jnp.tanh(c @ w)",
+        "return k + 1, jnp.tanh(c @ w)",
     )
     assert [(o.label, o.spec) for o in why.operands] == [("an unlisted float32[12,12]", None), ("w", (("a",), ()))]
     assert why.rule == (

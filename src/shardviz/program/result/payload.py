@@ -91,12 +91,12 @@ class _Writer:
         self.line_groups: dict[tuple[int | None, int | None], dict[str, Any]] = {}
         self.line_numbers: dict[tuple[int | None, int | None], int] = {}
         self.chains: list[tuple[SourceLocation, ...]] = []
-        self.key_stems: list[str] = []
 
     def payload(self) -> dict[str, Any]:
         program = self.program
         # Values first, then collectives: line groups are numbered in that order.
         values = self.value_columns()
+        key_stems, values["key_stem"] = encode_keys(v.key or v.name for v in program.values)
         collectives = [self.collective(i, c) for i, c in enumerate(program.collectives)]
         # Memory groups and steps name lines too: before the line groups are sent.
         memory_timeline = memory_timeline_payload(program.memory_timeline, self.memory_line)
@@ -136,7 +136,7 @@ class _Writer:
             "stacks": self.stacks.rows,
             "line_texts": [[f, line, text] for (f, line), text in self.texts.items() if text],
             "types": self.types.rows,
-            "key_stems": self.key_stems,
+            "key_stems": key_stems,
             "primitives": self.primitives.rows,
             "origins": self.origins.rows,
             "notes": self.notes.rows,
@@ -273,7 +273,6 @@ class _Writer:
             group["values"].append(i)
             for key in names:
                 columns[key].append(row[key])
-        self.key_stems, columns["key_stem"] = encode_keys(v.key or v.name for v in self.program.values)
         return columns
 
     def collective(self, i: int, c: Collective) -> dict[str, Any]:
