@@ -130,8 +130,9 @@ class Changes:
 
     def __init__(self, names):
         self.names = names
-        self.steps = {"slow": 4.0, "fast": 1.0, "kept": 0.5, "refused": 0.1, "unknown": None}
+        self.steps = {"slow": 4.0, "fast": 1.0, "kept": 0.5, "refused": 0.1, "unknown": None, "moved": 0.2}
         self.kept = {"kept"}
+        self.moved = {"kept", "moved"}  # as many collectives like it as before: gone from its line, or not at all
         self.traced = []
 
     def install(self, monkeypatch, program, collective, hardware, remat=None):
@@ -146,9 +147,13 @@ class Changes:
             assert hw == hardware
             return 2.0 if p is program else self.steps[p.name]
 
-        def still_there(changed, c):
-            assert c is collective
+        def still_there(changed, c, before):
+            assert c is collective and before is program
             return changed.name in self.kept
+
+        def count(p, c):
+            assert c is collective
+            return 1 if p is program or p.name in self.moved else 0
 
         def remat_there(changed, r):
             assert r == remat
@@ -166,6 +171,7 @@ class Changes:
         monkeypatch.setattr(fixes_module, "_traced", traced)
         monkeypatch.setattr(fixes_module, "_step", step)
         monkeypatch.setattr(fixes_module, "_still_there", still_there)
+        monkeypatch.setattr(fixes_module, "_count", count)
         monkeypatch.setattr(fixes_module, "_remat_there", remat_there)
         monkeypatch.setattr(fixes_module, "_diff", lambda before, after, hw: (before.name, after.name, hw))
 
@@ -185,6 +191,11 @@ def test_fixes_that_remove_it_come_first_fastest_first_and_a_refused_change_is_n
         (("fast",),),
         "fast",
     )
+    # a change that only moves it to another line ranks after one that takes it out, however fast
+    Changes(["moved", "slow", "fast"]).install(monkeypatch, program, gather, "h100")
+    assert [(f.summary, f.removed) for f in find_fixes(program, gather, "h100")] == [
+        ("fast", True), ("slow", True), ("moved", True)
+    ]  # fmt: skip
     # a rematerialization's fixes are judged by whether it is gone
     Changes(["slow", "kept", "fast"]).install(monkeypatch, program, gather, "h100", remat="remat 0")
     by_remat = find_fixes(program, gather, "h100", remat="remat 0")

@@ -130,19 +130,47 @@ def test_a_sum_over_a_split_dimension_says_how_the_blocks_are_combined():
 
 def test_contracting_dimensions_split_over_different_axes_name_both_splits():
     """x [8,12] P(None,'a') @ w [12,6] P('b'): dimension 1 of x is split over 'a', dimension 0 of w over 'b';
-    the axes that differ are 'a' and 'b' (one of the two splits is moved, whichever XLA gathers)."""
+    the axes that differ are 'a' and 'b'. XLA gathers both whole: the all-gather over 'b' is w's (its block
+    [4,6] from 3 devices), the one over 'a' is x's ([8,3] from 4)."""
     x, w = put((8, 12), P(None, "a")), put((12, 6), P("b", None))
     prog = shardviz.trace(mismatched_matmul, x, w)
     assert sorted(c.kind for c in prog.collectives) == sorted(hlo_kinds(mismatched_matmul, x, w))
-    for c in prog.collectives:
-        why = c.why
-        assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 0, 1, ("a", "b"))
+    by_axes = {c.axes: c.why for c in prog.collectives}
+    assert sorted(by_axes) == [("a",), ("b",)]
+    for axes, (operand, dimension, wanted, moved, other) in {
+        ("b",): (1, 0, (("a",), ()), "w is gathered over 'b' to match x", "x"),
+        ("a",): (0, 1, ((), ("b",)), "x is gathered over 'a' to match w", "w"),
+    }.items():
+        why = by_axes[axes]
+        assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", operand, dimension, ("a", "b"))
         assert (why.primitive, why.expression) == ("dot_general", "return x @ w")
         assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",))), ("w", (("b",), ()))]
+        assert (why.wanted, why.wanted_by) == (wanted, f"the contraction with {other}")
         assert why.rule == (
             "a contraction needs both operands' contracting dimensions split alike, but dimension 1 of x is "
-            "split over 'a' and dimension 0 of w over 'b': one is moved to match the other"
+            f"split over 'a' and dimension 0 of w over 'b': {moved}"
         )
+
+
+def test_a_contracting_dimension_split_on_one_side_only_gathers_that_side():
+    """FSDP: x [16,24] P('a') @ w [24,12] P('a'): x's contracting dimension 1 is whole, w's dimension 0 is
+    split over 'a', so XLA gathers w over 'a' (its [6,12] block from 4 devices) and x keeps its layout. The
+    reason points at w, dimension 0, wanted whole; laying w out whole takes the gather out of JAX's module."""
+    x, w = put((16, 24), P("a", None)), put((24, 12), P("a", None))
+    assert hlo_kinds(mismatched_matmul, x, w) == ["all-gather"]
+    prog = shardviz.trace(mismatched_matmul, x, w)
+    (c,) = prog.collectives
+    why = c.why
+    assert (c.kind, c.axes) == ("all-gather", ("a",))
+    assert (why.cause, why.operand, why.dimension, why.axes) == ("layout-mismatch", 1, 0, ("a",))
+    assert (why.wanted, why.wanted_by) == (((), ()), "the contraction with x")
+    assert why.rule == (
+        "a contraction needs both operands' contracting dimensions split alike, but dimension 1 of x is "
+        "split over no mesh axis and dimension 0 of w over 'a': w is gathered over 'a' to match x"
+    )
+    top = c.fixes[0]
+    assert (top.removed, top.kind, top.target, top.spec) == (True, "input-spec", "w", ((), ()))
+    assert hlo_kinds(mismatched_matmul, x, put((24, 12), P())) == []
 
 
 def test_a_loop_carry_moved_back_says_both_layouts():

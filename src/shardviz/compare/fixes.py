@@ -78,6 +78,8 @@ class _Change:
     steps: tuple[Spec, ...] = ()
     second_index: int | None = None  # input-spec of two inputs: the other one
     second_spec: Spec = ()
+    more: tuple[tuple[int, Spec], ...] = ()  # input-spec of several inputs: the rest, (input, spec) each
+    value_at: tuple[int, int] | None = None  # constraint on a value: (top-level equation, result) that makes it
 
 
 class FixFinder:
@@ -160,7 +162,9 @@ def find_fixes(
                 kind=change.kind,
                 summary=change.summary,
                 code=change.code,
-                removed=not _still_there(changed, collective) if remat is None else not _remat_there(changed, remat),
+                removed=not _still_there(changed, collective, program)
+                if remat is None
+                else not _remat_there(changed, remat),
                 step_s=_step(changed, hardware),
                 before_s=before,
                 hardware=hardware,
@@ -170,7 +174,11 @@ def find_fixes(
                 target=change.target,
             )
         )
-    return tuple(sorted(out, key=lambda f: (not f.removed, f.step_s if f.step_s is not None else float("inf"))))
+    # Gone from the program ranks before moved to another line of it; then the estimated step time.
+    kept = {id(f): remat is None and _count(f.program, collective) >= _count(program, collective) for f in out}
+    return tuple(
+        sorted(out, key=lambda f: (not f.removed, kept[id(f)], f.step_s if f.step_s is not None else float("inf")))
+    )
 
 
 def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Change]:
@@ -185,13 +193,21 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
         if d is not None and operand.label in paths:
             k = paths.index(operand.label)
             shape = program.inputs[k].shape
+            # The operation's other operands read alike (concatenate's): changed with it.
+            alike = [
+                paths.index(o.label)
+                for o in why.operands
+                if o is not operand and o.label in paths and o.spec == operand.spec and o.type_str == operand.type_str
+            ]
             moved = _moved_elsewhere(operand.spec, d, why.axes, shape, _sizes(program))
             if moved is not None and why.cause == "whole-dimension":
-                out.append(_input_change(program, k, moved, f"split {operand.label} on another dimension"))
+                out.append(_inputs_change(program, [(k, moved), *((j, moved) for j in alike)],
+                                          f"split {operand.label} on another dimension"))  # fmt: skip
             dropped = tuple(
                 tuple(a for a in s if a not in why.axes) if i == d else s for i, s in enumerate(operand.spec)
             )
-            out.append(_input_change(program, k, dropped, f"keep dimension {d} of {operand.label} whole"))
+            out.append(_inputs_change(program, [(k, dropped), *((j, dropped) for j in alike)],
+                                      f"keep dimension {d} of {operand.label} whole"))  # fmt: skip
         if why.cause == "partial-sums":  # the other operand's contracting dimension split alike goes too
             for other in why.operands:
                 if other is operand or other.spec is None or other.label not in paths:
@@ -205,17 +221,30 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                         for i, s in enumerate(operand.spec)
                     )
                     out.append(_two_inputs(program, (j, first), (k, dropped)))
-    if why.cause in ("layout-mismatch", "loop-carry") and why.wanted is not None:
-        for o in why.operands:
-            if o.label in paths and o.spec is not None and o.spec != why.wanted and o.role != "result":
+    if why.cause in ("layout-mismatch", "loop-carry") and why.wanted is not None and operand is not None:
+        # The operand pointed at first, then another of its shape; never one the wanted layout is not for.
+        candidates = [operand, *(o for o in why.operands if o is not operand)]
+        for o in candidates:
+            if (
+                o.label in paths
+                and o.spec is not None
+                and o.spec != why.wanted
+                and o.role != "result"
+                and _shape(o.type_str) == _shape(operand.type_str)
+            ):
                 k = paths.index(o.label)
                 if tuple(program.inputs[k].shape) and len(program.inputs[k].shape) == len(why.wanted):
                     out.append(_input_change(program, k, why.wanted, f"lay {o.label} out as it is wanted"))
                     break
         else:  # made from an input of its shape and layout (x * 2): that input laid out as wanted, tried
-            made = operand.spec if operand is not None else None
+            made = operand.spec
             for k, layout in enumerate(program.inputs):
-                if made is not None and operand is not None and layout.spec == made and len(layout.shape) == len(made):
+                if (
+                    made is not None
+                    and layout.spec == made
+                    and made != why.wanted
+                    and tuple(layout.shape) == _shape(operand.type_str)
+                ):
                     summary = f"lay {paths[k]}, which {operand.label} is made from, out as it is wanted"
                     out.append(_input_change(program, k, why.wanted, summary))
                     break
@@ -230,7 +259,58 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                 steps = constraint_steps(made, why.wanted)
                 if steps:
                     out.append(_constraint_change(collective.source.line, steps, why.wanted))
+    out.extend(_upstream_changes(program, why, operand))
     return _unique(out)
+
+
+def _upstream_changes(program: Any, why: Why, operand: Any) -> list[_Change]:
+    """Where the operand is made inside the program: the inputs it is made from kept off the collective's
+    axes, and a ``with_sharding_constraint`` on the operand where its line makes it."""
+    out: list[_Change] = []
+    paths = tuple(program.input_paths)
+    split = [
+        k
+        for k in why.sources
+        if k < len(program.inputs)
+        and program.inputs[k].spec is not None
+        and any(a in why.axes for s in program.inputs[k].spec for a in s)
+    ]
+    if split and why.axes:
+        changes = [(k, tuple(tuple(a for a in s if a not in why.axes) for s in program.inputs[k].spec)) for k in split]
+        names = _names([paths[k] for k in split])
+        out.append(_inputs_change(program, changes, f"keep {names} off {_axes_words(why.axes)}"))
+    if operand is None or operand.spec is None or operand.label in paths or why.made_at is None:
+        return out
+    d = why.dimension
+    spec: Spec | None = None
+    if why.cause in ("layout-mismatch", "loop-carry"):
+        spec = why.wanted if why.wanted is not None and len(why.wanted) == len(operand.spec) else None
+    elif d is not None and d < len(operand.spec):
+        spec = tuple(tuple(a for a in s if a not in why.axes) if i == d else s for i, s in enumerate(operand.spec))
+        shape = _shape(operand.type_str)
+        if why.cause == "whole-dimension" and shape is not None:
+            spec = _moved_elsewhere(operand.spec, d, why.axes, shape, _sizes(program)) or spec
+    if spec is not None and spec != operand.spec:
+        out.append(_value_change(operand, spec, why.made_at))
+    return out
+
+
+def _names(labels: Sequence[str]) -> str:
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+
+
+def _axes_words(axes: Sequence[str]) -> str:
+    return " and ".join(repr(a) for a in axes)
+
+
+def _shape(type_str: str) -> tuple[int, ...] | None:
+    """``float32[12,24]`` (or ``float32[12@a,24]``, as an Explicit mesh types it) -> (12, 24); None where the
+    text is not an array type."""
+    inner = type_str.partition("[")[2].partition("]")[0]
+    try:
+        return tuple(int(n.partition("@")[0]) for n in inner.split(",")) if inner else ()
+    except ValueError:
+        return None
 
 
 def constraint_steps(made: Spec, wanted: Spec) -> tuple[Spec, ...]:
@@ -291,6 +371,34 @@ def _input_change(program: Any, k: int, spec: Spec, summary: str) -> _Change:
     return _Change("input-spec", f"input {path} as {spec_text(spec)} ({summary})", code, spec, path, input_index=k)
 
 
+def _inputs_change(program: Any, changes: Sequence[tuple[int, Spec]], summary: str) -> _Change:
+    """One input's spec, or several inputs' together, changed."""
+    (k, spec), *rest = changes
+    if not rest:
+        return _input_change(program, k, spec, summary)
+    paths = program.input_paths
+    code = "; ".join(f"{paths[j]} = jax.device_put({paths[j]}, {_sharding_code(s)})" for j, s in changes)
+    listed = ", ".join(f"{paths[j]} as {spec_text(s)}" for j, s in changes)
+    return _Change("input-spec", f"inputs {listed} ({summary})", code, spec, paths[k], input_index=k,
+                   more=tuple(rest))  # fmt: skip
+
+
+def _value_change(operand: Any, spec: Spec, made_at: tuple[int, int, int]) -> _Change:
+    """A ``with_sharding_constraint`` on the operand, where the line that makes it makes it."""
+    i, j, line = made_at
+    where = f"line {line}" if line else "the line that makes it"
+    shown = _sharding_code(spec)
+    label = operand.label
+    if label.isidentifier():
+        code = f"{label} = jax.lax.with_sharding_constraint({label}, {shown})  # after {where}, where {label} is made"
+        what = label
+    else:
+        what = f"the {operand.type_str} {where} makes ({label})"
+        code = f"jax.lax.with_sharding_constraint(..., {shown})  # around {what}"
+    summary = f"constrain {what} to {spec_text(spec)} at {where}"
+    return _Change("constraint", summary, code, spec, where, value_at=(i, j))
+
+
 def _two_inputs(program: Any, first: tuple[int, Spec], second: tuple[int, Spec]) -> _Change:
     (j, a), (k, b) = first, second
     pa, pb = program.input_paths[j], program.input_paths[k]
@@ -338,6 +446,8 @@ def _traced(program: Any, change: _Change) -> Any:
         specs[change.input_index] = _partition_spec(change.spec)
         if change.second_index is not None:
             specs[change.second_index] = _partition_spec(change.second_spec)
+        for k, spec in change.more:
+            specs[k] = _partition_spec(spec)
         return retrace(program, specs)
     if program.whatif is not None:
         origin = program.origin
@@ -345,7 +455,7 @@ def _traced(program: Any, change: _Change) -> Any:
             raise ShardingError("this what-if program has no child to trace a change in")
         args, kwargs = jax.tree_util.tree_unflatten(origin.tree, list(origin.leaves))
         rewritten = FixInChild(origin.fun, program.name, change.kind, change.output_index, change.spec,
-                               change.constraint_line, change.steps)  # fmt: skip
+                               change.constraint_line, change.steps, change.value_at)  # fmt: skip
         return origin.retrace_with(rewritten, *args, **kwargs)
     return _rewritten(program, change)
 
@@ -363,6 +473,7 @@ class FixInChild:
     spec: Spec
     constraint_line: int | None
     steps: tuple[Spec, ...]
+    value_at: tuple[int, int] | None = None
 
     def _jitted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, list[Any]]:
         leaves = jax.tree_util.tree_leaves((args, kwargs))
@@ -375,7 +486,7 @@ class FixInChild:
         if len(arrays) != len(closed.jaxpr.invars):
             raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
         change = _Change(self.kind, "", "", self.spec, "", output_index=self.output_index,
-                         constraint_line=self.constraint_line, steps=self.steps)  # fmt: skip
+                         constraint_line=self.constraint_line, steps=self.steps, value_at=self.value_at)  # fmt: skip
         return _changed_jit(closed, change, mesh, self.name), arrays
 
     def trace(self, *args: Any, **kwargs: Any) -> Any:
@@ -433,7 +544,10 @@ def _changed_jit(closed: Any, change: _Change, mesh: Any, name: str) -> Any:
         return change.steps if where is not None and where.line == change.constraint_line else None
 
     def changed(*flat: Any) -> Any:
-        return _evaluate(closed, flat, constrained_at, mesh)
+        after = None
+        if change.kind == "constraint" and change.value_at is not None:
+            after = (change.value_at, NamedSharding(mesh, _partition_spec(change.spec)))
+        return _evaluate(closed, flat, constrained_at, mesh, after)
 
     out_shardings: Any = None
     if change.kind == "out-shardings":
@@ -445,9 +559,10 @@ def _changed_jit(closed: Any, change: _Change, mesh: Any, name: str) -> Any:
     return jax.jit(changed, out_shardings=out_shardings) if out_shardings is not None else jax.jit(changed)
 
 
-def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> list[Any]:
+def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any, after: Any = None) -> list[Any]:
     """``closed`` evaluated on ``flat``, as JAX's own evaluator does, with the steps a change asks for
-    put before the constraint they lead to."""
+    put before the constraint they lead to, and ``after`` (``((equation, result), sharding)``) put on the
+    result that top-level equation makes, under that equation's own line."""
     from jax._src import source_info_util
 
     jaxpr = closed.jaxpr
@@ -460,7 +575,9 @@ def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> lis
         env[v] = c
     for v, x in zip(jaxpr.invars, flat):
         env[v] = x
-    for eqn in jaxpr.eqns:
+    if after is not None and after[0][0] >= len(jaxpr.eqns):
+        raise ShardingError("the program's jaxpr has no equation where the constraint was to go")
+    for i, eqn in enumerate(jaxpr.eqns):
         params = eqn.primitive.get_bind_params(eqn.params)
         operands = [read(v) for v in eqn.invars]
         name_stack = source_info_util.current_name_stack() + eqn.source_info.name_stack
@@ -468,20 +585,39 @@ def _evaluate(closed: Any, flat: Sequence[Any], steps_at: Any, mesh: Any) -> lis
             for s in steps_at(eqn) or ():
                 operands[0] = jax.lax.with_sharding_constraint(operands[0], NamedSharding(mesh, _partition_spec(s)))
             result = eqn.primitive.bind(*operands, **params)
-        results = result if eqn.primitive.multiple_results else [result]
+            results = list(result) if eqn.primitive.multiple_results else [result]
+            if after is not None and after[0][0] == i:
+                results[after[0][1]] = jax.lax.with_sharding_constraint(results[after[0][1]], after[1])
         for v, r in zip(eqn.outvars, results):
             env[v] = r
     return [read(v) for v in jaxpr.outvars]
 
 
-def _still_there(changed: Any, collective: Collective) -> bool:
-    """Whether the changed program still runs a collective of that kind on that line."""
+def _alike(c: Any, collective: Collective) -> bool:
+    """The same kind over some of the same mesh axes: a collective over other axes is another one."""
+    return c.kind == collective.kind and (not c.axes or not collective.axes or bool(set(c.axes) & set(collective.axes)))
+
+
+def _count(program: Any, collective: Collective) -> int:
+    return sum(c.count for c in program.collectives if _alike(c, collective))
+
+
+def _still_there(changed: Any, collective: Collective, before: Any = None) -> bool:
+    """Whether the changed program still runs a collective like it (kind, axes) on that line, or more like it
+    than before on no line of the user's: one XLA no longer ties to a line is not gone."""
     if collective.source is None:
-        return any(c.kind == collective.kind and c.charged_to == collective.charged_to for c in changed.collectives)
+        return any(_alike(c, collective) and c.charged_to == collective.charged_to for c in changed.collectives)
+    if before is not None:
+
+        def unlined(program: Any) -> int:
+            return sum(c.count for c in program.collectives if _alike(c, collective) and c.source is None)
+
+        if unlined(changed) > unlined(before):
+            return True
     here = (collective.source.file, collective.source.line)
     for c in changed.collectives:
         sources = [p.source for p in c.parts] if c.parts else [c.source]
-        if c.kind == collective.kind and any(s is not None and (s.file, s.line) == here for s in sources):
+        if _alike(c, collective) and any(s is not None and (s.file, s.line) == here for s in sources):
             return True
     return False
 

@@ -114,6 +114,9 @@ class CauseReader:
         self.producer: dict[int, _Eqn] = {}
         self.outer: dict[int, Any] = {}  # a call's inner input -> the operand the call passes it
         self.lifted: dict[int, Any] = {}  # a call's inner result -> the call's result
+        self.input_of: dict[int, int] = {id(v): k for k, v in enumerate(jaxpr.invars)}
+        self.top: dict[int, int] = {id(eqn): i for i, eqn in enumerate(jaxpr.eqns)}
+        self.enclosing: dict[int, Any] = {}  # an inner input no call maps one to one (a carry) -> its equation
         for e in _equations(jaxpr):
             subs = [sub for key in sorted(e.eqn.params) for sub in _jaxprs(e.eqn.params[key])]
             if e.eqn.primitive.name in CALL_PRIMITIVES and len(subs) == 1 and len(subs[0].invars) == len(e.eqn.invars):
@@ -124,6 +127,10 @@ class CauseReader:
                         self.lifted[id(inner)] = outer
             for inner, outer in _loop_constants(e.eqn):
                 self.outer[id(inner)] = outer
+            for sub in subs:
+                for inner in sub.invars:
+                    if id(inner) not in self.outer:
+                        self.enclosing[id(inner)] = e.eqn
             if e.where is not None:
                 self.by_line.setdefault((e.where.file, e.where.line), []).append(e)
             for v in e.eqn.outvars:
@@ -202,6 +209,52 @@ class CauseReader:
         note = "" if v.layout is not None else (v.note or "its layout is unknown")
         return OperandLayout(v.label or v.name, v.type_str, v.spec, role, note)
 
+    def _sources(self, variables: Sequence[Any]) -> tuple[int, ...]:
+        """The program's inputs (positions among the jaxpr's inputs) that ``variables`` are made from, followed
+        back through every equation, call and loop."""
+        found: set[int] = set()
+        seen: set[int] = set()
+        pending = [v for v in variables if isinstance(v, jex_core.Var)]
+        while pending and len(seen) < 20_000:
+            v = pending.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if id(v) in self.input_of:
+                found.add(self.input_of[id(v)])
+            elif id(v) in self.outer:
+                pending.append(self.outer[id(v)])
+            elif id(v) in self.enclosing:
+                pending.extend(self.enclosing[id(v)].invars)
+            elif (producer := self.producer.get(id(v))) is not None:
+                pending.extend(producer.eqn.invars)
+            pending = [p for p in pending if isinstance(p, jex_core.Var)]
+        return tuple(sorted(found))
+
+    def _made_at(self, var: Any) -> tuple[int, int, int] | None:
+        """(equation, result, line) of the top-level equation that makes ``var`` (or what a call passes in as it)."""
+        hops = 0
+        while id(var) in self.outer and hops < 8:
+            var, hops = self.outer[id(var)], hops + 1
+        producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
+        if producer is None or id(producer.eqn) not in self.top:
+            return None
+        k = next((k for k, out in enumerate(producer.eqn.outvars) if out is var), None)
+        line = producer.where.line if producer.where is not None else 0
+        return None if k is None else (self.top[id(producer.eqn)], k, line)
+
+    def _located(self, why: Why, eqn: Any) -> Why:
+        """``why`` with where its fixes look: the inputs the operation reads from, and where its operand is made."""
+        made_at = None
+        if why.operand is not None and why.operand < len(why.operands):
+            label = why.operands[why.operand].label
+            for v in eqn.invars:
+                o = self._operand(v)
+                if o is not None and o.label == label:
+                    made_at = self._made_at(v)
+                    break
+        return replace(why, sources=self._sources(eqn.invars), made_at=made_at)
+
     # ------------------------------------------------------------------ causes
 
     def _by_operation(
@@ -236,7 +289,7 @@ class CauseReader:
         for candidate in candidates:
             why = self._by_equation(candidate, kind, axes, expression)
             if why.known:
-                return why
+                return self._located(why, candidate.eqn)
             first = first or why
         assert first is not None
         return first
@@ -265,7 +318,7 @@ class CauseReader:
         if needs is not None:
             return needs
         if name == "dot_general" and kind in RESHARDING_KINDS:
-            return self._operands_mismatch_dot(eqn, expression, axes)
+            return self._operands_mismatch_dot(eqn, expression, axes, kind)
         mismatch = self._operands_mismatch(eqn, name, expression, axes)
         if mismatch is not None:
             return mismatch
@@ -578,7 +631,7 @@ class CauseReader:
                 )
         return None
 
-    def _operands_mismatch_dot(self, eqn: Any, expression: str, axes: tuple[str, ...]) -> Why:
+    def _operands_mismatch_dot(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
         (lc, rc), _ = eqn.params["dimension_numbers"]
         operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
         lhs, rhs = operands
@@ -587,6 +640,14 @@ class CauseReader:
             return Why("unknown", "dot_general", expression, operands, f"the layout of {unknown} is unknown")
         for dl, dr in zip(lc, rc):
             if lhs.spec[dl] != rhs.spec[dr]:
+                # The collective runs over the axes of the split it moves: that operand is the one moved.
+                on_left = bool(set(lhs.spec[dl]) & set(axes)) or not set(rhs.spec[dr]) & set(axes)
+                index, d, other, kept = (0, dl, rhs, rhs.spec[dr]) if on_left else (1, dr, lhs, lhs.spec[dl])
+                moved = operands[index]
+                assert moved.spec is not None
+                wanted = tuple(kept if e == d else s for e, s in enumerate(moved.spec))
+                split = tuple(a for a in moved.spec[d] if a in axes) or moved.spec[d]
+                how = "gathered" if kind == "all-gather" else "moved"
                 return Why(
                     "layout-mismatch",
                     "dot_general",
@@ -594,9 +655,11 @@ class CauseReader:
                     operands,
                     f"a contraction needs both operands' contracting dimensions split alike, but dimension {dl} "
                     f"of {lhs.label} is split over {_axes_text(lhs.spec[dl])} and dimension {dr} of {rhs.label} over "
-                    f"{_axes_text(rhs.spec[dr])}: one is moved to match the other",
-                    operand=0,
-                    dimension=int(dl),
+                    f"{_axes_text(rhs.spec[dr])}: {moved.label} is {how} over {_axes_text(split)} to match {other.label}",
+                    wanted,
+                    f"the contraction with {other.label}",
+                    operand=index,
+                    dimension=int(d),
                     axes=tuple(sorted(set(lhs.spec[dl]) ^ set(rhs.spec[dr]))),
                 )
         free_l = {a for d, s in enumerate(lhs.spec) if d not in lc for a in s if a in axes}
@@ -723,6 +786,7 @@ class CauseReader:
             return None  # the carry keeps its layout: the collective is the body's own operation's
         operands = (start, end)
         primitive = found.loop.primitive.name if found is not None and found.loop is not None else "while"
+        sources = self._sources(found.loop.invars) if found is not None and found.loop is not None else ()
         return Why(
             "loop-carry",
             primitive,
@@ -735,6 +799,7 @@ class CauseReader:
             1,
             _first_difference(end.spec, start.spec),
             _changed_axes(end.spec, start.spec),
+            sources=sources,
         )
 
     def _feeds_carry(self, found: _Eqn) -> bool:

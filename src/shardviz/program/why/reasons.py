@@ -7,7 +7,7 @@ out; :mod:`.remat` records XLA's involuntary full rematerializations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 Spec = tuple[tuple[str, ...], ...]
 
@@ -78,6 +78,11 @@ class Why:
     operand: int | None = None  # index into operands
     dimension: int | None = None
     axes: tuple[str, ...] = ()
+    # Where the fixes look (not part of the reason's text or payload): the program's inputs, by position,
+    # that the operation's operands are made from; and the top-level equation (and its result) that makes
+    # the operand pointed at (and its line), where it is made at the top level of the program.
+    sources: tuple[int, ...] = field(default=(), compare=False)
+    made_at: tuple[int, int, int] | None = field(default=None, compare=False)
 
     @property
     def known(self) -> bool:
