@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import jax
@@ -155,8 +155,14 @@ def find_fixes(
     for change in changes:
         try:
             changed = _traced(program, change)
-        except ShardingError:
-            continue  # a change JAX refuses is no fix
+        except ShardingError as err:
+            if _IN_SHARDINGS not in str(err) or change.kind != "input-spec" or program.whatif is not None:
+                continue  # a change JAX refuses is no fix
+            try:  # the jit's own in_shardings fix that input's layout: the change goes there
+                changed = _rewritten(program, change, _relaid(program, change))
+            except ShardingError:
+                continue
+            change = _in_shardings_change(program, change)
         out.append(
             Fix(
                 kind=change.kind,
@@ -221,6 +227,15 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                         for i, s in enumerate(operand.spec)
                     )
                     out.append(_two_inputs(program, (j, first), (k, dropped)))
+    if why.cause == "layout-mismatch" and why.arrival is not None and operand is not None:
+        k, arriving = why.arrival
+        if k < len(program.inputs) and program.inputs[k].spec not in (None, arriving):
+            summary = (
+                f"lay {paths[k]} out as it is wanted"
+                if paths[k] == operand.label
+                else f"lay {paths[k]} out so that {operand.label}, made from it, arrives as it is wanted"
+            )
+            out.append(_input_change(program, k, arriving, summary))
     if why.cause in ("layout-mismatch", "loop-carry") and why.wanted is not None and operand is not None:
         # The operand pointed at first, then another of its shape; never one the wanted layout is not for.
         candidates = [operand, *(o for o in why.operands if o is not operand)]
@@ -508,9 +523,40 @@ def _partition_spec(spec: Spec) -> Any:
     return PartitionSpec(*(None if not s else s[0] if len(s) == 1 else tuple(s) for s in spec))
 
 
-def _rewritten(program: Any, change: _Change) -> Any:
+# What jax.jit says when an argument is laid out unlike the jit's own in_shardings.
+_IN_SHARDINGS = "does not match the sharding on the respective arg"
+
+
+def _changed_inputs(change: _Change) -> list[tuple[int, Spec]]:
+    out = [] if change.input_index is None else [(change.input_index, change.spec)]
+    if change.second_index is not None:
+        out.append((change.second_index, change.second_spec))
+    return out + list(change.more)
+
+
+def _relaid(program: Any, change: _Change) -> list[Any]:
+    """The program's array arguments with the change's inputs laid out as it says (shapes only)."""
+    arrays = [leaf for leaf, array in zip(program.origin.leaves, program.origin.array_leaf) if array]
+    out = list(arrays)
+    for k, spec in _changed_inputs(change):
+        leaf = arrays[k]
+        sharding = getattr(leaf, "sharding", None)
+        mesh = sharding.mesh if isinstance(sharding, NamedSharding) else program.origin.mesh
+        out[k] = jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=NamedSharding(mesh, _partition_spec(spec)))
+    return out
+
+
+def _in_shardings_change(program: Any, change: _Change) -> _Change:
+    """An input-spec change of a jit whose in_shardings fix the input: the code to paste is there."""
+    paths = program.input_paths
+    shown = "; ".join(f"{paths[k]}: {_sharding_code(spec)}" for k, spec in _changed_inputs(change))
+    code = f"jax.jit(f, in_shardings=...)  # {shown}"
+    return replace(change, summary=f"{change.summary}, in the jit's in_shardings", code=code)
+
+
+def _rewritten(program: Any, change: _Change, arguments: Sequence[Any] | None = None) -> Any:
     """The program's jaxpr run again with the change: each equation bound under its own line, so the
-    changed program's collectives stay on the user's lines."""
+    changed program's collectives stay on the user's lines (on ``arguments``, the program's own by default)."""
     from ..program.compiling.trace_here import trace_here
 
     origin = program.origin
@@ -527,7 +573,7 @@ def _rewritten(program: Any, change: _Change) -> Any:
         raise ShardingError("the program's arguments do not map one to one onto its jaxpr's inputs")
     jitted = _changed_jit(closed, change, mesh, program.name)
     with jax.set_mesh(context) if context is not None else contextlib.nullcontext():
-        return trace_here(jitted, *leaves)
+        return trace_here(jitted, *(leaves if arguments is None else arguments))
 
 
 def _changed_jit(closed: Any, change: _Change, mesh: Any, name: str) -> Any:
@@ -616,10 +662,20 @@ def _still_there(changed: Any, collective: Collective, before: Any = None) -> bo
             return True
     here = (collective.source.file, collective.source.line)
     for c in changed.collectives:
-        sources = [p.source for p in c.parts] if c.parts else [c.source]
-        if _alike(c, collective) and any(s is not None and (s.file, s.line) == here for s in sources):
+        if _alike(c, collective) and any(_same_place(item, collective, here) for item in (c.parts or (c,))):
             return True
     return False
+
+
+def _same_place(item: Any, collective: Collective, here: tuple[str, int]) -> bool:
+    """On that line, and in the same layer (Flax scope) and pass of a Python loop where both say: a loop's
+    other layers run their own collective on the same line."""
+    s = item.source
+    if s is None or (s.file, s.line) != here:
+        return False
+    if item.scope and collective.scope and item.scope != collective.scope:
+        return False
+    return item.pass_number is None or collective.pass_number is None or item.pass_number == collective.pass_number
 
 
 def _remat_there(changed: Any, remat: Any) -> bool:

@@ -31,6 +31,9 @@ from ..model import SourceListing, Value
 from . import axes as _axes
 from .xla_shardings import find_sharding, index_module
 
+# How a value's note begins when XLA splits it in padded blocks (its size does not divide over the axes).
+UNEVEN_SPLIT = "XLA split it unevenly"
+
 Found = tuple[Layout | None, str, str]  # layout, where it came from, why not
 
 
@@ -177,7 +180,7 @@ class ValueReader:
                 if spec is not None and _divides(shape, spec, dict(zip(names, mesh.axis_sizes))):
                     return self._named(shape, dtype, spec, None), "xla", ""
                 if spec is not None:
-                    why = f"XLA split it unevenly, padding its blocks ({found.text}), which no PartitionSpec can say"
+                    why = f"{UNEVEN_SPLIT}, padding its blocks ({found.text}), which no PartitionSpec can say"
                     return None, "unknown", why
         return None, "unknown", f"XLA split it in a way no PartitionSpec over this mesh can say ({found.text})"
 

@@ -28,6 +28,7 @@ from ..lines.frames import user_frame
 from ..lines.jaxpr_walk import CALL_PRIMITIVES, RESHARDING_KINDS, _jaxprs, user_frames
 from ..lines.sources import line_text
 from ..model import Collective, CollectivePart, SourceLocation, Value
+from ..values.layouts import UNEVEN_SPLIT
 from .reasons import OperandLayout, Spec, Why, spec_text
 
 REDUCING_KINDS = ("all-reduce", "reduce-scatter")
@@ -65,6 +66,7 @@ _LOWERED_AS = {
 _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 _CONSTRAINT_WORDS = {"sharding_constraint": "with_sharding_constraint", "reshard": "reshard"}
 _SCATTER_ADDS = frozenset({"scatter-add", "scatter_add"})
+_SHIFTS = frozenset({"slice", "pad", "rev"})
 
 
 @dataclass(frozen=True)
@@ -246,14 +248,60 @@ class CauseReader:
     def _located(self, why: Why, eqn: Any) -> Why:
         """``why`` with where its fixes look: the inputs the operation reads from, and where its operand is made."""
         made_at = None
+        marked = None
         if why.operand is not None and why.operand < len(why.operands):
             label = why.operands[why.operand].label
             for v in eqn.invars:
                 o = self._operand(v)
                 if o is not None and o.label == label:
                     made_at = self._made_at(v)
+                    marked = v
                     break
-        return replace(why, sources=self._sources(eqn.invars), made_at=made_at)
+        if eqn.primitive.name in _CONSTRAINTS and eqn.invars and why.operand is not None:
+            # What the constraint asks the layout of, where the operand pointed at is it or made before it (its shape)
+            if why.operands[why.operand].type_str == str(eqn.invars[0].aval):
+                marked = eqn.invars[0]
+        arrival = None
+        if why.cause == "layout-mismatch" and why.wanted is not None and marked is not None:
+            arrival = self._arrival(marked, why.wanted)
+        return replace(why, sources=self._sources(eqn.invars), made_at=made_at, arrival=arrival)
+
+    def _arrival(self, var: Any, wanted: Spec, hops: int = 8) -> tuple[int, Spec] | None:
+        """The input ``var`` is made from through transposes and operations of one array operand of its shape
+        (``y * 2``, ``sin(y)``, a constraint), with the layout it needs for ``var`` to be ``wanted``."""
+        for _ in range(hops):
+            if not isinstance(var, jex_core.Var):
+                return None
+            if id(var) in self.input_of:
+                return self.input_of[id(var)], wanted
+            if id(var) in self.outer:
+                var = self.outer[id(var)]
+                continue
+            producer = self.producer.get(id(var))
+            if producer is None or len(producer.eqn.outvars) != 1:
+                return None
+            eqn = producer.eqn
+            if eqn.primitive.name == "transpose":
+                perm = tuple(int(p) for p in eqn.params.get("permutation", ()))
+                if len(perm) != len(wanted):
+                    return None
+                before: list[tuple[str, ...]] = [()] * len(perm)
+                for k, p in enumerate(perm):
+                    before[p] = wanted[k]
+                wanted, var = tuple(before), eqn.invars[0]
+                continue
+            shape = tuple(getattr(var.aval, "shape", ()))
+            same = [
+                v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape
+            ]
+            if (
+                len(same) != 1
+                or eqn.primitive.name in CALL_PRIMITIVES
+                or any(True for p in eqn.params.values() for _ in _jaxprs(p))
+            ):
+                return None
+            var = same[0]
+        return None
 
     # ------------------------------------------------------------------ causes
 
@@ -300,7 +348,7 @@ class CauseReader:
         if name in SHARD_MAP_COLLECTIVES or (found.manual and name in SHARD_MAP_COLLECTIVES):
             return self._shard_map(eqn, name, expression, axes, "transpose" in str(eqn.source_info.name_stack))
         if name in _CONSTRAINTS:
-            return self._constraint(eqn, name, expression, kind)
+            return self._constraint(eqn, name, expression, kind, axes)
         if name in ("scan", "while") and kind in RESHARDING_KINDS:
             carried = self._carry_of_loop(eqn, expression)
             if carried is not None:
@@ -317,6 +365,10 @@ class CauseReader:
         needs = self._whole_dimension(eqn, name, expression, axes, kind)
         if needs is not None:
             return needs
+        if name in _SHIFTS:
+            shifted = self._shifted(eqn, name, expression, axes, kind)
+            if shifted is not None:
+                return shifted
         if name == "dot_general" and kind in RESHARDING_KINDS:
             return self._operands_mismatch_dot(eqn, expression, axes, kind)
         mismatch = self._operands_mismatch(eqn, name, expression, axes)
@@ -357,7 +409,7 @@ class CauseReader:
             axes=tuple(str(a) for a in named),
         )
 
-    def _constraint(self, eqn: Any, name: str, expression: str, kind: str) -> Why:
+    def _constraint(self, eqn: Any, name: str, expression: str, kind: str, axes: tuple[str, ...] = ()) -> Why:
         operand = self._operand(eqn.invars[0]) if eqn.invars else None
         sharding = eqn.params.get("sharding") or eqn.params.get("dst_sharding")
         rank = len(getattr(eqn.invars[0].aval, "shape", ())) if eqn.invars else 0
@@ -371,6 +423,9 @@ class CauseReader:
             return Why("unknown", name, expression, operands, f"{missing} is unknown", wanted, by)
         if operand.spec == wanted:  # XLA laid the operand out as asked: the move is further back
             earlier = self._made_before(eqn.invars[0], wanted)
+            gathered = self._gathered_into(eqn.invars[0], operand, wanted, by, expression, name, kind, axes)
+            if earlier is None and gathered is not None:
+                return gathered
             if earlier is None:
                 return Why(
                     "unknown",
@@ -400,6 +455,50 @@ class CauseReader:
             dim,
             _changed_axes(made, wanted),
         )
+
+    def _gathered_into(
+        self,
+        var: Any,
+        result: OperandLayout,
+        wanted: Spec,
+        by: str,
+        expression: str,
+        name: str,
+        kind: str,
+        axes: tuple[str, ...],
+    ) -> Why | None:
+        """A constraint met by a contraction's result because XLA gathered an operand first: the operand split
+        over the collective's axes on a dimension the contraction keeps, which would have split the result."""
+        producer = self.producer.get(id(var))
+        if producer is None or producer.eqn.primitive.name != "dot_general" or kind != "all-gather" or not axes:
+            return None
+        (contracting, batch) = producer.eqn.params["dimension_numbers"]
+        for side, v in enumerate(producer.eqn.invars[:2]):
+            o = self._operand(v, "made")
+            if o is None or o.spec is None:
+                continue
+            kept = set(contracting[side]) | set(batch[side])
+            for d, entry in enumerate(o.spec):
+                split = tuple(a for a in entry if a in axes)
+                if d in kept or not split:
+                    continue
+                whole = tuple(tuple(a for a in e if a not in split) if k == d else e for k, e in enumerate(o.spec))
+                return Why(
+                    "layout-mismatch",
+                    name,
+                    expression,
+                    (o, result),
+                    f"{by} asks for {spec_text(wanted)} of {result.label}, but {o.label} ({o.spec_text}) is split "
+                    f"over {_axes_text(split)} on dimension {d}, which the contraction keeps, so it would split "
+                    f"{result.label} too: XLA gathers {o.label} over {_axes_text(split)} first, and "
+                    f"{result.label} comes out as asked",
+                    whole,
+                    f"{by}, through {result.label}",
+                    0,
+                    d,
+                    split,
+                )
+        return None
 
     def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> OperandLayout | None:
         """The value ``var`` is made from, through operations that keep its shape, first laid out unlike ``wanted``."""
@@ -450,6 +549,23 @@ class CauseReader:
                     made = o.spec
                     break
         by = f"the sharding of output {path} (out_shardings, or the layout the caller asks for)"
+        sources = self._sources(producer.eqn.invars) if producer is not None else ()
+        uneven = bool(operands) and operands[0].note.startswith(UNEVEN_SPLIT)
+        if wanted is not None and made is None and uneven and axes and not primitive:
+            # XLA split the value in padded blocks (its size does not divide over the axes): whole, as asked
+            return Why(
+                "layout-mismatch",
+                primitive or (producer.eqn.primitive.name if producer is not None else "?"),
+                expression,
+                operands,
+                f"output {path} must be {spec_text(wanted)} but its line makes it split over {_axes_text(axes)}: "
+                f"{operands[0].note}; the blocks are gathered",
+                wanted,
+                by,
+                0,
+                axes=axes,
+                sources=sources,
+            )
         if wanted is None or made is None or made == wanted:
             return None
         return Why(
@@ -464,6 +580,8 @@ class CauseReader:
             0,
             _first_difference(made, wanted),
             _changed_axes(made, wanted),
+            sources=sources,
+            arrival=self._arrival(outvar, wanted) if outvar is not None else None,
         )
 
     def _contraction(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
@@ -631,6 +749,53 @@ class CauseReader:
                 )
         return None
 
+    def _shifted(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
+        """A slice, pad or rev along a split dimension: the new blocks' edges are not the old ones (a slice
+        off the start, padding) or each block belongs at the mirrored place (rev), so blocks move."""
+        var = eqn.invars[0]
+        operand = self._operand(var)
+        if operand is None or operand.spec is None:
+            return None
+        shape = tuple(getattr(var.aval, "shape", ()))
+        params = eqn.params
+        moved: list[tuple[int, str]] = []
+        if name == "slice":
+            starts, limits = params["start_indices"], params["limit_indices"]
+            strides = params.get("strides") or (1,) * len(shape)
+            for d in range(len(shape)):
+                if starts[d] != 0 or limits[d] != shape[d] or strides[d] != 1:
+                    moved.append((d, f"slice takes elements {starts[d]} to {limits[d]} of dimension {d}"))
+        elif name == "pad":
+            for d, (low, high, interior) in enumerate(params["padding_config"]):
+                if low or high or interior:
+                    moved.append((d, f"pad adds {int(low)} before and {int(high)} after dimension {d}"))
+        else:
+            moved = [(int(d), f"rev reverses dimension {d}") for d in params.get("dimensions", ())]
+        for d, words in moved:
+            split = tuple(a for a in operand.spec[d] if not axes or a in axes) if d < len(operand.spec) else ()
+            if not split:
+                continue
+            if name == "rev":
+                effect = "each device's block belongs at the mirrored place along it"
+            else:
+                effect = f"the new blocks' edges along it are not {operand.label}'s"
+            how = (
+                "so the blocks are sent between devices"
+                if kind == "collective-permute"
+                else _whole_words(kind, split).replace("so it is", "so the dimension is")
+            )
+            return Why(
+                "whole-dimension",
+                name,
+                expression,
+                (operand,),
+                f"{words} of {operand.label}, which is split over {_axes_text(split)}: {effect}, {how}",
+                operand=0,
+                dimension=d,
+                axes=split,
+            )
+        return None
+
     def _operands_mismatch_dot(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
         (lc, rc), _ = eqn.params["dimension_numbers"]
         operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
@@ -655,7 +820,8 @@ class CauseReader:
                     operands,
                     f"a contraction needs both operands' contracting dimensions split alike, but dimension {dl} "
                     f"of {lhs.label} is split over {_axes_text(lhs.spec[dl])} and dimension {dr} of {rhs.label} over "
-                    f"{_axes_text(rhs.spec[dr])}: {moved.label} is {how} over {_axes_text(split)} to match {other.label}",
+                    f"{_axes_text(rhs.spec[dr])}: {moved.label} is {how} over {_axes_text(split)} to match "
+                    f"{other.label}",
                     wanted,
                     f"the contraction with {other.label}",
                     operand=index,
@@ -723,6 +889,8 @@ class CauseReader:
         if len(eqn.outvars) != 1:
             return None
         result = self._operand(eqn.outvars[0], "result")
+        if name == "transpose" and eqn.invars and result is not None and result.spec is not None:
+            return self._transposed_unlike(found, eqn.invars[0], result, expression, kind)
         shape = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
         for v in eqn.invars:
             if not isinstance(v, jex_core.Var) or tuple(getattr(v.aval, "shape", ())) != shape:
@@ -749,6 +917,42 @@ class CauseReader:
                 _changed_axes(o.spec, result.spec),
             )
         return None
+
+    def _transposed_unlike(
+        self, found: _Eqn, var: Any, result: OperandLayout, expression: str, kind: str
+    ) -> Why | None:
+        """A transpose whose result is laid out unlike its operand's dimensions carried over: the operand is
+        moved to the layout, as the operand's own dimensions, that gives the result's."""
+        o = self._operand(var)
+        perm = tuple(int(p) for p in found.eqn.params.get("permutation", ()))
+        if o is None or o.spec is None or result.spec is None or len(perm) != len(o.spec):
+            return None
+        carried = tuple(o.spec[p] for p in perm)
+        if carried == result.spec:
+            return None
+        wanted: list[tuple[str, ...]] = [()] * len(perm)
+        for k, p in enumerate(perm):
+            wanted[p] = result.spec[k]
+        wanted_spec = tuple(wanted)
+        by = (
+            "the loop's carry, which this result becomes"
+            if self._feeds_carry(found)
+            else "the layout XLA chose for its result, for what reads it"
+        )
+        return Why(
+            "layout-mismatch",
+            "transpose",
+            expression,
+            (o, result),
+            f"{o.label} comes in as {o.spec_text}, which transposed is {spec_text(carried)}, but the result must be "
+            f"{result.spec_text} ({by}), so {o.label} must be {spec_text(wanted_spec)}: "
+            f"{_move_words(o.spec, wanted_spec, kind)}",
+            wanted_spec,
+            by,
+            0,
+            _first_difference(o.spec, wanted_spec),
+            _changed_axes(o.spec, wanted_spec),
+        )
 
     # ------------------------------------------------------------------ HLO flow
 

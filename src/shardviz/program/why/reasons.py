@@ -83,6 +83,9 @@ class Why:
     # the operand pointed at (and its line), where it is made at the top level of the program.
     sources: tuple[int, ...] = field(default=(), compare=False)
     made_at: tuple[int, int, int] | None = field(default=None, compare=False)
+    # For a layout wanted: the program's input (by position) the operand is made from through transposes and
+    # operations that keep its layout, and the layout that input needs for the operand to arrive as wanted.
+    arrival: tuple[int, Spec] | None = field(default=None, compare=False)
 
     @property
     def known(self) -> bool:
