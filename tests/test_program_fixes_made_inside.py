@@ -355,3 +355,61 @@ def test_a_constraint_met_by_gathering_a_contractions_operand_names_that_operand
     top = c.fixes[0]
     assert top.removed and top.target == "w" and top.program.inputs[1].spec == ((), ())
     assert hlo_kinds(projected_whole, x, put((24, 48), P())) == []
+
+
+# ---------------------------------------------------------------- a scan over a split dimension
+
+
+def scanned_rows(xs, w):
+    def body(c, x):
+        c = c + x @ w
+        return c, c
+
+    _, ys = jax.lax.scan(body, jnp.zeros((12,)), xs)
+    return ys
+
+
+def test_a_scan_over_a_split_dimension_gathers_its_input_and_names_the_scan():
+    """xs [24,12] P('a') scanned along dimension 0, the one split over 'a': each pass reads one row, which one
+    device holds, so XLA gathers xs over 'a' before the loop (the module's dynamic_slice of each pass reads the
+    gathered rows). xs whole takes the gather out of JAX's module."""
+    xs, w = put((24, 12), P("a")), put((12, 12), P())
+    assert hlo_kinds(scanned_rows, xs, w) == ["all-gather"]
+    prog = shardviz.trace(scanned_rows, xs, w)
+    c = the(prog, "all-gather")
+    why = c.why
+    assert (c.axes, c.source.line) == (("a",), line_of(scanned_rows, "jax.lax.scan"))
+    assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == ("whole-dimension", "scan", 0, 0, ("a",))
+    assert [(o.label, o.spec) for o in why.operands] == [("xs", (("a",), ()))]
+    assert why.rule == (
+        "scan steps through dimension 0 of xs, which is split over 'a': each pass reads one slice of it, held by "
+        "one device, so it is gathered"
+    )
+    assert any(f.removed and f.program.inputs[0].spec == ((), ()) for f in c.fixes)
+    assert c.fixes[0].removed
+    assert hlo_kinds(scanned_rows, *changed_args(c.fixes[0], (xs, w))).count("all-gather") == 0
+
+
+# ---------------------------------------------------------------- a jit whose in_shardings fix the inputs
+
+
+def summed_rows(x):
+    return x.sum(axis=0)
+
+
+def test_an_input_fixed_by_the_jits_own_in_shardings_is_changed_there():
+    """jax.jit(summed_rows, in_shardings=P('a')) of x [12,6]: the sum over dimension 0, split over 'a', leaves
+    partial sums (an all-reduce over 'a'). The jit refuses x laid out otherwise, so the fix changes its
+    in_shardings: compiled by JAX with in_shardings P(), the module has no all-reduce."""
+    fn = jax.jit(summed_rows, in_shardings=NamedSharding(MESH, P("a")))
+    x = put((12, 6), P("a"))
+    assert hlo_kinds(fn, x) == ["all-reduce"]
+    prog = shardviz.trace(fn, x)
+    c = the(prog, "all-reduce")
+    assert (c.why.cause, c.why.primitive, c.why.dimension) == ("partial-sums", "reduce_sum", 0)
+    top = c.fixes[0]
+    assert top.removed and top.kind == "input-spec" and top.program.inputs[0].spec == ((), ())
+    assert top.summary == "input x as P() (keep dimension 0 of x whole), in the jit's in_shardings"
+    assert top.code == "jax.jit(f, in_shardings=...)  # x: NamedSharding(mesh, P())"
+    changed = jax.jit(summed_rows, in_shardings=NamedSharding(MESH, P()))
+    assert hlo_kinds(changed, put((12, 6), P())) == []

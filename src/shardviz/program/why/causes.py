@@ -62,6 +62,9 @@ _LOWERED_AS = {
     "fft": frozenset({"fft"}),
     "while": frozenset({"scan", "while"}),
     "reduce": frozenset({"argmax", "argmin", *REDUCTIONS}),
+    # a scan's body reads (and writes) one slice of its scanned inputs (and stacked results) each pass
+    "dynamic_slice": frozenset({"dynamic_slice", "scan"}),
+    "dynamic_update_slice": frozenset({"dynamic_update_slice", "scan"}),
 }
 _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 _CONSTRAINT_WORDS = {"sharding_constraint": "with_sharding_constraint", "reshard": "reshard"}
@@ -353,6 +356,10 @@ class CauseReader:
             carried = self._carry_of_loop(eqn, expression)
             if carried is not None:
                 return carried
+        if name == "scan":
+            scanned = self._scanned(eqn, expression, axes, kind)
+            if scanned is not None:
+                return scanned
         if kind in REDUCING_KINDS:
             if name == "dot_general":
                 return self._contraction(eqn, expression, axes, kind)
@@ -745,6 +752,29 @@ class CauseReader:
                     f"holds only some indices, and any of them may point anywhere in {operand.label}",
                     operand=1,
                     dimension=d,
+                    axes=split,
+                )
+        return None
+
+    def _scanned(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
+        """A scan over an input split along the dimension it steps through: each pass reads one slice, which
+        one device holds, so the input is made whole first."""
+        first = int(eqn.params.get("num_consts", 0)) + int(eqn.params.get("num_carry", 0))
+        operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[first:])
+        for k, o in enumerate(operands):
+            if o.spec is None or not o.spec:
+                continue
+            split = tuple(a for a in o.spec[0] if not axes or a in axes)
+            if split:
+                return Why(
+                    "whole-dimension",
+                    "scan",
+                    expression,
+                    operands,
+                    f"scan steps through dimension 0 of {o.label}, which is split over {_axes_text(split)}: each "
+                    f"pass reads one slice of it, held by one device, {_whole_words(kind, split)}",
+                    operand=k,
+                    dimension=0,
                     axes=split,
                 )
         return None
