@@ -202,3 +202,47 @@ def test_a_saved_page_shows_the_reasons_and_traced_fixes_read_only(offline_conte
     shot(page.locator('[data-role="selection"]'), "program-reason-saved.png")
     assert offline_context.aborted == []
     watch.assert_clean()
+
+
+def test_a_saved_page_shows_a_fix_of_two_inputs_and_a_constraint_that_leaves_the_sum(
+    offline_context: Any, tmp_path: Any
+) -> None:
+    """Megatron's MLP on 4x2: y = h @ w2 sums partial products over 'b' (h and w2 both split over 'b' where
+    they are contracted). Its top fix keeps w1 and w2 off 'b' and removes the all-reduce; constraining h whole
+    where its line makes it does not (w2 is still split). The saved page lists both, each marked."""
+    import jax
+    import jax.numpy as jnp
+    from browser_support import check_front_end_built
+    from jax.sharding import AxisType, NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    import shardviz
+
+    check_front_end_built()
+    mesh = jax.make_mesh((4, 2), ("a", "b"), axis_types=(AxisType.Auto,) * 2, devices=jax.devices()[:8])
+
+    def put(shape, spec):
+        return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
+
+    def megatron_mlp(x, w1, w2):
+        h = jax.nn.relu(x @ w1)
+        y = h @ w2
+        return y
+
+    prog = shardviz.trace(megatron_mlp, put((16, 24), P("a")), put((24, 48), P(None, "b")), put((48, 24), P("b")))
+    (c,) = prog.collectives
+    fixes = c.fixes
+    assert [(f.kind, f.removed) for f in fixes] == [("input-spec", True), ("constraint", False)]
+    page, watch = offline_context.open(pathlib.Path(shardviz.save_html(prog, tmp_path / "megatron.html")))
+    page.locator('[data-role="collective"]').first.click()
+    reason = page.locator('[data-role="reason"]')
+    expect(reason.locator('[data-role="reason-rule"]')).to_contain_text("h is split over 'b' on its contracting")
+    rows = reason.locator('[data-role="reason-fix"]')
+    expect(rows).to_have_count(2)
+    expect(rows.nth(0)).to_have_attribute("data-removed", "true")
+    expect(rows.nth(0).locator('[data-role="reason-code"]')).to_have_text(fixes[0].code)
+    expect(rows.nth(1)).to_have_attribute("data-removed", "false")
+    expect(rows.nth(1).locator('[data-role="reason-code"]')).to_have_text(fixes[1].code)
+    shot(page.locator('[data-role="selection"]'), "program-reason-two-inputs-saved.png")
+    assert offline_context.aborted == []
+    watch.assert_clean()
