@@ -430,3 +430,22 @@ def test_an_input_of_another_rank_than_the_layout_wanted_is_not_laid_out_as_it_d
     assert proposed(program, why) == [
         "input x as P(None, None, 'data') (lay x, which x is made from, out as it is wanted)"
     ]
+
+
+def test_a_change_of_many_inputs_names_a_few_in_its_summary_and_pastes_them_all():
+    """Five inputs kept off 'b': the summary names two and counts the other three; the code sets all five."""
+    from shardviz.compare.fixes import _inputs_change
+
+    paths = [f"params[{k}]" for k in range(5)]
+    program = SimpleNamespace(input_paths=paths)
+    change = _inputs_change(program, [(k, ((), ())) for k in range(5)], "keep them off 'b'")
+    assert change.summary == "inputs params[0] as P(), params[1] as P() and 3 more (keep them off 'b')"
+    assert change.code == "; ".join(
+        f"params[{k}] = jax.device_put(params[{k}], NamedSharding(mesh, P()))" for k in range(5)
+    )
+    assert (change.input_index, change.more) == (0, tuple((k, ((), ())) for k in range(1, 5)))
+    three = _inputs_change(program, [(k, ((), ("b",))) for k in range(3)], "moved")
+    assert (
+        three.summary
+        == "inputs params[0] as P(None, 'b'), params[1] as P(None, 'b'), params[2] as P(None, 'b') (moved)"
+    )

@@ -310,7 +310,13 @@ def _upstream_changes(program: Any, why: Why, operand: Any) -> list[_Change]:
     return out
 
 
+# A summary names this many inputs at most; the code to paste always lists them all.
+NAMED = 3
+
+
 def _names(labels: Sequence[str]) -> str:
+    if len(labels) > NAMED:
+        return ", ".join(labels[: NAMED - 1]) + f" and {len(labels) - NAMED + 1} more"
     return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
@@ -393,7 +399,8 @@ def _inputs_change(program: Any, changes: Sequence[tuple[int, Spec]], summary: s
         return _input_change(program, k, spec, summary)
     paths = program.input_paths
     code = "; ".join(f"{paths[j]} = jax.device_put({paths[j]}, {_sharding_code(s)})" for j, s in changes)
-    listed = ", ".join(f"{paths[j]} as {spec_text(s)}" for j, s in changes)
+    shown = [f"{paths[j]} as {spec_text(s)}" for j, s in changes]
+    listed = ", ".join(shown) if len(shown) <= NAMED else _names(shown)
     return _Change("input-spec", f"inputs {listed} ({summary})", code, spec, paths[k], input_index=k,
                    more=tuple(rest))  # fmt: skip
 
