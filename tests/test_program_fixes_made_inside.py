@@ -413,3 +413,49 @@ def test_an_input_fixed_by_the_jits_own_in_shardings_is_changed_there():
     assert top.code == "jax.jit(f, in_shardings=...)  # x: NamedSharding(mesh, P())"
     changed = jax.jit(summed_rows, in_shardings=NamedSharding(MESH, P()))
     assert hlo_kinds(changed, put((12, 6), P())) == []
+
+
+# ---------------------------------------------------------------- a cond's branches, an operand transposed
+
+
+def branched(x, p):
+    return jax.lax.cond(p, lambda v: v.sum(axis=0), lambda v: v.max(axis=0), x)
+
+
+def test_a_conds_branches_read_the_conds_own_operand():
+    """x [12,24] P('a','b') summed (or maxed) over dimension 0 in a cond's branches: each branch reduces the
+    dimension split over 'a', an all-reduce over 'a' in each branch. The branch's input is the cond's operand
+    x, so the reason names x and its layout, and keeping dimension 0 whole takes both out of JAX's module."""
+    x, p = put((12, 24), P("a", "b")), put((), P(), jnp.bool_)
+    assert hlo_kinds(branched, x, p) == ["all-reduce", "all-reduce"]
+    prog = shardviz.trace(branched, x, p)
+    assert {c.why.primitive for c in prog.collectives} == {"reduce_sum", "reduce_max"}
+    for c in prog.collectives:
+        why = c.why
+        assert (c.axes, why.cause, why.operand, why.dimension, why.axes) == (("a",), "partial-sums", 0, 0, ("a",))
+        assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ("b",)))]
+        top = c.fixes[0]
+        assert top.removed and top.program.inputs[0].spec == ((), ("b",))
+    assert hlo_kinds(branched, put((12, 24), P(None, "b")), p) == []
+
+
+def added_to_transposed(x, y):
+    z = x + y.T
+    return z
+
+
+def test_an_elementwise_mismatch_with_a_transposed_operand_lays_the_input_out_so_it_arrives_alike():
+    """x and y [12,12] P('a'): y.T is P(None,'a'), unlike x's P('a'), so the add moves one (an all-to-all
+    over 'a'). y laid out P(None,'a') transposes to P('a'), as x is: JAX's module then has no collective."""
+    x, y = put((12, 12), P("a")), put((12, 12), P("a"))
+    assert hlo_kinds(added_to_transposed, x, y) == ["all-to-all"]
+    prog = shardviz.trace(added_to_transposed, x, y)
+    c = the(prog, "all-to-all")
+    why = c.why
+    assert (why.cause, why.primitive, why.wanted) == ("layout-mismatch", "add", (("a",), ()))
+    assert why.operands[why.operand].spec == ((), ("a",))
+    assert why.arrival == (1, ((), ("a",)))
+    top = c.fixes[0]
+    assert top.removed and top.target == "y" and top.program.inputs[1].spec == ((), ("a",))
+    assert top.summary.endswith("arrives as it is wanted)")
+    assert hlo_kinds(added_to_transposed, x, put((12, 12), P(None, "a"))) == []

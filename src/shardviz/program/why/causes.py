@@ -130,7 +130,7 @@ class CauseReader:
                 if len(subs[0].outvars) == len(e.eqn.outvars):
                     for inner, outer in zip(subs[0].outvars, e.eqn.outvars):
                         self.lifted[id(inner)] = outer
-            for inner, outer in _loop_constants(e.eqn):
+            for inner, outer in (*_loop_constants(e.eqn), *_branch_operands(e.eqn)):
                 self.outer[id(inner)] = outer
             for sub in subs:
                 for inner in sub.invars:
@@ -1289,3 +1289,16 @@ def _loop_constants(eqn: Any) -> list[tuple[Any, Any]]:
         cond, body = params["cond_jaxpr"].jaxpr, params["body_jaxpr"].jaxpr
         return list(zip(cond.invars[:nc], eqn.invars[:nc])) + list(zip(body.invars[:nb], eqn.invars[nc : nc + nb]))
     return []
+
+
+def _branch_operands(eqn: Any) -> list[tuple[Any, Any]]:
+    """A ``cond``'s branches' inputs paired with the operands the cond passes them (all but its predicate)."""
+    if eqn.primitive.name != "cond":
+        return []
+    operands = eqn.invars[1:]
+    return [
+        (inner, outer)
+        for branch in eqn.params.get("branches", ())
+        for inner, outer in zip(branch.jaxpr.invars, operands)
+        if len(branch.jaxpr.invars) == len(operands)
+    ]
