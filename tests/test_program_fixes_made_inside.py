@@ -10,6 +10,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -147,6 +148,7 @@ def test_a_concatenate_of_two_inputs_split_on_the_joined_dimension_moves_both():
     assert hlo_kinds(joined, *changed_args(top, (x, y))) == []
     alone = put((12, 24), P(None, "a"))
     assert "all-to-all" in hlo_kinds(joined, alone, y)  # moving x alone is not enough
+    assert all(len(f.program.inputs) == 2 and f.program.inputs[1].spec != (("a",), ()) for f in c.fixes)
 
 
 # ---------------------------------------------------------------- a while loop's carry
@@ -459,3 +461,33 @@ def test_an_elementwise_mismatch_with_a_transposed_operand_lays_the_input_out_so
     assert top.removed and top.target == "y" and top.program.inputs[1].spec == ((), ("a",))
     assert top.summary.endswith("arrives as it is wanted)")
     assert hlo_kinds(added_to_transposed, x, put((12, 12), P(None, "a"))) == []
+
+
+# ---------------------------------------------------------------- a Ref input
+
+
+def ref_step(w_ref, x):
+    w = w_ref[...]
+    y = x @ w
+    w_ref[...] = w * 0.5
+    return y
+
+
+def test_a_fix_of_a_ref_input_is_traced_on_its_shape_and_the_changed_ref_compiles_without_the_gather():
+    """FSDP through a Ref: x [16,24] P('a') @ w [24,12] read from a Ref laid out P('a'), so w is gathered over
+    'a' to match x's whole contracting dimension. A Ref cannot be laid out anew without its data, so the fix
+    is traced on a Ref's shape; JAX's module for a Ref made whole (real data, zeros) has no collective."""
+    import numpy as np
+
+    x = jax.device_put(np.ones((16, 24), np.float32), NamedSharding(MESH, P("a")))
+    w_ref = jax.ref.new_ref(jax.device_put(np.ones((24, 12), np.float32), NamedSharding(MESH, P("a"))))
+    assert hlo_kinds(ref_step, w_ref, x) == ["all-gather"]
+    prog = shardviz.trace(ref_step, w_ref, x)
+    c = the(prog, "all-gather")
+    assert (c.why.cause, c.why.primitive, c.why.dimension, c.why.axes) == ("layout-mismatch", "dot_general", 0, ("a",))
+    top = c.fixes[0]
+    assert top.removed and top.program.inputs[0].spec == ((), ())
+    whole = jax.ref.new_ref(jax.device_put(np.zeros((24, 12), np.float32), NamedSharding(MESH, P())))
+    assert hlo_kinds(ref_step, whole, x) == []
+    with pytest.raises(shardviz.ShardingError, match="is a Ref"):
+        shardviz.program.retrace(prog, [P(), None])  # an edit still refuses: it would lose the Ref's data

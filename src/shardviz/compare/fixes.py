@@ -255,7 +255,8 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
             made = operand.spec
             for k, layout in enumerate(program.inputs):
                 if (
-                    made is not None
+                    (not why.sources or k in why.sources)  # one it is made from, not any of its shape
+                    and made is not None
                     and layout.spec == made
                     and made != why.wanted
                     and tuple(layout.shape) == _shape(operand.type_str)
@@ -470,7 +471,7 @@ def _traced(program: Any, change: _Change) -> Any:
             specs[change.second_index] = _partition_spec(change.second_spec)
         for k, spec in change.more:
             specs[k] = _partition_spec(spec)
-        return retrace(program, specs)
+        return retrace(program, specs, refs_as_shapes=True)
     if program.whatif is not None:
         origin = program.origin
         if origin.retrace_with is None:
@@ -657,13 +658,18 @@ def _count(program: Any, collective: Collective) -> int:
 
 def _still_there(changed: Any, collective: Collective, before: Any = None) -> bool:
     """Whether the changed program still runs a collective like it (kind, axes) on that line, or more like it
-    than before on no line of the user's: one XLA no longer ties to a line is not gone."""
+    than before on no line of the user's for the same operation: one XLA no longer ties to a line is not gone."""
     if collective.source is None:
         return any(_alike(c, collective) and c.charged_to == collective.charged_to for c in changed.collectives)
     if before is not None:
+        operation = collective.op_name.rsplit("/", 1)[-1]
 
-        def unlined(program: Any) -> int:
-            return sum(c.count for c in program.collectives if _alike(c, collective) and c.source is None)
+        def unlined(program: Any) -> int:  # the same operation's, on no line (not a new one the change costs)
+            return sum(
+                c.count
+                for c in program.collectives
+                if _alike(c, collective) and c.source is None and operation and c.op_name.endswith("/" + operation)
+            )
 
         if unlined(changed) > unlined(before):
             return True

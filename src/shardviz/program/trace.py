@@ -46,13 +46,16 @@ def trace(
     return trace_in_child(fun, args, kwargs, mesh, whatif_timeout, retrace_with=again)
 
 
-def retrace(program: Program, specs: Sequence[Any]) -> Program:
+def retrace(program: Program, specs: Sequence[Any], *, refs_as_shapes: bool = False) -> Program:
     """Trace ``program``'s function again with new input shardings.
 
     ``specs`` has one entry per array input (``program.inputs`` order): a
     ``PartitionSpec``, a spec text in the widget's grammar (``"x, None"``),
     a ``Sharding``, or None to keep the input as it was. Inputs become
-    ``ShapeDtypeStruct``s on the program's mesh, so no data is copied.
+    ``ShapeDtypeStruct``s on the program's mesh, so no data is copied. A
+    ``Ref`` input laid out anew is refused (its data would be lost), unless
+    ``refs_as_shapes``: then it becomes a ``ShapeDtypeStruct(..., is_ref=True)``,
+    enough to compile (the fixes trace a change only to read its module).
     """
     origin = program.origin
     if origin is None:
@@ -69,7 +72,11 @@ def retrace(program: Program, specs: Sequence[Any]) -> Program:
         spec, k = specs[k], k + 1
         if spec is None:
             continue
-        new_leaves[i] = _placed(origin.leaves[i], spec, mesh, program.input_paths[k - 1])
+        leaf = origin.leaves[i]
+        if refs_as_shapes and isinstance(leaf, jax.Ref):
+            aval = jax.typeof(leaf)
+            leaf = jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=leaf.sharding, is_ref=True)
+        new_leaves[i] = _placed(leaf, spec, mesh, program.input_paths[k - 1])
     args, kwargs = jax.tree_util.tree_unflatten(origin.tree, new_leaves)
     if origin.retrace_with is not None:  # a what-if program: traced again in a child
         return origin.retrace_with(origin.fun, *args, **kwargs)
