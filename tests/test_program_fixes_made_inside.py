@@ -491,3 +491,35 @@ def test_a_fix_of_a_ref_input_is_traced_on_its_shape_and_the_changed_ref_compile
     assert hlo_kinds(ref_step, whole, x) == []
     with pytest.raises(shardviz.ShardingError, match="is a Ref"):
         shardviz.program.retrace(prog, [P(), None])  # an edit still refuses: it would lose the Ref's data
+
+
+def rolled(x):
+    y = jnp.roll(x, 1, axis=0)
+    return y
+
+
+def test_a_roll_along_a_split_dimension_names_the_array_its_pieces_are_cut_from():
+    """jnp.roll(x, 1, axis=0) of x [24,12] P('a') is a concatenate of x's last row and its first 23: the
+    pieces are cut unevenly (XLA's padded blocks), so the reason names x, whose split over 'a' along
+    dimension 0 the roll shifts by a row: the rows across each block's edge are sent to the next device (a
+    collective-permute over 'a'). x split on dimension 1 instead: JAX's module has no collective."""
+    x = put((24, 12), P("a"))
+    assert hlo_kinds(rolled, x) == ["collective-permute"]
+    prog = shardviz.trace(rolled, x)
+    c = the(prog, "collective-permute")
+    why = c.why
+    assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == (
+        "whole-dimension",
+        "concatenate",
+        0,
+        0,
+        ("a",),
+    )
+    assert [(o.label, o.role, o.spec) for o in why.operands] == [("x", "made", (("a",), ()))]
+    assert why.rule == (
+        "concatenate joins along dimension 0 pieces sliced from x, which is split over 'a' along it: the joined "
+        "blocks' edges are not x's, so the blocks are sent between devices"
+    )
+    top = c.fixes[0]
+    assert top.removed and top.program.inputs[0].spec == ((), ("a",))
+    assert hlo_kinds(rolled, put((24, 12), P(None, "a"))) == []

@@ -721,6 +721,10 @@ class CauseReader:
         operand = self._operand(var) or _literal(var)
         operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars if isinstance(v, jex_core.Var))
         at = next((k for k, v in enumerate(v for v in eqn.invars if isinstance(v, jex_core.Var)) if v is var), 0)
+        if operand.spec is None and name == "concatenate":
+            pieces = self._sliced_from(eqn, dims[0], axes, kind, expression)
+            if pieces is not None:
+                return pieces
         if operand.spec is None:
             return Why("unknown", name, expression, operands, f"the layout of {operand.label} is unknown")
         for d in dims:
@@ -775,6 +779,36 @@ class CauseReader:
                     f"pass reads one slice of it, held by one device, {_whole_words(kind, split)}",
                     operand=k,
                     dimension=0,
+                    axes=split,
+                )
+        return None
+
+    def _sliced_from(self, eqn: Any, d: int, axes: tuple[str, ...], kind: str, expression: str) -> Why | None:
+        """A concatenate of pieces sliced from one array split along the joined dimension (``jnp.roll``): the
+        pieces' own layouts are XLA's padded blocks, so the array they are cut from is the one named."""
+        for v in eqn.invars:
+            producer = self.producer.get(id(v)) if isinstance(v, jex_core.Var) else None
+            if producer is None or producer.eqn.primitive.name != "slice":
+                continue
+            source = self._operand(producer.eqn.invars[0], "made")
+            if source is None or source.spec is None or d >= len(source.spec):
+                continue
+            split = tuple(a for a in source.spec[d] if not axes or a in axes)
+            if split:
+                return Why(
+                    "whole-dimension",
+                    "concatenate",
+                    expression,
+                    (source,),
+                    f"concatenate joins along dimension {d} pieces sliced from {source.label}, which is split over "
+                    f"{_axes_text(split)} along it: the joined blocks' edges are not {source.label}'s, "
+                    + (
+                        "so the blocks are sent between devices"
+                        if kind == "collective-permute"
+                        else _whole_words(kind, split)
+                    ),
+                    operand=0,
+                    dimension=d,
                     axes=split,
                 )
         return None
