@@ -523,3 +523,39 @@ def test_a_roll_along_a_split_dimension_names_the_array_its_pieces_are_cut_from(
     top = c.fixes[0]
     assert top.removed and top.program.inputs[0].spec == ((), ("a",))
     assert hlo_kinds(rolled, put((24, 12), P(None, "a"))) == []
+
+
+# ---------------------------------------------------------------- a gradient's all-reduce
+
+
+def squared_loss(w, x):
+    return jnp.mean((x @ w) ** 2)
+
+
+def gradient_step(w, x):
+    g = jax.grad(squared_loss)(w, x)
+    return w - 0.1 * g
+
+
+def test_a_data_parallel_gradients_all_reduce_is_fixed_at_the_batch_and_never_by_a_constraint_in_the_backward():
+    """w [24,12] whole, x [16,24] P('a'): the gradient of x @ w with respect to w is x.T @ dy, contracting the
+    batch dimension, split over 'a': each device holds a partial gradient, summed by an all-reduce over 'a'
+    (data parallelism). The value contracted is the backward pass's own: no line of the user's makes it, so no
+    constraint is offered; the batch whole takes the all-reduce out of JAX's module."""
+    w, x = put((24, 12), P()), put((16, 24), P("a"))
+    assert hlo_kinds(gradient_step, w, x) == ["all-reduce"]
+    prog = shardviz.trace(gradient_step, w, x)
+    c = the(prog, "all-reduce")
+    why = c.why
+    assert (c.axes, why.cause, why.primitive, why.dimension, why.axes) == (
+        ("a",),
+        "partial-sums",
+        "dot_general",
+        0,
+        ("a",),
+    )
+    assert why.made_at is None
+    assert all(f.kind == "input-spec" for f in c.fixes)
+    top = c.fixes[0]
+    assert top.removed and top.program.inputs[1].spec == ((), ())
+    assert hlo_kinds(gradient_step, w, put((16, 24), P())) == []

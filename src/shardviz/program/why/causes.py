@@ -244,6 +244,8 @@ class CauseReader:
         producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
         if producer is None or id(producer.eqn) not in self.top:
             return None
+        if "transpose" in str(producer.eqn.source_info.name_stack):
+            return None  # a gradient's value: no line of the user's makes it, so no constraint can be written there
         k = next((k for k, out in enumerate(producer.eqn.outvars) if out is var), None)
         line = producer.where.line if producer.where is not None else 0
         return None if k is None else (self.top[id(producer.eqn)], k, line)
