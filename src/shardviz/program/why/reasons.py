@@ -66,6 +66,14 @@ class Why:
     dimension the rule is about, ``axes`` the mesh axes. ``rule`` is the
     reason in one sentence; for ``cause == "unknown"`` it says why shardviz
     cannot tell.
+
+    Where the fixes look (neither part of the text nor of the payload):
+    ``sources`` the program's inputs, by position, that the operation's
+    operands are made from; ``made_at`` the top-level equation, result and
+    line that make the operand pointed at (None for an input, a loop body's
+    value or a gradient's); ``arrival`` for a wanted layout, the input the
+    operand is made from through transposes and layout-keeping operations,
+    and the layout that input needs for the operand to arrive as wanted.
     """
 
     cause: str
@@ -78,13 +86,8 @@ class Why:
     operand: int | None = None  # index into operands
     dimension: int | None = None
     axes: tuple[str, ...] = ()
-    # Where the fixes look (not part of the reason's text or payload): the program's inputs, by position,
-    # that the operation's operands are made from; and the top-level equation (and its result) that makes
-    # the operand pointed at (and its line), where it is made at the top level of the program.
     sources: tuple[int, ...] = field(default=(), compare=False)
     made_at: tuple[int, int, int] | None = field(default=None, compare=False)
-    # For a layout wanted: the program's input (by position) the operand is made from through transposes and
-    # operations that keep its layout, and the layout that input needs for the operand to arrive as wanted.
     arrival: tuple[int, Spec] | None = field(default=None, compare=False)
 
     @property
