@@ -272,6 +272,45 @@ PARTS: dict[str, Slice] = {
         _tests("test_mut_program_causes.py", "test_program_causes.py", "test_program_remat.py"),
         PURE_TEST_OPTIONS,
     ),
+    # the fixes of a collective whose operand is made inside the program (its inputs kept off the collective's
+    # axes, a constraint where its line makes it, the input a wanted layout arrives from, a jit's own
+    # in_shardings): traced programs checked against JAX's compiled HLO, about 20 s of tests; the widget
+    # test needs the built front end, which a worktree without `make install` has not
+    "compare-fixes-traced": Slice(
+        ("compare/fixes.py",),
+        (
+            *_tests(
+                "test_program_fixes_made_inside.py",
+                "test_program_fixes.py",
+                "test_mut_compare_fixes.py",
+                "test_mut_fixes_made_inside.py",
+            ),
+            "--deselect",
+            "tests/test_program_fixes.py::test_the_widgets_reason_panel_finds_tries_and_goes_back",
+        ),
+        PURE_TEST_OPTIONS,
+    ),
+    # the same module's small helpers (a collective alike, its place, a type's shape, a change's words), against
+    # stand-ins and the few small programs of test_mut_fixes_made_inside.py: a second a mutant
+    "compare-fixes-pure": Slice(
+        ("compare/fixes.py",),
+        _tests("test_mut_compare_fixes.py", "test_mut_fixes_made_inside.py"),
+        PURE_TEST_OPTIONS,
+        PURE_TEST_TIMEOUTS,
+    ),
+    # the reasons of values made inside the program (where they are made, the inputs they come from, the
+    # input a wanted layout arrives from), shifts, transposes and gathered operands: traced programs
+    # checked against JAX's compiled HLO
+    "program-why-inside": Slice(
+        ("program/why/causes.py",),
+        _tests(
+            "test_program_fixes_made_inside.py",
+            "test_mut_program_causes.py",
+            "test_program_causes.py",
+            "test_mut_fixes_made_inside.py",
+        ),
+        PURE_TEST_OPTIONS,
+    ),
     # the memory guard (issue 39): what an edit, rules, compare's workers and a what-if child would allocate,
     # refused past the host's or the device's memory; the tests measure requests and never allocate them
     "memory-guard": Slice(
