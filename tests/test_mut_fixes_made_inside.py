@@ -147,6 +147,17 @@ def test_a_collective_is_still_there_on_its_line_or_more_often_on_no_line():
     assert not still(SimpleNamespace(collectives=(collective(line=None, count=1),)), gone, before)
     # one more on no line for another operation (an input's own relayout, op_name "y"): not this one
     assert not still(SimpleNamespace(collectives=(collective(line=None, count=2, op_name="y"),)), gone, before)
+    # the operation is the op_name's last part, however deep the calls around it: jnp.pad's is
+    # jit(f)/jit(_pad)/pad, and one more pad on no line at the top level is still it
+    padded = collective(line=7, op_name="jit(f)/jit(_pad)/pad")
+    padded_before = SimpleNamespace(collectives=(collective(line=None, count=1, op_name="jit(f)/pad"),))
+    assert still(
+        SimpleNamespace(collectives=(collective(line=None, count=2, op_name="jit(f)/pad"),)), padded, padded_before
+    )
+    # an op_name naming no operation (an input's relayout, "x"; or none): nothing on no line is it
+    for name in ("x", ""):
+        bare = collective(line=7, op_name=name)
+        assert not still(SimpleNamespace(collectives=(collective(line=None, count=3, op_name=name),)), bare, before)
     # unlined ones of another kind or over other axes do not count
     others = (collective(kind="all-gather", line=None, count=4), collective(axes=("a",), line=None, count=4))
     assert not still(SimpleNamespace(collectives=others), gone, before)
