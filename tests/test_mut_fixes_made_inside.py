@@ -5,8 +5,6 @@ docstring."""
 
 from __future__ import annotations
 
-import inspect
-import re
 from types import SimpleNamespace
 
 import jax
@@ -18,29 +16,7 @@ from jax.sharding import PartitionSpec as P
 import shardviz
 from shardviz.compare import fixes as fixes_module
 from shardviz.program.why.reasons import OperandLayout, Why
-
-MESH = jax.make_mesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
-
-
-def put(shape, spec, dtype=jnp.float32):
-    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(MESH, spec))
-
-
-def hlo_kinds(fn, *args) -> list[str]:
-    text = jax.jit(fn).lower(*args).compile().as_text()
-    kinds = "all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute"
-    return [m.group(2) for m in re.finditer(rf"^\s*(ROOT )?%\S+ = .*? ({kinds})(-start)?\(", text, re.M)]
-
-
-def line_of(fn, snippet: str) -> int:
-    lines, first = inspect.getsourcelines(fn)
-    return first + next(k for k, text in enumerate(lines) if snippet in text)
-
-
-def the(prog, kind):
-    (c,) = [c for c in prog.collectives if c.kind == kind]
-    return c
-
+from test_program_fixes_made_inside import MESH, hlo_kinds, line_of, put, the  # the same mesh and readers
 
 # ---------------------------------------------------------------- pure helpers on stand-ins
 

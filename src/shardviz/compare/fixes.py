@@ -466,10 +466,7 @@ def _traced(program: Any, change: _Change) -> Any:
     if change.kind == "input-spec":
         specs: list[Any] = [None] * len(program.inputs)
         assert change.input_index is not None
-        specs[change.input_index] = _partition_spec(change.spec)
-        if change.second_index is not None:
-            specs[change.second_index] = _partition_spec(change.second_spec)
-        for k, spec in change.more:
+        for k, spec in _changed_inputs(change):
             specs[k] = _partition_spec(spec)
         return retrace(program, specs, refs_as_shapes=True)
     if program.whatif is not None:

@@ -290,10 +290,7 @@ class CauseReader:
                 perm = tuple(int(p) for p in eqn.params.get("permutation", ()))
                 if len(perm) != len(wanted):
                     return None
-                before: list[tuple[str, ...]] = [()] * len(perm)
-                for k, p in enumerate(perm):
-                    before[p] = wanted[k]
-                wanted, var = tuple(before), eqn.invars[0]
+                wanted, var = _before_transpose(wanted, perm), eqn.invars[0]
                 continue
             shape = tuple(getattr(var.aval, "shape", ()))
             same = [
@@ -964,11 +961,7 @@ class CauseReader:
             o = self._operand(v)
             if o is None or result is None or o.spec is None or result.spec is None or o.spec == result.spec:
                 continue
-            by = (
-                "the loop's carry, which this result becomes"
-                if self._feeds_carry(found)
-                else "the layout XLA chose for its result, for what reads it"
-            )
+            by = self._result_wanted_by(found)
             return Why(
                 "layout-mismatch",
                 name,
@@ -984,6 +977,12 @@ class CauseReader:
             )
         return None
 
+    def _result_wanted_by(self, found: _Eqn) -> str:
+        """What asks a result's layout of an operation moved to it: the loop carry it becomes, or XLA's choice."""
+        if self._feeds_carry(found):
+            return "the loop's carry, which this result becomes"
+        return "the layout XLA chose for its result, for what reads it"
+
     def _transposed_unlike(
         self, found: _Eqn, var: Any, result: OperandLayout, expression: str, kind: str
     ) -> Why | None:
@@ -996,15 +995,8 @@ class CauseReader:
         carried = tuple(o.spec[p] for p in perm)
         if carried == result.spec:
             return None
-        wanted: list[tuple[str, ...]] = [()] * len(perm)
-        for k, p in enumerate(perm):
-            wanted[p] = result.spec[k]
-        wanted_spec = tuple(wanted)
-        by = (
-            "the loop's carry, which this result becomes"
-            if self._feeds_carry(found)
-            else "the layout XLA chose for its result, for what reads it"
-        )
+        wanted_spec = _before_transpose(result.spec, perm)
+        by = self._result_wanted_by(found)
         return Why(
             "layout-mismatch",
             "transpose",
@@ -1212,6 +1204,14 @@ def _reshaped_dimensions(old: tuple[int, ...], new: tuple[int, ...]) -> tuple[in
         if any(new[e] == size and _product(new[:e]) == before for e in range(len(new))):
             kept.append(d)
     return tuple(d for d in range(len(old)) if d not in kept and old[d] != 1)
+
+
+def _before_transpose(spec: Spec, perm: Sequence[int]) -> Spec:
+    """The operand's layout that a transpose by ``perm`` turns into ``spec``."""
+    before: list[tuple[str, ...]] = [()] * len(perm)
+    for k, p in enumerate(perm):
+        before[p] = spec[k]
+    return tuple(before)
 
 
 def _product(sizes: Sequence[int]) -> int:
