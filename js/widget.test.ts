@@ -321,6 +321,45 @@ describe("widget entry", () => {
       expect(names()[0]).not.toBe(first);
     });
 
+    it("leaves the row field being typed in alone when an answer about something else arrives", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const names = () => Array.from(el.querySelectorAll<HTMLInputElement>('[data-role="axis-name"]'));
+      const second = names()[1];
+      second.focus();
+      second.value = "model";
+      second.dispatchEvent(new Event("input"));
+      // The kernel's late answer to an earlier spec edit: the same mesh, so the rows are kept.
+      model.fromPython({ payload: loadFixture("replicated_sum"), notice: "" });
+      expect(names()[1]).toBe(second);
+      expect(second.value).toBe("model");
+      expect(names()[0].value).toBe("x");
+      // A new mesh rebuilds the rows; the field being typed in keeps its typing and its focus.
+      model.fromPython({ payload: loadFixture("mesh3axis") });
+      expect(names().map((i) => i.value)).toEqual(["a", "model", "c"]);
+      expect(document.activeElement).toBe(names()[1]);
+      names()[1].dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+      expect(sent(model)).toEqual([{ mesh_text: "a=2, model=2, c=2" }]);
+      // Committed: the next answer shows Python's mesh again, whatever became of the edit.
+      model.answer(model.editSeqs[0], { error: "refused", error_source: "mesh" });
+      expect(names().map((i) => i.value)).toEqual(["a", "b", "c"]);
+    });
+
+    it("puts a row field's typing back to Python's value on Escape, and forgets it when focus leaves", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[1];
+      size.focus();
+      size.value = "8";
+      size.dispatchEvent(new Event("input"));
+      size.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape" }));
+      expect(size.value).toBe("4");
+      size.value = "2";
+      size.dispatchEvent(new Event("input"));
+      size.blur(); // typing left behind is not kept: the rows show Python's state
+      model.fromPython({ notice: "something else" });
+      expect(size.value).toBe("4");
+      expect(sent(model)).toEqual([]);
+    });
+
     it("sends Python's own text while an earlier edit is unanswered, so a burst ends in its last edit", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];

@@ -6,7 +6,8 @@
  * nothing commits while the user types. After every answer from Python,
  * `sync` shows Python's state: the structured rows are rebuilt from the
  * payload, and each text box shows Python's text (see TextEditor for the
- * draft it may keep). Each control has a reserved line under it for its
+ * draft it may keep). Typing not yet committed in the focused field is never
+ * overwritten: an answer to an earlier edit may arrive while the user types. Each control has a reserved line under it for its
  * error, so an error never moves the controls around it.
  */
 
@@ -15,7 +16,7 @@ import type { Payload } from "../payload/array";
 import type { ErrorSource, ViewHost } from "../traits/array";
 import { h, replaceChildren } from "../util/dom";
 import { shownSpecText } from "./compose";
-import { meshAxisRows, specDimRows } from "./layoutRows";
+import { isBeingTyped, keepTyping, meshAxisRows, specDimRows } from "./layoutRows";
 import { TextEditor } from "./textEditor";
 
 /** Python's state after an answer, as the editors need it. */
@@ -166,10 +167,11 @@ export class EditorsPanel {
   }
 
   /**
-   * The structured rows always show the payload; focus stays on the control
-   * it was on. Rows that would be built the same (the mesh's rows after a spec
-   * edit) are kept, their fields put back to the payload's values: a rebuild
-   * restyles and lays out every field again, dear in a busy notebook page.
+   * The structured rows always show the payload, except in the field the
+   * user is typing in; focus stays on the control it was on. Rows that would
+   * be built the same (the mesh's rows after a spec edit) are kept, their
+   * fields put back to the payload's values: a rebuild restyles and lays out
+   * every field again, dear in a busy notebook page.
    */
   private rebuildRows(payload: Payload): void {
     const readOnly = this.host.readOnly;
@@ -202,10 +204,13 @@ export class EditorsPanel {
   }
 }
 
-/** Puts every field under `container` back to the value it was built with (what the payload says). */
+/**
+ * Puts every field under `container` back to the value it was built with (what
+ * the payload says), except the one the user is typing in.
+ */
 function showDefaults(container: HTMLElement): void {
   for (const input of container.querySelectorAll("input")) {
-    if (input.value !== input.defaultValue) input.value = input.defaultValue;
+    if (input.value !== input.defaultValue && !isBeingTyped(input)) input.value = input.defaultValue;
   }
   for (const select of container.querySelectorAll("select")) {
     const built = Math.max(
@@ -216,7 +221,10 @@ function showDefaults(container: HTMLElement): void {
   }
 }
 
-/** A function that focuses, inside a rebuilt container, the control that had focus in it before; null if none. */
+/**
+ * A function that focuses, inside a rebuilt container, the control that had
+ * focus in it before, with the user's typing if it held some; null if none.
+ */
 function focusedControl(container: HTMLElement): ((rebuilt: HTMLElement) => void) | null {
   const active = container.ownerDocument.activeElement;
   if (!(active instanceof HTMLElement) || !container.contains(active)) return null;
@@ -229,5 +237,10 @@ function focusedControl(container: HTMLElement): ((rebuilt: HTMLElement) => void
       ? `[data-dim-row="${row.getAttribute("data-dim-row")}"] `
       : "";
   const selector = `${rowSelector}[data-role="${role}"]`;
-  return (rebuilt) => rebuilt.querySelector<HTMLElement>(selector)?.focus();
+  const typing = active instanceof HTMLInputElement && isBeingTyped(active) ? active.value : null;
+  return (rebuilt) => {
+    const control = rebuilt.querySelector<HTMLElement>(selector);
+    if (typing !== null && control instanceof HTMLInputElement) keepTyping(control, typing);
+    control?.focus();
+  };
 }

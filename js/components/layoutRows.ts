@@ -198,21 +198,42 @@ function axisPicker({ axes, d, free, disabled, signal, setAxes }: DimControls & 
   return picker;
 }
 
+/** Row fields the user has typed in since they were built or last committed (Enter) or reverted (Escape). */
+const typedFields = new WeakSet<HTMLInputElement>();
+
+/**
+ * True while the user is typing in a row field: it has focus and holds typing
+ * not yet committed. An answer from Python about something else must leave it be,
+ * as the text boxes do.
+ */
+export function isBeingTyped(input: HTMLInputElement): boolean {
+  return typedFields.has(input) && input.ownerDocument.activeElement === input;
+}
+
+/** Marks a rebuilt row field as holding the user's typing (carried over from the field it replaces). */
+export function keepTyping(input: HTMLInputElement, value: string): void {
+  input.value = value;
+  typedFields.add(input);
+}
+
 /** Enter commits a row field, Escape puts the payload's value back; neither reaches the notebook. */
 function onEnterOrEscape(
   input: HTMLInputElement,
   signal: AbortSignal,
   actions: { enter: () => void; escape: () => void },
 ): void {
+  input.addEventListener("input", () => typedFields.add(input), { signal });
   input.addEventListener(
     "keydown",
     (event) => {
       if (event.key === "Enter") {
         event.preventDefault();
+        typedFields.delete(input);
         actions.enter();
       } else if (event.key === "Escape") {
         event.preventDefault();
         event.stopPropagation();
+        typedFields.delete(input);
         actions.escape();
       }
     },

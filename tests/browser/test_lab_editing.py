@@ -25,7 +25,7 @@ from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
-SETUP, BIG, THREE, THIN, POD, POD512, PASTE, PROBE = range(8)
+SETUP, BIG, THREE, THIN, POD, POD512, PASTE, PROBE, BUSY = range(9)
 CELLS = [
     # SETUP: every warning or error logged in the kernel is recorded (a comm handler's exception lands there).
     f"""import json, logging
@@ -66,6 +66,13 @@ print(f'PROBE {_probe} ' + json.dumps({
     'mesh_is_ours': mesh.axis_names == ('x', 'y'),
     'problems': _problems.records,
 }))""",
+    # BUSY: from its second run on, holds w's edits back for 3 s (ipykernel 7 may answer them on a thread of
+    # their own while a cell runs, but never while the widget's lock is held)
+    """import time
+_busy = globals().get('_busy', 0) + 1
+with w._lock:
+    print(f'BUSY {_busy}', flush=True)
+    time.sleep(3 if _busy > 1 else 0)""",
 ]
 
 
@@ -74,6 +81,7 @@ class Session:
         self.nb = nb
         self.page = nb.page
         self.probes = 1  # Run All ran the probe once
+        self.busy_runs = 1  # and the busy cell once, without sleeping
 
     def widget(self, cell: int = SETUP) -> Any:
         """The cell's shardviz output (found by the widget root: large meshes have no device cells)."""
@@ -181,6 +189,8 @@ def reset(session: Session) -> None:
     session.commit("spec-input", "x, y")
     expect(session.type_line()).to_have_text("float32[4@x,8@y]")
     expect(session.widget().locator('[role="alert"], [data-role="notice"]')).to_have_count(0)
+    # The type line shows the browser's prediction at once: the kernel's answer comes after it.
+    expect(session.widget().locator('[data-role="move"][data-pending]')).to_have_count(0, timeout=20_000)
     unpin = session.role("unpin")
     if unpin.count():
         unpin.click()
@@ -271,6 +281,34 @@ def test_after_a_refused_rename_every_editor_shows_the_kernels_mesh(session: Ses
     assert (state["mesh_text"], state["error"], state["spec_text"]) == ("x=2:auto, model=4", "", "x, model")
     session.commit("mesh-input", "x=2, y=4")
     expect(session.role("spec-input")).to_have_value("x, y")
+    session.nb.assert_healthy()
+
+
+def test_typing_in_an_axis_row_outlives_a_kernel_answer_that_comes_later(session: Session) -> None:
+    """The kernel answers a spec edit while the user types a new axis name: the name typed stays."""
+    reset(session)
+    busy = session.nb.cell(BUSY)
+    busy.locator(".jp-InputArea-editor .cm-content").click()
+    session.page.keyboard.press("Control+Enter")
+    session.busy_runs += 1
+    # Its output says the cell holds the widget's lock for 3 s: the edit below is answered after that.
+    expect(busy.locator(".jp-OutputArea-output", has_text=f"BUSY {session.busy_runs}")).to_have_count(1)
+    # An edit whose move differs from the last one's: its answer changes what the widget shows, and the
+    # editors follow it (an answer the same as the browser's prediction changes nothing).
+    session.commit("spec-input", "None, y")
+    expect(session.type_line()).to_have_text("float32[4,8@y]")  # the browser's prediction
+    pending = session.widget().locator('[data-role="move"][data-pending]')
+    expect(pending).to_have_count(1)
+    name = session.widget().locator('[data-role="axis-name"]').nth(1)
+    name.fill("model")
+    expect(busy.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"), timeout=30_000)
+    expect(pending).to_have_count(0, timeout=30_000)  # the kernel's answer came while "model" was in the box
+    expect(name).to_have_value("model")
+    name.press("Enter")
+    expect(session.type_line()).to_have_text("float32[4,8@model]", timeout=20_000)
+    expect(session.role("notice")).to_contain_text("axis 'y' is now 'model'")
+    session.commit("mesh-input", "x=2, y=4")
+    expect(session.role("spec-input")).to_have_value("None, y")
     session.nb.assert_healthy()
 
 
