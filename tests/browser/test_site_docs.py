@@ -2,9 +2,9 @@
 reference entry for every public name, and a course page that, opened from disk with the network cut
 off, redraws a picture when its spec is edited, as JAX lays the array out.
 
-Named to run after the JupyterLab tests: run before tests/browser/test_lab_editing.py, the course export
-and the site build it starts leave that file's refused-rename test without the kernel's answer (seen on
-2026-12-02 with this session's code and with the code before it; the cause is not found)."""
+The site build loads the machine's two cores: run before tests/browser/test_lab_editing.py, it made the
+kernel's answers late enough there to wipe an axis name being typed (a bug of the mesh's rows, fixed on
+2026-12-02 and tested by test_typing_in_an_axis_row_outlives_a_kernel_answer_that_comes_later)."""
 
 from __future__ import annotations
 
