@@ -41,6 +41,7 @@ CALL_PRIMITIVES = (
     "custom_vjp_call",
     "remat",
     "checkpoint",
+    "remat2",  # jax.checkpoint's primitive
 )
 
 

@@ -119,6 +119,7 @@ class CauseReader:
         self.producer: dict[int, _Eqn] = {}
         self.outer: dict[int, Any] = {}  # a call's inner input -> the operand the call passes it
         self.lifted: dict[int, Any] = {}  # a call's inner result -> the call's result
+        self.returned: dict[int, Any] = {}  # a call's result -> the inner result it returns
         self.input_of: dict[int, int] = {id(v): k for k, v in enumerate(jaxpr.invars)}
         self.top: dict[int, int] = {id(eqn): i for i, eqn in enumerate(jaxpr.eqns)}
         self.enclosing: dict[int, Any] = {}  # an inner input no call maps one to one (a carry) -> its equation
@@ -130,6 +131,7 @@ class CauseReader:
                 if len(subs[0].outvars) == len(e.eqn.outvars):
                     for inner, outer in zip(subs[0].outvars, e.eqn.outvars):
                         self.lifted[id(inner)] = outer
+                        self.returned[id(outer)] = inner
             for inner, outer in (*_loop_constants(e.eqn), *_branch_operands(e.eqn)):
                 self.outer[id(inner)] = outer
             for sub in subs:
@@ -273,7 +275,8 @@ class CauseReader:
 
     def _arrival(self, var: Any, wanted: Spec, hops: int = 8) -> tuple[int, Spec] | None:
         """The input ``var`` is made from through transposes and operations of one array operand of its shape
-        (``y * 2``, ``sin(y)``, a constraint), with the layout it needs for ``var`` to be ``wanted``."""
+        (``y * 2``, ``sin(y)``, a constraint), into the calls that return it and out of those it is passed to,
+        with the layout it needs for ``var`` to be ``wanted``."""
         for _ in range(hops):
             if not isinstance(var, jex_core.Var):
                 return None
@@ -281,6 +284,9 @@ class CauseReader:
                 return self.input_of[id(var)], wanted
             if id(var) in self.outer:
                 var = self.outer[id(var)]
+                continue
+            if id(var) in self.returned:
+                var = self.returned[id(var)]
                 continue
             producer = self.producer.get(id(var))
             if producer is None or len(producer.eqn.outvars) != 1:
@@ -507,21 +513,27 @@ class CauseReader:
         return None
 
     def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> OperandLayout | None:
-        """The value ``var`` is made from, through operations that keep its shape, first laid out unlike ``wanted``."""
+        """The value ``var`` is made from, through operations that keep its shape and into the calls that
+        return it, first laid out unlike ``wanted``."""
         shape = tuple(getattr(var.aval, "shape", ()))
         current = var
         for _ in range(hops):
-            producer = self.producer.get(id(current))
-            if producer is None:
-                return None
-            same = [
-                v
-                for v in producer.eqn.invars
-                if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape
-            ]
-            if not same:
-                return None
-            current = same[0]
+            if id(current) in self.returned:
+                current = self.returned[id(current)]
+                if not isinstance(current, jex_core.Var):
+                    return None
+            else:
+                producer = self.producer.get(id(current))
+                if producer is None:
+                    return None
+                same = [
+                    v
+                    for v in producer.eqn.invars
+                    if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape
+                ]
+                if not same:
+                    return None
+                current = same[0]
             o = self._operand(current, "made")
             if o is not None and o.spec is not None and o.spec != wanted:
                 return o
