@@ -11,9 +11,9 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
-from test_program_fixes_made_inside import hlo_kinds, put, the
 
 import shardviz
+from test_program_fixes_made_inside import hlo_kinds, put, the
 
 MESH = jax.make_mesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
 SPLIT_ROWS = P("a", None)
@@ -75,7 +75,12 @@ def transposed_in_a_checkpoint(x):
 
 @pytest.mark.parametrize(
     "program",
-    [transposed_in_a_jitted_helper, doubled_product_of_a_helper, transposed_by_a_relu_helper, transposed_in_a_checkpoint],
+    [
+        transposed_in_a_jitted_helper,
+        doubled_product_of_a_helper,
+        transposed_by_a_relu_helper,
+        transposed_in_a_checkpoint,
+    ],
 )
 def test_a_wanted_layout_is_followed_into_the_function_that_makes_the_value(program):
     """x [12,24] P('a') is transposed inside a function the program calls (the split moves to dimension 1,
