@@ -96,6 +96,34 @@ def test_a_partial_sum_of_a_value_made_on_a_line_is_fixed_at_the_inputs_it_is_ma
     assert "all-reduce" in hlo_kinds(megatron_mlp_constrained, x, w1, w2)  # as pasted: the sum stays
 
 
+def test_a_what_if_programs_fixes_of_a_value_made_inside_are_traced_in_a_what_if_child():
+    """Megatron's MLP on a what-if 4x3 mesh (an AbstractMesh: the kernel need not have 12 devices): the same
+    all-reduce over 'b', the same reason, and both fixes traced in a child process on 12 simulated devices.
+    The inputs kept off 'b' remove it there as JAX's compile of the same change here does; the constraint on h
+    after its line leaves it (the changed module has an all-gather of h and the all-reduce still)."""
+    from jax.sharding import AbstractMesh
+
+    mesh = AbstractMesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
+
+    def planned(shape, spec):
+        return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
+
+    x, w1, w2 = planned((16, 24), P("a")), planned((24, 48), P(None, "b")), planned((48, 24), P("b"))
+    prog = shardviz.trace(megatron_mlp, x, w1, w2, mesh=mesh)
+    assert prog.whatif is not None
+    c = the(prog, "all-reduce")
+    assert (c.axes, c.why.cause, c.why.sources) == (("b",), "partial-sums", (0, 1, 2))
+    top, constraint = c.fixes[0], next(f for f in c.fixes if f.kind == "constraint")
+    assert (top.kind, top.removed, top.program.whatif is not None) == ("input-spec", True, True)
+    assert [layout.spec for layout in top.program.inputs] == [(("a",), ()), ((), ()), ((), ())]
+    here = (put((16, 24), P("a")), put((24, 48), P()), put((48, 24), P()))
+    assert hlo_kinds(megatron_mlp, *here) == []
+    assert (constraint.removed, constraint.program.whatif is not None) == (False, True)
+    assert sorted(k.kind for k in constraint.program.collectives) == sorted(
+        hlo_kinds(megatron_mlp_constrained, put((16, 24), P("a")), put((24, 48), P(None, "b")), put((48, 24), P("b")))
+    )
+
+
 # ---------------------------------------------------------------- axes tell two collectives of a line apart
 
 
