@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import pickle
+from dataclasses import replace
 from types import SimpleNamespace
 
 import pytest
@@ -218,6 +219,53 @@ def test_at_most_three_changes_are_traced_one_refused_dropped_and_an_unknown_ste
     assert len(changes.traced) == 3
 
 
+def test_a_change_the_jits_in_shardings_refuse_is_moved_there_only_for_an_input_here_and_never_ends_the_search(
+    monkeypatch,
+):
+    """JAX refuses a change because the jit's own in_shardings fix an input: an input's change is rewritten into
+    those in_shardings (on a program traced here, not in a what-if child); any other change, and a rewrite
+    refused too, is no fix, and the changes after it are still tried."""
+    refusal = f"the argument {fixes_module._IN_SHARDINGS}"
+    kinds = {
+        "constraint": "constraint",
+        "input": "input-spec",
+        "input, refused again": "input-spec",
+        "fast": "input-spec",
+    }
+    changes = [_Change(kind, name, f"code {name}", (), name) for name, kind in kinds.items()]
+    rewritten = []
+
+    def traced(program, change):
+        if change.summary == "fast":
+            return SimpleNamespace(name="fast")
+        raise shardviz.ShardingError(refusal)
+
+    def rewrite(program, change, arguments):
+        rewritten.append(change.summary)
+        if change.summary == "input, refused again":
+            raise shardviz.ShardingError(refusal)
+        return SimpleNamespace(name=f"{change.summary} in in_shardings")
+
+    monkeypatch.setattr(fixes_module, "proposed_changes", lambda program, collective, why: changes)
+    monkeypatch.setattr(fixes_module, "MOST", 4)
+    monkeypatch.setattr(fixes_module, "_traced", traced)
+    monkeypatch.setattr(fixes_module, "_relaid", lambda program, change: [])
+    monkeypatch.setattr(fixes_module, "_rewritten", rewrite)
+    monkeypatch.setattr(fixes_module, "_in_shardings_change", lambda program, change: change)
+    monkeypatch.setattr(fixes_module, "_step", lambda p, hw: 1.0)
+    monkeypatch.setattr(fixes_module, "_still_there", lambda changed, c, before: False)
+    monkeypatch.setattr(fixes_module, "_count", lambda p, c: 0)
+    monkeypatch.setattr(fixes_module, "_diff", lambda before, after, hw: None)
+    gather = SimpleNamespace(why="a reason")
+    here = SimpleNamespace(name="before", origin="traced", whatif=None)
+    assert [f.program.name for f in find_fixes(here, gather)] == ["input in in_shardings", "fast"]
+    assert rewritten == ["input", "input, refused again"]
+    rewritten.clear()
+    planned = SimpleNamespace(name="before", origin="traced", whatif="a what-if child's")
+    assert [f.program.name for f in find_fixes(planned, gather)] == ["fast"]
+    assert rewritten == []
+
+
 class Held:
     """A program a finder can hold weakly: its collectives and rematerializations."""
 
@@ -347,6 +395,14 @@ def test_no_change_is_proposed_for_a_shard_maps_own_collective_an_unknown_cause_
     x = (operand("x", (("data",), ())),)
     assert fixes_module.proposed_changes(program, collective, why_of("shard-map", x, operand=0)) == []
     assert fixes_module.proposed_changes(program, collective, why_of("unknown", x, operand=0)) == []
+    # Not even for a value made inside from an input split over the collective's axes: the user wrote it,
+    # or nothing is known of why it is there.
+    program.inputs = (SimpleNamespace(shape=(8, 12), spec=(("data",), ())),)
+    h = (operand("h", (("data",), ())),)
+    inside = {"operand": 0, "dimension": 0, "axes": ("data",), "sources": (0,), "made_at": (0, 0, 3)}
+    assert fixes_module.proposed_changes(program, collective, why_of("partial-sums", h, **inside)) != []
+    assert fixes_module.proposed_changes(program, collective, why_of("shard-map", h, **inside)) == []
+    assert fixes_module.proposed_changes(program, collective, why_of("unknown", h, **inside)) == []
     assert fixes_module.proposed_changes(program, collective, why_of("whole-dimension", x, dimension=0)) == []
 
 
@@ -368,6 +424,33 @@ def test_a_layout_mismatch_lays_the_input_out_as_wanted_returns_the_output_as_ma
     assert [c.summary for c in fixes_module.proposed_changes(program, collective, direct)] == [
         "input x as P(None, ('data', 'model')) (lay x out as it is wanted)"
     ]
+
+
+def test_an_arrival_names_the_input_itself_or_the_value_made_from_it_and_never_an_input_the_program_lacks():
+    program = inputs_program(("x",), ((8, 12),), specs=[(("data",), ())])
+    wanted = ((), ("data",))
+    arriving = {"operand": 0, "wanted": wanted, "wanted_by": "a constraint", "sources": (0,)}
+    itself = why_of("layout-mismatch", (operand("x", (("data",), ())),), arrival=(0, wanted), **arriving)
+    assert proposed(program, itself)[0] == "input x as P(None, 'data') (lay x out as it is wanted)"
+    made = why_of("layout-mismatch", (operand("y", ((), ("data",))),), arrival=(0, wanted), **arriving)
+    assert proposed(program, made) == [
+        "input x as P(None, 'data') (lay x out so that y, made from it, arrives as it is wanted)"
+    ]
+    for beyond in (1, 5):  # an input position past the program's inputs: nothing to lay out
+        assert proposed(program, replace(made, arrival=(beyond, wanted))) == []
+
+
+def test_a_mismatch_lays_out_another_operand_of_its_shape_or_an_input_the_operand_is_made_from():
+    """The operand pointed at is made inside; another operand of its shape is an input laid out otherwise: that
+    input is laid out as wanted. With none, an input laid out as the operand is and of its shape is, but only
+    one the operand is made from."""
+    program = inputs_program(("x", "w"), ((8, 12), (8, 12)), specs=[(("data",), ()), (("data",), ())])
+    wanted = ((), ("data",))
+    operands = (operand("h", (("data",), ())), operand("w", (("model",), ())))
+    why = why_of("layout-mismatch", operands, operand=0, wanted=wanted, wanted_by="a constraint")
+    assert proposed(program, why) == ["input w as P(None, 'data') (lay w out as it is wanted)"]
+    alone = why_of("layout-mismatch", operands[:1], operand=0, wanted=wanted, wanted_by="a constraint", sources=(1,))
+    assert proposed(program, alone) == ["input w as P(None, 'data') (lay w, which h is made from, out as it is wanted)"]
 
 
 def proposed(program, why, charged_to="", line=None):

@@ -266,11 +266,11 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                     break
         if why.wanted_by.startswith("the sharding of output") and collective.charged_to == "":
             output = _output_index(program, why.wanted_by)
-            made = why.operands[why.operand].spec if why.operand < len(why.operands) else None
+            made = operand.spec
             if output is not None and made is not None:
                 out.append(_out_change(program, output, made))
         if why.primitive == "sharding_constraint" and collective.source is not None:
-            made = why.operands[why.operand].spec
+            made = operand.spec
             if made is not None:
                 steps = constraint_steps(made, why.wanted)
                 if steps:
