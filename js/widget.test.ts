@@ -360,6 +360,55 @@ describe("widget entry", () => {
       expect(sent(model)).toEqual([]);
     });
 
+    it("puts an axis type Python refused back, and a key other than Enter or Escape leaves typing as it is", () => {
+      const { el, model } = renderWidget(loadFixture("auto_mesh"));
+      const type = el.querySelectorAll<HTMLSelectElement>('[data-role="axis-type"]')[1];
+      type.value = "Manual";
+      type.dispatchEvent(new Event("change"));
+      expect(sent(model)).toEqual([{ mesh_text: "x=2:auto, y=4:manual" }]);
+      model.answer(model.editSeqs[0], { error: "refused", error_source: "mesh" });
+      expect(el.querySelectorAll<HTMLSelectElement>('[data-role="axis-type"]')[1].value).toBe("Auto");
+      const name = el.querySelectorAll<HTMLInputElement>('[data-role="axis-name"]')[0];
+      name.focus();
+      name.value = "rows";
+      name.dispatchEvent(new Event("input"));
+      name.dispatchEvent(new KeyboardEvent("keydown", { key: "Tab" }));
+      model.fromPython({ notice: "an answer" });
+      expect(name.value).toBe("rows");
+      expect(sent(model)).toHaveLength(1);
+    });
+
+    it("keeps focus where it was when rows are rebuilt: a button off the rows, a row gone, another widget", () => {
+      const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
+      const other = renderWidget(loadFixture("mesh2x4_xy"));
+      // Typing in the other widget's axis name is no reason to move focus into this one's rows.
+      const elsewhere = other.el.querySelectorAll<HTMLInputElement>('[data-role="axis-name"]')[1];
+      elsewhere.focus();
+      elsewhere.value = "typed there";
+      elsewhere.dispatchEvent(new Event("input"));
+      model.fromPython({ payload: loadFixture("mesh3axis") });
+      expect(document.activeElement).toBe(elsewhere);
+      expect(el.querySelectorAll<HTMLInputElement>('[data-role="axis-name"]')[1].value).toBe("b");
+      // "+ axis" sits below the rows, in no row of its own: it keeps focus through the rebuild.
+      query<HTMLButtonElement>(el, '[data-role="axis-add"]').focus();
+      model.fromPython({ payload: loadFixture("mesh2x4_xy") });
+      expect(document.activeElement).toBe(query(el, '[data-role="axis-add"]'));
+      // The third row's field had focus; the mesh that comes has two rows: nothing is focused, nothing breaks.
+      model.fromPython({ payload: loadFixture("mesh3axis") });
+      el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[2].focus();
+      model.fromPython({ payload: loadFixture("mesh2x4_xy") });
+      expect(el.querySelectorAll('[data-role="axis-size"]')).toHaveLength(2);
+      expect(el.contains(document.activeElement)).toBe(false);
+      // A dimension's menu keeps focus when the spec's rows are rebuilt: the second dimension's, not the first's.
+      const picker = () => el.querySelector<HTMLSelectElement>('[data-dim-row="1"] [data-role="spec-axis"]');
+      const split = (spec: string[][]) => makePayload({ names: ["x", "y"], sizes: [2, 4], shape: [4, 8], spec });
+      model.fromPython({ payload: split([["x"], []]) }); // y is free: both dimensions offer it
+      picker()?.focus();
+      model.fromPython({ payload: split([[], ["x"]]) });
+      expect(picker()).not.toBeNull();
+      expect(document.activeElement).toBe(picker());
+    });
+
     it("sends Python's own text while an earlier edit is unanswered, so a burst ends in its last edit", () => {
       const { el, model } = renderWidget(loadFixture("mesh2x4_xy"));
       const size = el.querySelectorAll<HTMLInputElement>('[data-role="axis-size"]')[0];

@@ -321,6 +321,53 @@ def test_a_constraint_after_a_transpose_is_fixed_by_the_input_layout_that_arrive
     assert hlo_kinds(transposed, put((12, 24), P(None, "a"))) == []
 
 
+def scaled_transpose(x, scale):
+    z = x.T * scale
+    return jax.lax.with_sharding_constraint(z, NamedSharding(MESH, P("a", None)))
+
+
+def transposed_times_weight(x, w):
+    z = x.T * w
+    return jax.lax.with_sharding_constraint(z, NamedSharding(MESH, P("a", None)))
+
+
+def doubled_in_a_loop(x):
+    z = jax.lax.while_loop(lambda c: c.sum() < 100.0, lambda c: c * 2, x.T)
+    return jax.lax.with_sharding_constraint(z, NamedSharding(MESH, P("a", None)))
+
+
+def test_a_wanted_layout_is_followed_past_a_scalar_but_not_past_a_second_array_or_a_loop():
+    """x [12,24] P('a') transposed (P(None,'a')) and constrained to P('a'): one all-to-all each time.
+    - x.T * scale, scale a traced scalar: the product is x.T's layout, so x laid out P(None,'a') arrives as
+      wanted; compiled so, nothing moves.
+    - x.T * w, w [24,12] P(None,'a'): the product's layout comes from both, so no one input says how it
+      arrives (x alone laid out P(None,'a') leaves w); keeping both off 'a' removes it.
+    - the transpose doubled in a while_loop (one carry, one result): the loop's result is not followed back,
+      by design, since its carry may leave a pass laid out unlike it came in; keeping x off 'a' removes the
+      all-to-all (the loop's test still sums over 'a')."""
+    x = put((12, 24), P("a"))
+    scale = put((), P())
+    assert hlo_kinds(scaled_transpose, x, scale) == ["all-to-all"]
+    why = the(shardviz.trace(scaled_transpose, x, scale), "all-to-all").why
+    assert (why.cause, why.arrival) == ("layout-mismatch", (0, ((), ("a",))))
+    assert hlo_kinds(scaled_transpose, put((12, 24), P(None, "a")), scale) == []
+
+    w = put((24, 12), P(None, "a"))
+    assert hlo_kinds(transposed_times_weight, x, w) == ["all-to-all"]
+    prog = shardviz.trace(transposed_times_weight, x, w)  # a collective's fixes are traced from its program
+    c = the(prog, "all-to-all")
+    assert (c.why.cause, c.why.arrival) == ("layout-mismatch", None)
+    assert c.fixes[0].removed and [i.spec for i in c.fixes[0].program.inputs] == [((), ()), ((), ())]
+    assert hlo_kinds(transposed_times_weight, put((12, 24), P()), put((24, 12), P())) == []
+
+    assert sorted(hlo_kinds(doubled_in_a_loop, x)) == ["all-reduce", "all-to-all"]
+    prog = shardviz.trace(doubled_in_a_loop, x)
+    c = the(prog, "all-to-all")
+    assert (c.why.cause, c.why.arrival) == ("layout-mismatch", None)
+    assert c.fixes[0].removed and c.fixes[0].program.inputs[0].spec == ((), ())
+    assert hlo_kinds(doubled_in_a_loop, put((12, 24), P())) == ["all-reduce"]
+
+
 def test_a_transpose_laid_out_for_what_reads_it_names_the_operand_layout_that_needs_no_move():
     """The same, times a whole [24,12] of ones: XLA lays the transpose's result out P('a') for the
     constraint, so the move is on the transpose's line: x P('a') transposed is P(None,'a'), and for the

@@ -299,8 +299,8 @@ PARTS: dict[str, Slice] = {
         PURE_TEST_TIMEOUTS,
     ),
     # the reasons of values made inside the program (where they are made, the inputs they come from, the
-    # input a wanted layout arrives from), shifts, transposes and gathered operands: traced programs
-    # checked against JAX's compiled HLO
+    # input a wanted layout arrives from, into the functions that return them), shifts, transposes and
+    # gathered operands: traced programs checked against JAX's compiled HLO
     "program-why-inside": Slice(
         ("program/why/causes.py",),
         _tests(
@@ -308,6 +308,7 @@ PARTS: dict[str, Slice] = {
             "test_mut_program_causes.py",
             "test_program_causes.py",
             "test_mut_fixes_made_inside.py",
+            "test_program_calls_reasons.py",
         ),
         PURE_TEST_OPTIONS,
     ),
