@@ -368,6 +368,31 @@ def test_a_wanted_layout_is_followed_past_a_scalar_but_not_past_a_second_array_o
     assert hlo_kinds(doubled_in_a_loop, put((12, 24), P())) == ["all-reduce"]
 
 
+def reshaped_then_constrained(x):
+    z = x.reshape(24, 12)
+    return jax.lax.with_sharding_constraint(z, NamedSharding(MESH, P("a", None)))
+
+
+def test_a_move_xla_puts_on_a_constraint_after_a_reshape_of_a_split_dimension_is_the_reshapes():
+    """x [12,24] P(None,'a') reshaped to [24,12] and constrained to P('a'): XLA lays z out P('a') as asked and
+    names the constraint's line for its all-to-all, but the move is the reshape's. A row of z is half a row of
+    x, so x's dimension 1 (split over 'a') does not survive the reshape whole: its split must move. x laid out
+    P('a') (rows 0-2 of x on a device are rows 0-5 of z) needs no move, nor does x whole."""
+    x = put((12, 24), P(None, "a"))
+    assert hlo_kinds(reshaped_then_constrained, x) == ["all-to-all"]
+    prog = shardviz.trace(reshaped_then_constrained, x)
+    c = the(prog, "all-to-all")
+    why = c.why
+    assert c.source.line == line_of(reshaped_then_constrained, "with_sharding_constraint")
+    assert (why.cause, why.primitive, why.expression) == ("whole-dimension", "reshape", "z = x.reshape(24, 12)")
+    assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",)))]
+    assert (why.operand, why.dimension, why.axes) == (0, 1, ("a",))
+    top = c.fixes[0]
+    assert (top.removed, top.program.inputs[0].spec) == (True, (("a",), ()))
+    assert top.summary == "input x as P('a') (split x on another dimension)"
+    assert hlo_kinds(reshaped_then_constrained, put((12, 24), P("a"))) == []
+
+
 def test_a_transpose_laid_out_for_what_reads_it_names_the_operand_layout_that_needs_no_move():
     """The same, times a whole [24,12] of ones: XLA lays the transpose's result out P('a') for the
     constraint, so the move is on the transpose's line: x P('a') transposed is P(None,'a'), and for the

@@ -438,6 +438,9 @@ class CauseReader:
             gathered = self._gathered_into(eqn.invars[0], operand, wanted, by, expression, name, kind, axes)
             if earlier is None and gathered is not None:
                 return gathered
+            made_whole = self._made_needing_whole(eqn.invars[0], axes, kind) if earlier is None else None
+            if made_whole is not None:
+                return made_whole
             if earlier is None:
                 return Why(
                     "unknown",
@@ -511,6 +514,17 @@ class CauseReader:
                     split,
                 )
         return None
+
+    def _made_needing_whole(self, var: Any, axes: tuple[str, ...], kind: str) -> Why | None:
+        """The operation that makes ``var``, where it needs whole a dimension of its operand split over ``axes``
+        (a reshape that merges or splits it): XLA's metadata names the constraint after it for the move."""
+        producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
+        if producer is None:
+            return None
+        where = producer.where
+        expression = line_text(where.file, where.line) if where is not None else ""
+        why = self._whole_dimension(producer.eqn, producer.eqn.primitive.name, expression, axes, kind)
+        return why if why is not None and why.cause == "whole-dimension" else None
 
     def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> OperandLayout | None:
         """The value ``var`` is made from, through operations that keep its shape and into the calls that
