@@ -7,8 +7,9 @@
  * `sync` shows Python's state: the structured rows are rebuilt from the
  * payload, and each text box shows Python's text (see TextEditor for the
  * draft it may keep). Typing not yet committed in the focused field is never
- * overwritten: an answer to an earlier edit may arrive while the user types. Each control has a reserved line under it for its
- * error, so an error never moves the controls around it.
+ * overwritten: an answer to an earlier edit may arrive while the user types.
+ * Each control has a reserved line under it for its error, so an error never
+ * moves the controls around it.
  */
 
 import { estimateEdit, needsConfirmation } from "../engine/array/estimate";
