@@ -66,13 +66,13 @@ print(f'PROBE {_probe} ' + json.dumps({
     'mesh_is_ours': mesh.axis_names == ('x', 'y'),
     'problems': _problems.records,
 }))""",
-    # BUSY: from its second run on, holds w's edits back for 3 s (ipykernel 7 may answer them on a thread of
+    # BUSY: from its second run on, holds w's edits back for 8 s (ipykernel 7 may answer them on a thread of
     # their own while a cell runs, but never while the widget's lock is held)
     """import time
 _busy = globals().get('_busy', 0) + 1
 with w._lock:
     print(f'BUSY {_busy}', flush=True)
-    time.sleep(3 if _busy > 1 else 0)""",
+    time.sleep(8 if _busy > 1 else 0)""",
 ]
 
 
@@ -291,7 +291,7 @@ def test_typing_in_an_axis_row_outlives_a_kernel_answer_that_comes_later(session
     busy.locator(".jp-InputArea-editor .cm-content").click()
     session.page.keyboard.press("Control+Enter")
     session.busy_runs += 1
-    # Its output says the cell holds the widget's lock for 3 s: the edit below is answered after that.
+    # Its output says the cell holds the widget's lock for 8 s: the edit below is answered after that.
     expect(busy.locator(".jp-OutputArea-output", has_text=f"BUSY {session.busy_runs}")).to_have_count(1)
     # An edit whose move differs from the last one's: its answer changes what the widget shows, and the
     # editors follow it (an answer the same as the browser's prediction changes nothing).
