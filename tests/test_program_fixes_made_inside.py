@@ -387,6 +387,10 @@ def test_a_move_xla_puts_on_a_constraint_after_a_reshape_of_a_split_dimension_is
     assert (why.cause, why.primitive, why.expression) == ("whole-dimension", "reshape", "z = x.reshape(24, 12)")
     assert [(o.label, o.spec) for o in why.operands] == [("x", ((), ("a",)))]
     assert (why.operand, why.dimension, why.axes) == (0, 1, ("a",))
+    assert why.rule == (
+        "reshape merges or splits dimension 1 of x, which is split over 'a': it needs that dimension whole on "
+        "each device, so the split is moved to another dimension"
+    )  # the all-to-all JAX compiles moves a split between dimensions
     top = c.fixes[0]
     assert (top.removed, top.program.inputs[0].spec) == (True, (("a",), ()))
     assert top.summary == "input x as P('a') (split x on another dimension)"

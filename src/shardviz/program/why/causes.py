@@ -438,10 +438,10 @@ class CauseReader:
             gathered = self._gathered_into(eqn.invars[0], operand, wanted, by, expression, name, kind, axes)
             if earlier is None and gathered is not None:
                 return gathered
-            made_whole = self._made_needing_whole(eqn.invars[0], axes, kind) if earlier is None else None
-            if made_whole is not None:
-                return made_whole
             if earlier is None:
+                made_whole = self._made_needing_whole(eqn.invars[0], axes, kind)
+                if made_whole is not None:
+                    return made_whole
                 return Why(
                     "unknown",
                     name,
@@ -518,7 +518,7 @@ class CauseReader:
     def _made_needing_whole(self, var: Any, axes: tuple[str, ...], kind: str) -> Why | None:
         """The operation that makes ``var``, where it needs whole a dimension of its operand split over ``axes``
         (a reshape that merges or splits it): XLA's metadata names the constraint after it for the move."""
-        producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
+        producer = self.producer.get(id(var))
         if producer is None:
             return None
         where = producer.where
