@@ -809,8 +809,8 @@ def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
     """The carry x [12,12] P(None,'a') and w [12,12] P('a'), closed over by the scan's body: c @ w contracts
     dimension 1 of c with dimension 0 of w, both split over 'a', so each device holds a partial sum that one
     all-reduce over 'a' adds up. w is the scan's constant, the same value in every pass: the reason names it w
-    with its layout. The carry inside the body is XLA's to lay out and not among the program's values: it is
-    named by its type, the same in every run (it was an address once)."""
+    with its layout. The carry inside the body comes in as x and the body makes it P(None, 'a') again, so in
+    every pass it is x's layout: named "the carry x", the same in every run (it was an address once)."""
     x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
     assert hlo_kinds(carried, x, w) == ["all-reduce"]
     whys = [shardviz.trace(carried, x, w).collectives[0].why for _ in range(2)]
@@ -818,19 +818,20 @@ def test_a_loop_bodys_closed_over_operand_is_named_by_the_loops_own_operand():
     why = whys[0]
     assert (why.cause, why.primitive, why.expression) == ("partial-sums", "dot_general", "c = jnp.tanh(c @ w)")
     assert [(o.label, o.type_str, o.spec) for o in why.operands] == [
-        ("an unlisted float32[12,12]", "float32[12,12]", None),
+        ("the carry x", "float32[12,12]", ((), ("a",))),
         ("w", "float32[12,12]", (("a",), ())),
     ]
     assert why.rule == (
-        "w is split over 'a' on its contracting dimension 0: each device multiplies only its block of it and "
-        "holds a partial sum, which the all-reduce adds up over 'a'"
+        "the carry x is split over 'a' on its contracting dimension 1: each device multiplies only its block of "
+        "it and holds a partial sum, which the all-reduce adds up over 'a'"
     )
 
 
 def test_a_while_loops_closed_over_operand_is_named_by_the_loops_own_operand():
     """The same contraction in a while loop whose condition reads a traced limit: the condition's
     constant (limit) comes before the body's (w) among the loop's operands. c @ w contracts dimension 1 of c
-    with dimension 0 of w, both split over 'a': partial sums, one all-reduce over 'a', naming w."""
+    with dimension 0 of w, both split over 'a': partial sums, one all-reduce over 'a', naming the carry (x's
+    layout in every pass) first."""
     x, w = put((12, 12), P(None, "a")), put((12, 12), P("a", None))
     n = jax.ShapeDtypeStruct((), jnp.int32, sharding=NamedSharding(MESH, P()))
     assert hlo_kinds(looped_until, x, w, n) == ["all-reduce"]
@@ -842,8 +843,8 @@ def test_a_while_loops_closed_over_operand_is_named_by_the_loops_own_operand():
         "dot_general",
         "return k + 1, jnp.tanh(c @ w)",
     )
-    assert [(o.label, o.spec) for o in why.operands] == [("an unlisted float32[12,12]", None), ("w", (("a",), ()))]
+    assert [(o.label, o.spec) for o in why.operands] == [("the carry x", ((), ("a",))), ("w", (("a",), ()))]
     assert why.rule == (
-        "w is split over 'a' on its contracting dimension 0: each device multiplies only its block of it and "
-        "holds a partial sum, which the all-reduce adds up over 'a'"
+        "the carry x is split over 'a' on its contracting dimension 1: each device multiplies only its block of "
+        "it and holds a partial sum, which the all-reduce adds up over 'a'"
     )

@@ -275,6 +275,14 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
                 steps = constraint_steps(made, why.wanted)
                 if steps:
                     out.append(_constraint_change(collective.source.line, steps, why.wanted))
+    if why.cause == "layout-mismatch" and why.wanted is None:
+        # No layout is asked for (both operands split over one axis where the result can hold it once):
+        # each input among the operands kept off that axis, the one XLA gathers among them.
+        for o in why.operands:
+            if o.label in paths and o.spec is not None and any(a in why.axes for s in o.spec for a in s):
+                k = paths.index(o.label)
+                dropped = tuple(tuple(a for a in s if a not in why.axes) for s in o.spec)
+                out.append(_inputs_change(program, [(k, dropped)], f"keep {o.label} off {_axes_words(why.axes)}"))
     out.extend(_upstream_changes(program, why, operand))
     return _unique(out)
 

@@ -143,6 +143,7 @@ class CauseReader:
             for v in e.eqn.outvars:
                 self.producer[id(v)] = e
         self._bodies: set[str] | None = None
+        self._resolving: set[int] = set()  # loop inputs being read, so that carries handed round stop
 
     # ------------------------------------------------------------------ entry
 
@@ -210,11 +211,44 @@ class CauseReader:
             v = self.by_var.get(id(var))
         aval = var.aval
         type_str = str(aval)
+        if v is None and id(var) in self.enclosing:
+            return self._loop_input(var, role)
         if v is None:
             # Named by its type, never by an address: a reason reads the same in every run and every snapshot.
             return OperandLayout(f"an unlisted {type_str}", type_str, None, role, "not among the program's values")
         note = "" if v.layout is not None else (v.note or "its layout is unknown")
         return OperandLayout(v.label or v.name, v.type_str, v.spec, role, note)
+
+    def _loop_input(self, var: Any, role: str) -> OperandLayout:
+        """A loop body's carry or scanned slice, which no equation makes. A carry has one layout in every
+        pass: where it comes into the loop as the body makes it again, that is its layout. A scanned slice
+        is its operand's layout less the scanned dimension, where that dimension is whole."""
+        loop = self.enclosing[id(var)]
+        type_str = str(var.aval)
+        slot = _loop_slot(loop, var)
+        if slot is None or id(var) in self._resolving:
+            return OperandLayout(f"an input of a {loop.primitive.name} body", type_str, None, role, "not a carry")
+        kind, operand, end = slot
+        self._resolving.add(id(var))
+        try:
+            outer = self._operand(operand)
+            made = self._operand(end) if end is not None and end is not var else outer
+        finally:
+            self._resolving.discard(id(var))
+        if outer is None:
+            return OperandLayout(f"a {kind} of a constant", type_str, None, role, "the loop's operand is a constant")
+        label = f"the carry {outer.label}" if kind == "carry" else f"a slice of {outer.label}"
+        if outer.spec is None:
+            return OperandLayout(label, type_str, None, role, outer.note or "its layout is unknown")
+        if kind == "carry":
+            if made is None or made.spec != outer.spec:
+                note = f"it comes in as {outer.spec_text} and the body makes it {made.spec_text if made else '?'}"
+                return OperandLayout(label, type_str, None, role, note)
+            return OperandLayout(label, type_str, outer.spec, role)
+        if outer.spec[0]:
+            note = f"the scanned dimension of {outer.label} is split over {_axes_text(outer.spec[0])}"
+            return OperandLayout(label, type_str, None, role, note)
+        return OperandLayout(label, type_str, outer.spec[1:], role)
 
     def _sources(self, variables: Sequence[Any]) -> tuple[int, ...]:
         """The program's inputs (positions among the jaxpr's inputs) that ``variables`` are made from, followed
@@ -297,6 +331,11 @@ class CauseReader:
                 if len(perm) != len(wanted):
                     return None
                 wanted, var = _before_transpose(wanted, perm), eqn.invars[0]
+                continue
+            if eqn.primitive.name == "broadcast_in_dim" and eqn.invars:
+                # A broadcast splits its new dimensions on each device without moving data: only the
+                # dimensions it keeps need the operand's layout.
+                wanted, var = _before_broadcast(wanted, eqn, var), eqn.invars[0]
                 continue
             shape = tuple(getattr(var.aval, "shape", ()))
             same = [
@@ -886,7 +925,7 @@ class CauseReader:
         return None
 
     def _operands_mismatch_dot(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
-        (lc, rc), _ = eqn.params["dimension_numbers"]
+        (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
         operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
         lhs, rhs = operands
         if lhs.spec is None or rhs.spec is None:
@@ -917,6 +956,9 @@ class CauseReader:
                     dimension=int(d),
                     axes=tuple(sorted(set(lhs.spec[dl]) ^ set(rhs.spec[dr]))),
                 )
+        batched = self._batch_mismatch(operands, tuple(zip(lb, rb)), expression, axes, kind)
+        if batched is not None:
+            return batched
         free_l = {a for d, s in enumerate(lhs.spec) if d not in lc for a in s if a in axes}
         free_r = {a for d, s in enumerate(rhs.spec) if d not in rc for a in s if a in axes}
         shared = tuple(sorted(free_l & free_r))
@@ -944,31 +986,86 @@ class CauseReader:
             f"rule forces it: XLA chose to re-lay out over {_axes_text(axes)} for the result's layout",
         )
 
+    def _batch_mismatch(
+        self,
+        operands: tuple[OperandLayout, ...],
+        pairs: tuple[tuple[int, int], ...],
+        expression: str,
+        axes: tuple[str, ...],
+        kind: str,
+    ) -> Why | None:
+        """A batch dimension split over an axis in one operand, whose other operand holds that axis on
+        another dimension: the result's batch dimension can keep the split only once that operand's split
+        is moved to its batch dimension (an operand whole there would be sliced on each device, for free)."""
+        for dl, dr in pairs:
+            for index, (d, e) in enumerate(((dl, dr), (dr, dl))):
+                mine, theirs = operands[index], operands[1 - index]
+                assert mine.spec is not None and theirs.spec is not None
+                wanted_axes = [a for a in theirs.spec[e] if a in axes and a not in mine.spec[d]]
+                elsewhere = [f for f, s in enumerate(mine.spec) if f != d and set(s) & set(wanted_axes)]
+                if not wanted_axes or not elsewhere:
+                    continue
+                wanted = tuple(
+                    (*s, *wanted_axes) if f == d else tuple(a for a in s if a not in wanted_axes)
+                    for f, s in enumerate(mine.spec)
+                )
+                how = "gathered" if kind == "all-gather" else "moved"
+                return Why(
+                    "layout-mismatch",
+                    "dot_general",
+                    expression,
+                    operands,
+                    f"a batched contraction keeps each batch element on the devices that hold it, and batch "
+                    f"dimension {e} of {theirs.label} is split over {_axes_text(wanted_axes)}, but {mine.label} "
+                    f"holds {_axes_text(wanted_axes)} on dimension {elsewhere[0]}, not on its batch dimension {d}: "
+                    f"{mine.label} is {how} to match",
+                    wanted,
+                    f"the contraction with {theirs.label}",
+                    operand=index,
+                    dimension=int(d),
+                    axes=tuple(wanted_axes),
+                )
+        return None
+
     def _operands_mismatch(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...]) -> Why | None:
         arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ()))]
-        shapes = {tuple(getattr(v.aval, "shape", ())) for v in arrays}
-        if len(arrays) < 2 or len(shapes) != 1:
+        shapes = [tuple(getattr(v.aval, "shape", ())) for v in arrays]
+        if len(arrays) < 2 or len({len(shape) for shape in shapes}) != 1:
             return None
-        operands = tuple(o for o in (self._operand(v) for v in arrays) if o is not None)
-        known = [o for o in operands if o.spec is not None]
-        if len({o.spec for o in known}) < 2:
+        # Operands of one rank, each dimension of the full size or 1 (lax broadcasts a size-1 dimension).
+        full = tuple(max(sizes) for sizes in zip(*shapes))
+        if any(n not in (1, m) for shape in shapes for n, m in zip(shape, full)):
             return None
-        first = known[0]
-        other = next(o for o in known if o.spec != first.spec)
-        assert first.spec is not None and other.spec is not None
-        index = operands.index(other)
+        operands = tuple(self._operand(v) for v in arrays)
+        known = [(o, shape) for o, shape in zip(operands, shapes) if o is not None and o.spec is not None]
+        leader = next(((o, shape) for o, shape in known if shape == full), None)
+        if leader is None:
+            return None
+        first, _ = leader
+        assert first.spec is not None
+
+        def unlike(spec: Spec, shape: tuple[int, ...]) -> bool:
+            return any(spec[d] != first.spec[d] for d in range(len(full)) if shape[d] == full[d] > 1)  # type: ignore[index]
+
+        moved = next(((o, shape) for o, shape in known if o is not first and unlike(o.spec, shape)), None)  # type: ignore[arg-type]
+        if moved is None:
+            return None
+        other, shape = moved
+        assert other.spec is not None
+        wanted = tuple(first.spec[d] if shape[d] == full[d] else () for d in range(len(full)))
+        listed = tuple(o for o in operands if o is not None)
         return Why(
             "layout-mismatch",
             name,
             expression,
-            operands,
+            listed,
             f"{name} works element by element and needs its operands laid out alike, but {first.label} is "
             f"{first.spec_text} and {other.label} is {other.spec_text}: one is moved to match",
-            first.spec,
+            wanted,
             f"{first.label}'s layout",
-            index,
-            _first_difference(other.spec, first.spec),
-            _changed_axes(other.spec, first.spec),
+            listed.index(other),
+            _first_difference(other.spec, wanted),
+            _changed_axes(other.spec, wanted),
         )
 
     def _result_unlike_operand(self, found: _Eqn, name: str, expression: str, kind: str) -> Why | None:
@@ -1240,6 +1337,17 @@ def _before_transpose(spec: Spec, perm: Sequence[int]) -> Spec:
     return tuple(before)
 
 
+def _before_broadcast(wanted: Spec, eqn: Any, result: Any) -> Spec:
+    """The layout of a ``broadcast_in_dim``'s operand for its result to be ``wanted``: each kept dimension's
+    split, none where a size-1 dimension is stretched."""
+    kept = tuple(int(d) for d in eqn.params.get("broadcast_dimensions", ()))
+    before = tuple(getattr(eqn.invars[0].aval, "shape", ()))
+    after = tuple(getattr(result.aval, "shape", ()))
+    return tuple(
+        wanted[d] if d < len(wanted) and d < len(after) and before[i] == after[d] else () for i, d in enumerate(kept)
+    )
+
+
 def _product(sizes: Sequence[int]) -> int:
     out = 1
     for s in sizes:
@@ -1334,6 +1442,32 @@ def explain_all(
         return tuple(collectives)
     reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs)
     return reader.explain(collectives, ops)
+
+
+def _loop_slot(loop: Any, var: Any) -> tuple[str, Any, Any] | None:
+    """For a carry or scanned input of ``loop``'s body or condition: ("carry" or "slice", the loop's
+    operand it comes from, the body result that carries it into the next pass, None for a slice)."""
+    params = loop.params
+    if loop.primitive.name == "scan":
+        body = params["jaxpr"].jaxpr
+        consts, carries = int(params["num_consts"]), int(params["num_carry"])
+        k = next((k for k, inner in enumerate(body.invars) if inner is var), None)
+        if k is None or k < consts or k >= len(loop.invars):
+            return None
+        if k < consts + carries:
+            return "carry", loop.invars[k], body.outvars[k - consts]
+        return "slice", loop.invars[k], None
+    if loop.primitive.name == "while":
+        body = params["body_jaxpr"].jaxpr
+        before = int(params["cond_nconsts"]) + int(params["body_nconsts"])
+        for sub, consts in (
+            (body, int(params["body_nconsts"])),
+            (params["cond_jaxpr"].jaxpr, int(params["cond_nconsts"])),
+        ):
+            k = next((k for k, inner in enumerate(sub.invars) if inner is var), None)
+            if k is not None and k >= consts and before + k - consts < len(loop.invars):
+                return "carry", loop.invars[before + k - consts], body.outvars[k - consts]
+    return None
 
 
 def _loop_constants(eqn: Any) -> list[tuple[Any, Any]]:
