@@ -227,7 +227,8 @@ class CauseReader:
         type_str = str(var.aval)
         slot = _loop_slot(loop, var)
         if slot is None or id(var) in self._resolving:
-            return OperandLayout(f"an input of a {loop.primitive.name} body", type_str, None, role, "not a carry")
+            # A shard_map body's block, or a carry handed round between slots: as any value not listed.
+            return OperandLayout(f"an unlisted {type_str}", type_str, None, role, "not among the program's values")
         kind, operand, end = slot
         self._resolving.add(id(var))
         try:
