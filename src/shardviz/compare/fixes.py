@@ -282,7 +282,7 @@ def proposed_changes(program: Any, collective: Collective, why: Why) -> list[_Ch
             if o.label in paths and o.spec is not None and any(a in why.axes for s in o.spec for a in s):
                 k = paths.index(o.label)
                 dropped = tuple(tuple(a for a in s if a not in why.axes) for s in o.spec)
-                out.append(_inputs_change(program, [(k, dropped)], f"keep {o.label} off {_axes_words(why.axes)}"))
+                out.append(_input_change(program, k, dropped, f"keep {o.label} off {_axes_words(why.axes)}"))
     out.extend(_upstream_changes(program, why, operand))
     return _unique(out)
 

@@ -1043,17 +1043,17 @@ class CauseReader:
         if leader is None:
             return None
         first, _ = leader
-        assert first.spec is not None
+        lead: Spec = first.spec or ()
 
-        def unlike(spec: Spec, shape: tuple[int, ...]) -> bool:
-            return any(spec[d] != first.spec[d] for d in range(len(full)) if shape[d] == full[d] > 1)  # type: ignore[index]
+        def unlike(o: OperandLayout, shape: tuple[int, ...]) -> bool:
+            return o.spec is not None and any(o.spec[d] != lead[d] for d in range(len(full)) if shape[d] == full[d] > 1)
 
-        moved = next(((o, shape) for o, shape in known if o is not first and unlike(o.spec, shape)), None)  # type: ignore[arg-type]
+        moved = next(((o, shape) for o, shape in known if o is not first and unlike(o, shape)), None)
         if moved is None:
             return None
         other, shape = moved
         assert other.spec is not None
-        wanted = tuple(first.spec[d] if shape[d] == full[d] else () for d in range(len(full)))
+        wanted = tuple(lead[d] if shape[d] == full[d] else () for d in range(len(full)))
         listed = tuple(o for o in operands if o is not None)
         return Why(
             "layout-mismatch",
