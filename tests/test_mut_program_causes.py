@@ -592,7 +592,7 @@ def test_a_result_laid_out_unlike_its_operand_says_the_operand_is_moved_to_the_r
         ("float32[12,12]", ((), ("a",)), "result"),
     ]
     assert why.operands[0].label == "x"
-    by = "the layout XLA chose for its result, for what reads it"
+    by = "the with_sharding_constraint it is passed to"
     assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 0, ("b",), ((), ("a",)), by)
     assert why.rule == (
         f"x comes in as P('b', 'a') but mul's result must be P(None, 'a') ({by}): dimension 0 goes from 'b' to "
@@ -727,7 +727,7 @@ def test_a_result_in_a_loop_body_laid_out_unlike_its_operand_is_not_called_the_c
         ("float32[12,12]", (("a",), ("b",)), "operand"),
         ("float32[12,12]", (("a",), ()), "result"),
     ]
-    by = "the layout XLA chose for its result, for what reads it"
+    by = "the with_sharding_constraint it is passed to"
     assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (0, 1, ("b",), (("a",), ()), by)
     assert why.rule == (
         f"{why.operands[0].label} comes in as P('a', 'b') but tanh's result must be P('a') ({by}): dimension 1 "

@@ -123,6 +123,7 @@ class CauseReader:
         self.input_of: dict[int, int] = {id(v): k for k, v in enumerate(jaxpr.invars)}
         self.top: dict[int, int] = {id(eqn): i for i, eqn in enumerate(jaxpr.eqns)}
         self.enclosing: dict[int, Any] = {}  # an inner input no call maps one to one (a carry) -> its equation
+        self.readers: dict[int, list[_Eqn]] = {}  # a value -> the equations that read it
         for e in _equations(jaxpr):
             subs = [sub for key in sorted(e.eqn.params) for sub in _jaxprs(e.eqn.params[key])]
             if e.eqn.primitive.name in CALL_PRIMITIVES and len(subs) == 1 and len(subs[0].invars) == len(e.eqn.invars):
@@ -142,6 +143,8 @@ class CauseReader:
                 self.by_line.setdefault((e.where.file, e.where.line), []).append(e)
             for v in e.eqn.outvars:
                 self.producer[id(v)] = e
+            for v in e.eqn.invars:
+                self.readers.setdefault(id(v), []).append(e)
         self._bodies: set[str] | None = None
         self._resolving: set[int] = set()  # loop inputs being read, so that carries handed round stop
 
@@ -167,6 +170,29 @@ class CauseReader:
             return carry
         charge = self._output_charge(op) if op is not None and c.kind in RESHARDING_KINDS else None
         return self._by_operation(c.kind, axes, c.source, primitive, c.op_name, charge, c)
+
+    def _input_moved(self, kind: str, axes: tuple[str, ...], op_name: str) -> Why | None:
+        """A collective XLA's metadata names after an input and no line: the input is moved as it comes in,
+        to the layout an operation that reads it needs. The first reader whose cause is known is the one."""
+        names = {
+            id(var): (value.label or value.name)
+            for var in self.jaxpr.invars
+            if (value := self.by_var.get(id(var))) is not None
+        }
+        var = next((v for v in self.jaxpr.invars if names.get(id(v)) == op_name), None)
+        if var is None:
+            return None
+        reading = {id(var)}
+        for e in _equations(self.jaxpr):
+            for sub in (sub for key in sorted(e.eqn.params) for sub in _jaxprs(e.eqn.params[key])):
+                reading |= {id(inner) for inner in sub.invars if id(self.outer.get(id(inner))) in reading}
+            if e.eqn.primitive.name in CALL_PRIMITIVES or not any(id(v) in reading for v in e.eqn.invars):
+                continue
+            expression = line_text(e.where.file, e.where.line) if e.where is not None else ""
+            why = self._by_equation(e, kind, axes, expression)
+            if why.known:
+                return self._located(why, e.eqn)
+        return None
 
     # ------------------------------------------------------------------ matching
 
@@ -364,6 +390,9 @@ class CauseReader:
         c: Collective | None,
     ) -> Why:
         expression = line_text(source.file, source.line) if source is not None else ""
+        moved = self._input_moved(kind, axes, op_name) if source is None and kind in RESHARDING_KINDS else None
+        if moved is not None:
+            return moved
         if source is None and charge is None:
             return Why("unknown", primitive or "?", "", (), "XLA's metadata names no line of yours for it")
         pass_number = None if c is None else c.pass_number
@@ -414,6 +443,10 @@ class CauseReader:
                     return summed
             if name in REDUCTIONS or name in ("argmax", "argmin"):
                 return self._reduction(eqn, name, expression, axes, kind)
+        if name == "conv_general_dilated":
+            convolved = self._convolution(eqn, expression, axes, kind)
+            if convolved is not None:
+                return convolved
         needs = self._whole_dimension(eqn, name, expression, axes, kind)
         if needs is not None:
             return needs
@@ -468,6 +501,7 @@ class CauseReader:
         wanted = _spec_of(sharding, rank)
         by = "with_sharding_constraint" if name == "sharding_constraint" else "reshard"
         operands: tuple[OperandLayout, ...] = (operand,) if operand is not None else ()
+        index, made_text = 0, ""
         if operand is None or operand.spec is None or wanted is None:
             missing = (
                 "the layout asked for" if wanted is None else f"{operand.label if operand else 'the operand'}'s layout"
@@ -492,8 +526,15 @@ class CauseReader:
                     wanted,
                     by,
                 )
-            operands = (earlier, operand)
-            operand = earlier
+            origin, carried, through = earlier
+            if through:
+                # Dimensions move between the value and the constrained one: the rule reads in the latter's
+                # dimensions, with the layout its line gives it from that value.
+                operand = replace(operand, spec=carried, role="made")
+                operands, index = (origin, operand), 1
+                made_text = f"made as {spec_text(carried)} by {through} from {origin.label} ({origin.spec_text})"
+            else:
+                operands, operand = (origin, operand), origin
         made = operand.spec
         assert made is not None
         dim = _first_difference(made, wanted)
@@ -503,10 +544,11 @@ class CauseReader:
             name,
             expression,
             operands,
-            f"{by} asks for {spec_text(wanted)} of {operand.label}, made as {operand.spec_text}: {moved}",
+            f"{by} asks for {spec_text(wanted)} of {operand.label}, {made_text or f'made as {operand.spec_text}'}: "
+            f"{moved}",
             wanted,
             by,
-            0,
+            index,
             dim,
             _changed_axes(made, wanted),
         )
@@ -566,11 +608,13 @@ class CauseReader:
         why = self._whole_dimension(producer.eqn, producer.eqn.primitive.name, expression, axes, kind)
         return why if why is not None and why.cause == "whole-dimension" else None
 
-    def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> OperandLayout | None:
-        """The value ``var`` is made from, through operations that keep its shape and into the calls that
-        return it, first laid out unlike ``wanted``."""
-        shape = tuple(getattr(var.aval, "shape", ()))
+    def _made_before(self, var: Any, wanted: Spec, hops: int = 6) -> tuple[OperandLayout, Spec, str] | None:
+        """The value ``var`` is made from, through operations that carry each dimension's split over to their
+        result (a transpose, pad, slice, broadcast, an element-wise operation) and into the calls that return
+        it, whose layout so carried to ``var`` is unlike ``wanted``: (that value, the layout it gives ``var``,
+        the primitives between, or "" where they all keep its shape)."""
         current = var
+        steps: list[Any] = []  # the equations from the value reached to ``var``, last first
         for _ in range(hops):
             if id(current) in self.returned:
                 current = self.returned[id(current)]
@@ -580,17 +624,20 @@ class CauseReader:
                 producer = self.producer.get(id(current))
                 if producer is None:
                     return None
-                same = [
-                    v
-                    for v in producer.eqn.invars
-                    if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape
-                ]
-                if not same:
+                before = _carried_operand(producer.eqn, current)
+                if before is None:
                     return None
-                current = same[0]
+                steps.append(producer.eqn)
+                current = before
             o = self._operand(current, "made")
-            if o is not None and o.spec is not None and o.spec != wanted:
-                return o
+            if o is None or o.spec is None:
+                continue
+            carried: Spec | None = o.spec
+            for eqn in reversed(steps):
+                carried = _carry_forward(eqn, carried) if carried is not None else None
+            if carried is not None and carried != wanted:
+                through = [e.primitive.name for e in reversed(steps) if e.primitive.name in _LAYOUT_CARRYING]
+                return o, carried, ", ".join(dict.fromkeys(through))
         return None
 
     def _output_mismatch(
@@ -690,6 +737,77 @@ class CauseReader:
             f"({' and '.join(o.spec_text for o in operands)}): XLA re-laid them out inside the operation"
         )
         return Why("unknown", "dot_general", expression, operands, reason)
+
+    def _convolution(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
+        """A convolution over split input features leaves partial sums; one along a split spatial dimension
+        reads past each block's edge, so the neighbours' edge elements are sent (a halo exchange)."""
+        numbers = eqn.params["dimension_numbers"]
+        lhs_dims, rhs_dims = tuple(numbers.lhs_spec), tuple(numbers.rhs_spec)
+        operands = tuple(self._layout_of(v) or _literal(v) for v in eqn.invars[:2])
+        if kind in REDUCING_KINDS:
+            for index, (o, feature) in enumerate(zip(operands, (lhs_dims[1], rhs_dims[1]))):
+                split = tuple(a for a in (o.spec[feature] if o.spec is not None else ()) if not axes or a in axes)
+                if split:
+                    return Why(
+                        "partial-sums",
+                        "conv_general_dilated",
+                        expression,
+                        operands,
+                        f"a convolution sums over its input features, dimension {feature} of {o.label}, split over "
+                        f"{_axes_text(split)}: each device convolves only its block of them and holds a partial "
+                        f"sum, which the {kind} adds up over {_axes_text(split)}",
+                        operand=index,
+                        dimension=feature,
+                        axes=split,
+                    )
+            return None
+        lhs, rhs = operands
+        kernel = tuple(getattr(eqn.invars[1].aval, "shape", ()))
+        for k, d in enumerate(lhs_dims[2:]):
+            window = kernel[rhs_dims[2 + k]] if 2 + k < len(rhs_dims) else 1
+            split = tuple(a for a in (lhs.spec[d] if lhs.spec is not None else ()) if not axes or a in axes)
+            if not split or window < 2:
+                continue
+            how = (
+                f"each device needs {window - 1} elements beyond its block's edges, sent from its neighbours (a halo exchange)"
+                if kind == "collective-permute"
+                else _whole_words(kind, split)
+            )
+            return Why(
+                "whole-dimension",
+                "conv_general_dilated",
+                expression,
+                operands,
+                f"a convolution's window of {window} along dimension {d} of {lhs.label}, split over "
+                f"{_axes_text(split)}, reaches past each device's block: {how}",
+                operand=0,
+                dimension=d,
+                axes=split,
+            )
+        return None
+
+    def _layout_of(self, var: Any) -> OperandLayout | None:
+        """``var``'s layout, or where XLA's is unknown, the one carried to it from the nearest value it is made
+        from through operations that keep each dimension's split (a reshape that adds a size-1 dimension)."""
+        o = self._operand(var)
+        if o is None or o.spec is not None:
+            return o
+        steps: list[Any] = []
+        current = var
+        for _ in range(6):
+            producer = self.producer.get(id(current))
+            before = _carried_operand(producer.eqn, current) if producer is not None else None
+            if producer is None or before is None:
+                return o
+            steps.append(producer.eqn)
+            current = before
+            earlier = self._operand(current)
+            if earlier is not None and earlier.spec is not None:
+                carried: Spec | None = earlier.spec
+                for eqn in reversed(steps):
+                    carried = _carry_forward(eqn, carried) if carried is not None else None
+                return o if carried is None else replace(o, spec=carried, note="")
+        return o
 
     def _reduction(self, eqn: Any, name: str, expression: str, axes: tuple[str, ...], kind: str) -> Why:
         operand = self._operand(eqn.invars[0]) or _literal(eqn.invars[0])
@@ -1033,9 +1151,11 @@ class CauseReader:
         shapes = [tuple(getattr(v.aval, "shape", ())) for v in arrays]
         if len(arrays) < 2 or len({len(shape) for shape in shapes}) != 1:
             return None
-        # Operands of one rank, each dimension of the full size or 1 (lax broadcasts a size-1 dimension).
+        # Operands of one rank, each dimension of the full size or 1 (lax broadcasts a size-1 dimension);
+        # a concatenate's operands may differ along the dimension it joins them on.
+        joined = int(eqn.params.get("dimension", -1)) if name == "concatenate" else -1
         full = tuple(max(sizes) for sizes in zip(*shapes))
-        if any(n not in (1, m) for shape in shapes for n, m in zip(shape, full)):
+        if any(n not in (1, m) for shape in shapes for d, (n, m) in enumerate(zip(shape, full)) if d != joined):
             return None
         operands = tuple(self._operand(v) for v in arrays)
         known = [(o, shape) for o, shape in zip(operands, shapes) if o is not None and o.spec is not None]
@@ -1060,8 +1180,8 @@ class CauseReader:
             name,
             expression,
             listed,
-            f"{name} works element by element and needs its operands laid out alike, but {first.label} is "
-            f"{first.spec_text} and {other.label} is {other.spec_text}: one is moved to match",
+            f"{_alike_words(name, joined)}, but {first.label} is {first.spec_text} and {other.label} is "
+            f"{other.spec_text}: one is moved to match",
             wanted,
             f"{first.label}'s layout",
             listed.index(other),
@@ -1105,6 +1225,12 @@ class CauseReader:
         """What asks a result's layout of an operation moved to it: the loop carry it becomes, or XLA's choice."""
         if self._feeds_carry(found):
             return "the loop's carry, which this result becomes"
+        out = found.eqn.outvars[0] if found.eqn.outvars else None
+        constraint = next(
+            (e.eqn.primitive.name for e in self.readers.get(id(out), ()) if e.eqn.primitive.name in _CONSTRAINTS), None
+        )
+        if constraint is not None:
+            return f"the {'with_sharding_constraint' if constraint == 'sharding_constraint' else 'reshard'} it is passed to"
         return "the layout XLA chose for its result, for what reads it"
 
     def _transposed_unlike(
@@ -1349,6 +1475,57 @@ def _before_broadcast(wanted: Spec, eqn: Any, result: Any) -> Spec:
     )
 
 
+_LAYOUT_CARRYING = frozenset({"transpose", "pad", "slice", "rev", "broadcast_in_dim", "squeeze", "reshape"})
+
+
+def _carried_operand(eqn: Any, result: Any) -> Any | None:
+    """The operand whose dimensions' splits ``eqn`` carries over to ``result``: the one array operand of
+    the primitives that move or resize dimensions, or an operand of the result's shape."""
+    if len(eqn.outvars) != 1 or eqn.primitive.name in CALL_PRIMITIVES:
+        return None
+    if any(True for p in eqn.params.values() for _ in _jaxprs(p)):
+        return None
+    if eqn.primitive.name in _LAYOUT_CARRYING:
+        first = eqn.invars[0] if eqn.invars else None
+        ok = isinstance(first, jex_core.Var) and _carry_forward(eqn, ((),) * len(first.aval.shape)) is not None
+        return first if ok else None
+    shape = tuple(getattr(result.aval, "shape", ()))
+    same = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape]
+    return same[0] if same else None
+
+
+def _carry_forward(eqn: Any, spec: Spec) -> Spec | None:
+    """The layout ``eqn`` gives its result from its first operand laid out ``spec``, where each of the
+    result's dimensions is one of the operand's (None for a reshape that merges or splits dimensions)."""
+    name = eqn.primitive.name
+    before = tuple(getattr(eqn.invars[0].aval, "shape", ()))
+    after = tuple(getattr(eqn.outvars[0].aval, "shape", ()))
+    if len(spec) != len(before):
+        return None
+    if name == "transpose":
+        return tuple(spec[int(p)] for p in eqn.params.get("permutation", ()))
+    if name == "broadcast_in_dim":
+        out: list[tuple[str, ...]] = [()] * len(after)
+        for i, d in enumerate(int(d) for d in eqn.params.get("broadcast_dimensions", ())):
+            out[d] = spec[i] if before[i] == after[d] else ()
+        return tuple(out)
+    if name in ("squeeze", "reshape"):
+        kept = [i for i, n in enumerate(before) if n != 1]
+        if [before[i] for i in kept] != [n for n in after if n != 1]:
+            return None  # dimensions merged or split: no one dimension of the result is one of the operand's
+        if any(spec[i] for i, n in enumerate(before) if n == 1):
+            return None
+        it = iter(spec[i] for i in kept)
+        return tuple(next(it) if n != 1 else () for n in after)
+    return spec if len(after) == len(before) else None
+
+
+def _alike_words(name: str, joined: int) -> str:
+    if joined >= 0:
+        return f"{name} joins its operands along dimension {joined} and needs them laid out alike"
+    return f"{name} works element by element and needs its operands laid out alike"
+
+
 def _product(sizes: Sequence[int]) -> int:
     out = 1
     for s in sizes:
@@ -1409,6 +1586,8 @@ def _whole_words(kind: str, split: Sequence[str]) -> str:
         )
     if kind == "all-to-all":
         return "so the split is moved to another dimension"
+    if kind == "collective-permute":
+        return "so the blocks each device needs are sent to it from the devices that hold them"
     return "so it is gathered"
 
 
