@@ -187,3 +187,57 @@ def test_a_transpose_on_the_constraints_line_names_the_constraint_as_what_asks()
         assert c.why.wanted == (("b",), ("a",)) and c.why.operand == 0
         assert c.why.wanted_by == "the with_sharding_constraint it is passed to"
     top_fix_compiles_without(transposed_into_constraint, [(12, 12)], prog.collectives[0], "all-gather")
+
+
+def added_unlike(x, y):
+    return x + y
+
+
+def test_operands_laid_out_unlike_are_the_cause_where_nothing_asks_the_outputs_layout():
+    """x P('a') + y P('b'): add needs them alike, so XLA moves y (a full rematerialization) and lays the
+    result out as it chooses. No out_shardings asks the output's layout, so the cause is the add's
+    operands, not "output out must be ...". y laid out as x is needs no collective."""
+    shapes = ((12, 12), (12, 12))
+    x, y = put(shapes[0], P("a", None)), put(shapes[1], P("b", None))
+    kinds = hlo_kinds(added_unlike, x, y)
+    assert kinds and set(kinds) == {"all-gather"}
+    prog = shardviz.trace(added_unlike, x, y)
+    assert sorted(c.kind for c in prog.collectives) == sorted(kinds)
+    for c in prog.collectives:
+        why = c.why
+        assert why.cause == "layout-mismatch" and why.primitive == "add"
+        assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ())), ("y", (("b",), ()))]
+        assert why.operand == 1 and why.wanted == (("a",), ()) and "output" not in why.rule
+    top = top_fix_compiles_without(added_unlike, shapes, prog.collectives[0], "all-gather")
+    assert top.program.inputs[1].spec == (("a",), ())
+
+
+def test_an_out_shardings_still_asks_the_outputs_layout():
+    """Planted: with out_shardings P(None,'a'), the output is asked for, so x * 2 of x P('a') is moved to
+    it (an all-to-all), and the reason names the output's sharding as what asks."""
+    doubled = jax.jit(lambda x: x * 2, out_shardings=NamedSharding(MESH, P(None, "a")))
+    x = put((12, 12), P("a", None))
+    assert hlo_kinds(doubled, x) == ["all-to-all"]
+    (c,) = shardviz.trace(doubled, x).collectives
+    assert c.why.cause == "layout-mismatch" and c.why.wanted == ((), ("a",))
+    assert c.why.wanted_by == "the sharding of output out (out_shardings, or the layout the caller asks for)"
+    assert c.why.rule.startswith("output out must be P(None, 'a') but its line makes it P('a')")
+
+
+def projected_then_attended(x, w):
+    q = x @ w
+    return jnp.einsum("bqd,bkd->bqk", q, q)
+
+
+def test_a_contraction_fused_by_xla_is_real_work_not_an_output_handed_on():
+    """x [8,12,12] P('a',None,'b') @ w P(None,'b'): x's contracting dimension is split over 'b' and w's is
+    whole, so XLA gathers x over 'b' (w's split carries to q). XLA:CPU fuses the dot; before, that fusion
+    was read as handing the gathered x on to the output, and the cause was "output out must be ..."."""
+    x, w = put((8, 12, 12), P("a", None, "b")), put((12, 12), P(None, "b"))
+    assert hlo_kinds(projected_then_attended, x, w) == ["all-gather", "all-reduce"]
+    prog = shardviz.trace(projected_then_attended, x, w)
+    gather = next(c for c in prog.collectives if c.kind == "all-gather")
+    why = gather.why
+    assert why.cause == "layout-mismatch" and why.primitive == "dot_general"
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), (), ("b",))), ("w", ((), ("b",)))]
+    assert why.operand == 0 and why.dimension == 2 and why.axes == ("b",) and "output" not in why.rule

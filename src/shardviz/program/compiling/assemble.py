@@ -223,7 +223,9 @@ def _collectives(
 
     def causes() -> tuple[tuple[Any, tuple[Any, ...]], ...]:
         try:
-            explained = explain_all(counted, ops, module, jaxpr, walked, values, reading.output_paths, outputs)
+            explained = explain_all(
+                counted, ops, module, jaxpr, walked, values, reading.output_paths, outputs, _asked_outputs(traced)
+            )
         except Exception as err:  # shardviz's own failure, never the user's program's
             raise ShardingError(
                 f"shardviz failed to work out why {module.name}'s collectives are there (a bug in shardviz, "
@@ -468,3 +470,12 @@ def _source_listing(fun: Any, name: str) -> SourceListing | None:
     if not file:
         return None
     return SourceListing(name=name, file=file, first_line=max(1, first), lines=tuple(s.rstrip("\n") for s in lines))
+
+
+def _asked_outputs(traced: Any) -> tuple[bool, ...] | None:
+    """Which outputs the jit's ``out_shardings`` lays out; None where JAX's traced program does not say."""
+    params = getattr(traced, "_params", None)
+    shardings = params.get("out_shardings") if isinstance(params, dict) else None
+    if shardings is None:
+        return None
+    return tuple(type(s).__name__ != "UnspecifiedValue" for s in shardings)

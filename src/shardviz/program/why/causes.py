@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from jax.extend import core as jex_core
+from jax.sharding import AxisType
 
 from .. import hlo
 from ..collectives import places
@@ -109,8 +110,10 @@ class CauseReader:
         module: hlo.Module,
         output_paths: Sequence[str],
         outputs: Sequence[Any],
+        asked: Sequence[bool] | None = None,
     ) -> None:
         self.jaxpr = jaxpr
+        self.asked = None if asked is None else tuple(asked)  # which outputs an out_shardings lays out
         self.module = module
         self.by_var: dict[int, Value] = {id(w.var): v for w, v in zip(walked, values)}
         self.output_paths = tuple(output_paths)
@@ -399,6 +402,11 @@ class CauseReader:
         candidates = self._candidates(source, primitive, op_name, pass_number)
         found = candidates[0] if candidates else None
         if charge is not None and (found is None or found.eqn.primitive.name not in _CONSTRAINTS):
+            if found is not None and not self._output_asked(charge[1]):
+                # Nothing asks the output's layout, which XLA chose: operands laid out unlike are the cause
+                unlike = self._operands_mismatch(found.eqn, found.eqn.primitive.name, expression, axes)
+                if unlike is not None:
+                    return self._located(unlike, found.eqn)
             output = self._output_mismatch(kind, axes, charge[1], primitive, expression, source, op_name)
             if output is not None:
                 return output
@@ -703,6 +711,16 @@ class CauseReader:
             arrival=self._arrival(outvar, wanted) if outvar is not None else None,
         )
 
+    def _output_asked(self, k: int) -> bool:
+        """Whether something outside the program asks output ``k``'s layout: the jit's ``out_shardings``, or
+        the output's type under Explicit axes."""
+        if self.asked is None or (k < len(self.asked) and self.asked[k]):
+            return True
+        outvar = self.jaxpr.outvars[k] if k < len(self.jaxpr.outvars) else None
+        sharding = getattr(getattr(outvar, "aval", None), "sharding", None)
+        types = getattr(getattr(sharding, "mesh", None), "axis_types", ())
+        return any(t == AxisType.Explicit for t in types)
+
     def _contraction(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why:
         (lc, rc), _ = eqn.params["dimension_numbers"]
         operands = tuple(self._operand(v) or _literal(v) for v in eqn.invars[:2])
@@ -761,7 +779,7 @@ class CauseReader:
                         axes=split,
                     )
             return None
-        lhs, rhs = operands
+        lhs = operands[0]
         kernel = tuple(getattr(eqn.invars[1].aval, "shape", ()))
         for k, d in enumerate(lhs_dims[2:]):
             window = kernel[rhs_dims[2 + k]] if 2 + k < len(rhs_dims) else 1
@@ -769,7 +787,8 @@ class CauseReader:
             if not split or window < 2:
                 continue
             how = (
-                f"each device needs {window - 1} elements beyond its block's edges, sent from its neighbours (a halo exchange)"
+                f"each device needs {window - 1} elements beyond its block's edges, sent from its neighbours "
+                "(a halo exchange)"
                 if kind == "collective-permute"
                 else _whole_words(kind, split)
             )
@@ -1230,7 +1249,13 @@ class CauseReader:
             (e.eqn.primitive.name for e in self.readers.get(id(out), ()) if e.eqn.primitive.name in _CONSTRAINTS), None
         )
         if constraint is not None:
-            return f"the {'with_sharding_constraint' if constraint == 'sharding_constraint' else 'reshard'} it is passed to"
+            by = "with_sharding_constraint" if constraint == "sharding_constraint" else "reshard"
+            return f"the {by} it is passed to"
+        ours = self._ours(found)
+        k = next((k for k, v in enumerate(self.jaxpr.outvars) if id(v) in ours), None)
+        if k is not None and self._output_asked(k):
+            path = self.output_paths[k] if k < len(self.output_paths) else f"out[{k}]"
+            return f"the sharding of output {path} (out_shardings, or the layout the caller asks for)"
         return "the layout XLA chose for its result, for what reads it"
 
     def _transposed_unlike(
@@ -1267,7 +1292,7 @@ class CauseReader:
     def _output_charge(self, op: hlo.CollectiveOp) -> tuple[str, int] | None:
         if op.computation != self.module.entry.name:
             return None
-        k = result_index(self.module.entry, op.inst.name)
+        k = result_index(self.module.entry, op.inst.name, self.module)
         return None if k is None else ("output", k)
 
     def _loop_carry(self, c: Collective, op: hlo.CollectiveOp, axes: tuple[str, ...]) -> Why | None:
@@ -1288,6 +1313,8 @@ class CauseReader:
         if computation is None:
             return None
         found = self._find(c.source, "sharding_constraint" if c.note else _primitive_of(c.op_name), c.op_name)
+        # Through any fusion: the body's contraction may read a carry XLA holds as the body makes it, gathered
+        # at the start of each pass, which is the carry's layout moved all the same.
         if result_index(computation, op.inst.name) is None and (found is None or not self._feeds_carry(found)):
             return None
         expression = line_text(c.source.file, c.source.line) if c.source is not None else ""
@@ -1387,10 +1414,11 @@ def _carry_slots(loop: Any, body: Any) -> tuple[int, int]:
     return consts, len(body.outvars)
 
 
-def result_index(computation: hlo.Computation, name: str) -> int | None:
-    """Which result of ``computation`` the instruction ``name`` goes to, handed on unchanged (through
+def result_index(computation: hlo.Computation, name: str, module: hlo.Module | None = None) -> int | None:
+    """Which result of ``computation`` the instruction ``name`` goes to, handed on in its layout (through
     copies, bitcasts, tuple pieces, fusions of them): the root tuple's operand, 0 for a plain root; None
-    where any path meets real work first, or several results."""
+    where any path meets real work first (a fusion that contracts or reduces, where ``module`` holds its
+    body), or several results."""
     users: dict[str, list[hlo.Instruction]] = {}
     for inst in computation.instructions:
         for operand in dict.fromkeys(inst.operands):
@@ -1412,11 +1440,26 @@ def result_index(computation: hlo.Computation, name: str) -> int | None:
         for reader in readers:
             if reader.is_root and reader.opcode == "tuple":
                 found.add(reader.operands.index(current))
-            elif reader.opcode in places._HANDS_ON:
+            elif reader.opcode in places._HANDS_ON and _hands_on(reader, module):
                 pending.append(reader.name)
             else:
                 return None
     return found.pop() if len(found) == 1 else None
+
+
+# Operations whose result is laid out otherwise than their operands: a fusion holding one is not a hand-on.
+_RELAYING = frozenset(
+    {"dot", "convolution", "reduce", "reduce-window", "sort", "scatter", "gather", "fft", "custom-call"}
+)
+
+
+def _hands_on(inst: hlo.Instruction, module: hlo.Module | None) -> bool:
+    """Whether ``inst`` hands its operand's layout on: a fusion does unless its body contracts, reduces,
+    sorts or indexes (XLA:CPU fuses a dot into a fusion of its own)."""
+    if inst.opcode != "fusion" or module is None:
+        return True
+    body = module.by_name.get((inst.attr("calls") or "").lstrip("%"))
+    return body is None or not any(i.opcode in _RELAYING for i in body.instructions)
 
 
 def _needed_dimensions(eqn: Any, name: str) -> tuple[int, tuple[int, ...], str] | None:
@@ -1487,7 +1530,8 @@ def _carried_operand(eqn: Any, result: Any) -> Any | None:
         return None
     if eqn.primitive.name in _LAYOUT_CARRYING:
         first = eqn.invars[0] if eqn.invars else None
-        ok = isinstance(first, jex_core.Var) and _carry_forward(eqn, ((),) * len(first.aval.shape)) is not None
+        rank = len(getattr(first.aval, "shape", ())) if isinstance(first, jex_core.Var) else -1
+        ok = rank >= 0 and _carry_forward(eqn, ((),) * rank) is not None
         return first if ok else None
     shape = tuple(getattr(result.aval, "shape", ()))
     same = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape]
@@ -1616,11 +1660,13 @@ def explain_all(
     values: Sequence[Value],
     output_paths: Sequence[str],
     outputs: Sequence[Any],
+    asked: Sequence[bool] | None = None,
 ) -> tuple[Collective, ...]:
-    """Each collective (and each operand of a combined one) with its :class:`Why`."""
+    """Each collective (and each operand of a combined one) with its :class:`Why`. ``asked``: which outputs the
+    jit's ``out_shardings`` lays out (None where that is not known: each output then counts as asked)."""
     if not collectives:
         return tuple(collectives)
-    reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs)
+    reader = CauseReader(jaxpr, walked, values, module, output_paths, outputs, asked)
     return reader.explain(collectives, ops)
 
 
