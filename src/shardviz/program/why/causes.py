@@ -188,12 +188,17 @@ class CauseReader:
         reading = {id(var)}
         for e in _equations(self.jaxpr):
             for sub in (sub for key in sorted(e.eqn.params) for sub in _jaxprs(e.eqn.params[key])):
-                reading |= {id(inner) for inner in sub.invars if id(self.outer.get(id(inner))) in reading}
+                reading |= {
+                    id(inner)
+                    for inner in sub.invars
+                    if id(inner) in self.outer and id(self.outer[id(inner)]) in reading
+                }
             if e.eqn.primitive.name in CALL_PRIMITIVES or not any(id(v) in reading for v in e.eqn.invars):
                 continue
             expression = line_text(e.where.file, e.where.line) if e.where is not None else ""
             why = self._by_equation(e, kind, axes, expression)
-            if why.known:
+            # The reason must be about the input: a reader whose rule moves another operand is not this move.
+            if why.known and why.operand is not None and why.operands[why.operand].label == op_name:
                 return self._located(why, e.eqn)
         return None
 
