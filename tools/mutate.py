@@ -311,6 +311,7 @@ PARTS: dict[str, Slice] = {
             "test_program_calls_reasons.py",
             "test_program_causes_loops_and_batches.py",
             "test_program_causes_carried_and_convs.py",
+            "test_mut_causes_carried_and_convs.py",
         ),
         PURE_TEST_OPTIONS,
     ),

@@ -416,6 +416,9 @@ class CauseReader:
             if output is not None:
                 return output
         if found is None:
+            moved = self._input_moved(kind, axes, op_name) if kind in RESHARDING_KINDS else None
+            if moved is not None:  # the metadata names an input, on the line that reads it
+                return moved
             return Why(
                 "unknown",
                 primitive or "?",
@@ -784,7 +787,29 @@ class CauseReader:
                         axes=split,
                     )
             return None
-        lhs = operands[0]
+        lhs, rhs = operands
+        features = (lhs.spec[lhs_dims[1]] if lhs.spec else None, rhs.spec[rhs_dims[1]] if rhs.spec else None)
+        if None not in features and features[0] != features[1]:
+            # Like a contraction's: both operands' input features split alike, or the one split over the axes moves
+            index = next((i for i, f in enumerate(features) if any(a in axes for a in f or ())), None)
+            if index is not None:
+                o, other, dim = operands[index], operands[1 - index], (lhs_dims[1], rhs_dims[1])[index]
+                how = "gathered" if kind == "all-gather" else "moved"
+                return Why(
+                    "layout-mismatch",
+                    "conv_general_dilated",
+                    expression,
+                    operands,
+                    f"a convolution needs both operands' input features split alike, but dimension {dim} of "
+                    f"{o.label} is split over {_axes_text(features[index] or ())} and {other.label}'s input "
+                    f"features over {_axes_text(features[1 - index] or ())}: {o.label} is {how} "
+                    f"over {_axes_text(axes)} to match {other.label}",
+                    None,
+                    "",
+                    index,
+                    dim,
+                    axes,
+                )
         kernel = tuple(getattr(eqn.invars[1].aval, "shape", ()))
         for k, d in enumerate(lhs_dims[2:]):
             window = kernel[rhs_dims[2 + k]] if 2 + k < len(rhs_dims) else 1
