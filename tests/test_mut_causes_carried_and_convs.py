@@ -9,9 +9,9 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from test_program_causes_carried_and_convs import MESH, conv_nwc, hlo_kinds, put, top_fix_compiles_without
 
 import shardviz
+from test_program_causes_carried_and_convs import MESH, conv_nwc, hlo_kinds, put, top_fix_compiles_without
 
 
 def constrain(x, *spec):

@@ -791,9 +791,9 @@ class CauseReader:
         features = (lhs.spec[lhs_dims[1]] if lhs.spec else None, rhs.spec[rhs_dims[1]] if rhs.spec else None)
         if None not in features and features[0] != features[1]:
             # Like a contraction's: both operands' input features split alike, or the one split over the axes moves
-            index = next((i for i, f in enumerate(features) if any(a in axes for a in f or ())), None)
-            if index is not None:
-                o, other, dim = operands[index], operands[1 - index], (lhs_dims[1], rhs_dims[1])[index]
+            moved = next((i for i, f in enumerate(features) if any(a in axes for a in f or ())), None)
+            if moved is not None:
+                o, other, dim = operands[moved], operands[1 - moved], (lhs_dims[1], rhs_dims[1])[moved]
                 how = "gathered" if kind == "all-gather" else "moved"
                 return Why(
                     "layout-mismatch",
@@ -801,12 +801,12 @@ class CauseReader:
                     expression,
                     operands,
                     f"a convolution needs both operands' input features split alike, but dimension {dim} of "
-                    f"{o.label} is split over {_axes_text(features[index] or ())} and {other.label}'s input "
-                    f"features over {_axes_text(features[1 - index] or ())}: {o.label} is {how} "
+                    f"{o.label} is split over {_axes_text(features[moved] or ())} and {other.label}'s input "
+                    f"features over {_axes_text(features[1 - moved] or ())}: {o.label} is {how} "
                     f"over {_axes_text(axes)} to match {other.label}",
                     None,
                     "",
-                    index,
+                    moved,
                     dim,
                     axes,
                 )
