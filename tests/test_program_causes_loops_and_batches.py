@@ -158,3 +158,49 @@ def test_batch_dimensions_split_alike_are_no_batch_mismatch():
     x, y = put((4, 12, 6), P("a", None, None)), put((4, 6, 12), P("a", None, None))
     assert hlo_kinds(batched, x, y) == []
     assert shardviz.trace(batched, x, y).collectives == ()
+
+
+def transposed_each_pass(x, w):
+    def body(c, _):
+        return (c @ w).T, None
+
+    return jax.lax.scan(body, x, None, length=2)[0]
+
+
+def test_a_carry_the_body_transposes_is_moved_back_to_its_starting_layout():
+    """c starts P('a'); c @ w with w whole keeps 'a' on dimension 0, and .T carries it to dimension 1:
+    the body makes P(None,'a'), unlike the P('a') each pass starts in, so XLA re-lays the carry out
+    (an all-gather over 'a' XLA names the contraction). Before: "cannot tell, XLA chose to re-lay out".
+    x whole has nothing to move."""
+    shapes = ((12, 12), (12, 12))
+    x, w = put(shapes[0], P("a", None)), put(shapes[1], P())
+    assert hlo_kinds(transposed_each_pass, x, w) == ["all-gather"]
+    prog = shardviz.trace(transposed_each_pass, x, w)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == ("loop-carry", "scan", 1, 0, ("a",))
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [
+        ("x", (("a",), ()), "carry-start"),
+        ("the carry x at the end of a pass", ((), ("a",)), "carry-end"),
+    ]
+    assert why.wanted == (("a",), ())
+    assert why.rule == (
+        "the loop's carry x starts each pass as P('a'), but this line's contraction makes P('a'), which the "
+        "body hands on through transpose as P(None, 'a'): XLA re-lays the carry out so that it has one layout "
+        "in every pass"
+    )
+    top_fix_compiles_without(transposed_each_pass, shapes, c, "all-gather")
+
+
+def kept_each_pass(x, w):
+    def body(c, _):
+        return jnp.tanh(c @ w), None
+
+    return jax.lax.scan(body, x, None, length=2)[0]
+
+
+def test_a_carry_the_body_makes_in_its_starting_layout_needs_no_move():
+    """Planted: tanh(c @ w) keeps P('a') in every pass; no collective, none listed."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P())
+    assert hlo_kinds(kept_each_pass, x, w) == []
+    assert shardviz.trace(kept_each_pass, x, w).collectives == ()

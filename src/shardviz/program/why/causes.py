@@ -471,7 +471,10 @@ class CauseReader:
             if shifted is not None:
                 return shifted
         if name == "dot_general" and kind in RESHARDING_KINDS:
-            return self._operands_mismatch_dot(eqn, expression, axes, kind)
+            contraction = self._operands_mismatch_dot(eqn, expression, axes, kind)
+            if not contraction.known and found.loop is not None:
+                return self._carry_made_unlike(found, expression) or contraction
+            return contraction
         mismatch = self._operands_mismatch(eqn, name, expression, axes)
         if mismatch is not None:
             return mismatch
@@ -1371,6 +1374,53 @@ class CauseReader:
             sources=sources,
         )
 
+    def _carry_made_unlike(self, found: _Eqn, expression: str) -> Why | None:
+        """A contraction in a loop body whose result the body hands on as a carry through operations that
+        carry each dimension's split (a transpose): the layout it makes from its operands, so carried to
+        the body's result, is unlike the carry's at the start of a pass, so XLA re-lays it out."""
+        loop, body = found.loop, found.body
+        made = _contraction_layout(found.eqn, [self._operand(v) for v in found.eqn.invars[:2]])
+        if loop is None or body is None or made is None:
+            return None
+        result = found.eqn.outvars[0]
+        consts, carries = _carry_slots(loop, body)
+        for k, out in enumerate(body.outvars[:carries]):
+            steps: list[Any] = []
+            current = out
+            while current is not result and len(steps) < 6:
+                producer = self.producer.get(id(current))
+                before = _carried_operand(producer.eqn, current) if producer is not None else None
+                if producer is None or before is None:
+                    break
+                steps.append(producer.eqn)
+                current = before
+            if current is not result or consts + k >= len(loop.invars):
+                continue
+            carried: Spec | None = made
+            for eqn in reversed(steps):
+                carried = _carry_forward(eqn, carried) if carried is not None else None
+            start = self._operand(loop.invars[consts + k], "carry-start")
+            if carried is None or start is None or start.spec is None or carried == start.spec:
+                continue
+            through = ", ".join(dict.fromkeys(e.primitive.name for e in reversed(steps)))
+            end = OperandLayout(f"the carry {start.label} at the end of a pass", str(out.aval), carried, "carry-end")
+            return Why(
+                "loop-carry",
+                loop.primitive.name,
+                expression,
+                (start, end),
+                f"the loop's carry {start.label} starts each pass as {start.spec_text}, but this line's "
+                f"contraction makes {spec_text(made)}, which the body hands on"
+                f"{f' through {through}' if through else ''} as {spec_text(carried)}: XLA re-lays the carry out "
+                "so that it has one layout in every pass",
+                start.spec,
+                "the carry's layout at the start of a pass",
+                1,
+                _first_difference(carried, start.spec),
+                _changed_axes(carried, start.spec),
+            )
+        return None
+
     def _feeds_carry(self, found: _Eqn) -> bool:
         if found.loop is None:
             return False
@@ -1592,6 +1642,23 @@ def _carry_forward(eqn: Any, spec: Spec) -> Spec | None:
         it = iter(spec[i] for i in kept)
         return tuple(next(it) if n != 1 else () for n in after)
     return spec if len(after) == len(before) else None
+
+
+def _contraction_layout(eqn: Any, operands: Sequence[OperandLayout | None]) -> Spec | None:
+    """The layout a dot_general makes from its operands as they are: its batch dimensions', then each
+    operand's free dimensions' splits; None where an operand's is unknown, the batch dimensions are split
+    unlike, or one mesh axis would split two of the result's dimensions."""
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    if len(operands) < 2 or any(o is None or o.spec is None for o in operands):
+        return None
+    lhs, rhs = (o.spec for o in operands if o is not None and o.spec is not None)
+    if any(lhs[d] != rhs[e] for d, e in zip(lb, rb)):
+        return None
+    made = [lhs[d] for d in lb]
+    made += [s for d, s in enumerate(lhs) if d not in lc and d not in lb]
+    made += [s for d, s in enumerate(rhs) if d not in rc and d not in rb]
+    used = [a for s in made for a in s]
+    return tuple(made) if len(used) == len(set(used)) else None
 
 
 def _alike_words(name: str, joined: int) -> str:
