@@ -204,3 +204,33 @@ def test_a_carry_the_body_makes_in_its_starting_layout_needs_no_move():
     x, w = put((12, 12), P("a", None)), put((12, 12), P())
     assert hlo_kinds(kept_each_pass, x, w) == []
     assert shardviz.trace(kept_each_pass, x, w).collectives == ()
+
+
+def layers_scanned(xs, ws):
+    def body(h, w):
+        return jnp.tanh(h @ w), None
+
+    h0 = xs[0]
+    return jax.lax.scan(body, h0, ws)[0]
+
+
+def test_a_move_back_with_no_metadata_is_the_one_loops_carry():
+    """h starts as h0 = xs[0], P('a'); each layer's w is a slice of ws P(None,None,'a'), so P(None,'a'):
+    h @ w has 'a' on both free dimensions, and the body makes P(None,'a') at the pass's end. The carry is
+    moved back to P('a') by an all-to-all XLA leaves without metadata (no line, no operation): the program
+    has one loop, with one carry changed over 'a', so that is its cause."""
+    xs = jax.ShapeDtypeStruct((2, 12, 12), jnp.float32, sharding=NamedSharding(MESH, P(None, "a", None)))
+    ws = jax.ShapeDtypeStruct((2, 12, 12), jnp.float32, sharding=NamedSharding(MESH, P(None, None, "a")))
+    assert sorted(hlo_kinds(layers_scanned, xs, ws)) == ["all-gather", "all-to-all"]
+    prog = shardviz.trace(layers_scanned, xs, ws)
+    back = next(c for c in prog.collectives if c.kind == "all-to-all")
+    assert back.source is None
+    why = back.why
+    assert (why.cause, why.primitive, why.operand, why.axes) == ("loop-carry", "scan", 1, ("a",))
+    assert [(o.spec, o.role) for o in why.operands] == [((("a",), ()), "carry-start"), (((), ("a",)), "carry-end")]
+    assert why.operands[0].label == "h0"
+    assert why.expression == "return jax.lax.scan(body, h0, ws)[0]"
+    assert why.rule == (
+        "the loop's carry h0 starts each pass as P('a') but the body makes it "
+        "P(None, 'a'): it is moved back before the next pass"
+    )

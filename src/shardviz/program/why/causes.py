@@ -1352,13 +1352,21 @@ class CauseReader:
             return None
         expression = line_text(c.source.file, c.source.line) if c.source is not None else ""
         start = end = None
+        loop = found.loop if found is not None else None
         if found is not None and found.loop is not None:
             start, end = self._carry_layouts(found)
+        elif found is None and c.source is None:
+            # No metadata at all, as XLA leaves the move back at a body's end: the program's one loop, where
+            # one carry of it ends a pass laid out otherwise, over the collective's axes.
+            loop, start, end = self._only_loop_moved(axes)
+            if loop is not None and loop.source_info is not None:
+                where = user_frame(user_frames(loop.source_info))
+                expression = line_text(where.file, where.line) if where is not None else ""
         if start is None or end is None or start.spec is None or end.spec is None or start.spec == end.spec:
             return None  # the carry keeps its layout: the collective is the body's own operation's
         operands = (start, end)
-        primitive = found.loop.primitive.name if found is not None and found.loop is not None else "while"
-        sources = self._sources(found.loop.invars) if found is not None and found.loop is not None else ()
+        primitive = loop.primitive.name if loop is not None else "while"
+        sources = self._sources(loop.invars) if loop is not None else ()
         return Why(
             "loop-carry",
             primitive,
@@ -1420,6 +1428,30 @@ class CauseReader:
                 _changed_axes(carried, start.spec),
             )
         return None
+
+    def _only_loop_moved(self, axes: tuple[str, ...]) -> tuple[Any, OperandLayout | None, OperandLayout | None]:
+        """The program's one scan or while, and its one carry whose layout at a pass's end is unlike its
+        layout at the start over ``axes``; (None, None, None) where there are more loops or carries, or none."""
+        loops = [e.eqn for e in _equations(self.jaxpr) if e.eqn.primitive.name in ("scan", "while")]
+        if len(loops) != 1:
+            return None, None, None
+        loop = loops[0]
+        subs = [sub for key in ("jaxpr", "body_jaxpr") for sub in _jaxprs(loop.params.get(key))]
+        if not subs:
+            return None, None, None
+        consts, carries = _carry_slots(loop, subs[0])
+        moved = []
+        for k, out in enumerate(subs[0].outvars[:carries]):
+            if consts + k >= len(loop.invars):
+                break
+            start, end = self._operand(loop.invars[consts + k], "carry-start"), self._operand(out, "carry-end")
+            if start is None or end is None or start.spec is None or end.spec is None:
+                continue
+            if set(_changed_axes(end.spec, start.spec)) & set(axes):
+                moved.append((start, end))
+        if len(moved) != 1:
+            return None, None, None
+        return loop, *moved[0]
 
     def _feeds_carry(self, found: _Eqn) -> bool:
         if found.loop is None:
