@@ -186,6 +186,8 @@ def test_a_kernels_input_features_split_alone_are_gathered_to_match():
         "a convolution needs both operands' input features split alike, but dimension 1 of k is split over "
         "'b' and x's input features over no mesh axis: k is gathered over 'b' to match x"
     )
+    assert (why.primitive, why.wanted, why.wanted_by) == ("conv_general_dilated", None, "")
+    assert why.expression.startswith("return jax.lax.conv_general_dilated(x, k")
     assert top_fix_compiles_without(conv_nwc, shapes, c, "all-gather").program.inputs[1].spec == ((), (), ())
 
 
@@ -283,3 +285,28 @@ def test_a_row_bias_stretched_over_dimension_0_needs_only_its_own_dimensions_spl
     assert (why.cause, why.primitive, why.operand, why.wanted) == ("layout-mismatch", "add", 1, ((), ("b",)))
     assert why.arrival == (1, ((), ("b",)))
     assert top_fix_compiles_without(biased, shapes, c, "all-gather").program.inputs[1].spec == ((), ("b",))
+
+
+def test_activation_features_split_alone_are_gathered_to_match_the_kernel():
+    """x's features (dimension 2) split over 'b', k whole: XLA gathers x over 'b'; x whole needs nothing."""
+    shapes = ((4, 24, 6), (3, 6, 4))
+    x, k = put(shapes[0], P(None, None, "b")), put(shapes[1], P())
+    assert hlo_kinds(conv_nwc, x, k) == ["all-gather"]
+    prog = shardviz.trace(conv_nwc, x, k)
+    (c,) = prog.collectives
+    assert (c.why.cause, c.why.operand, c.why.dimension, c.why.axes) == ("layout-mismatch", 0, 2, ("b",))
+    assert c.why.rule.endswith(
+        "dimension 2 of x is split over 'b' and k's input features over no mesh axis: x is gathered over 'b' to match k"
+    )
+    assert top_fix_compiles_without(conv_nwc, shapes, c, "all-gather").program.inputs[0].spec == ((), (), ())
+
+
+def test_a_window_of_two_reads_one_element_past_the_edge():
+    """A 2-wide window along a width split over 'b': one neighbour element per block (collective-permute)."""
+    x, k = put((4, 24, 4), P(None, "b", None)), put((2, 4, 4), P())
+    kinds = hlo_kinds(conv_nwc, x, k)
+    assert kinds == ["collective-permute"]
+    (c,) = shardviz.trace(conv_nwc, x, k).collectives
+    assert (c.why.cause, c.why.dimension) == ("whole-dimension", 1)
+    assert "window of 2 along dimension 1 of x" in c.why.rule
+    assert "each device needs 1 element beyond its block's edges" in c.why.rule

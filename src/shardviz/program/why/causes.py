@@ -820,7 +820,8 @@ class CauseReader:
             if not split or window < 2:
                 continue
             how = (
-                f"each device needs {window - 1} elements beyond its block's edges, sent from its neighbours "
+                f"each device needs {window - 1} element{'s' if window > 2 else ''} beyond its block's edges, "
+                "sent from its neighbours "
                 "(a halo exchange)"
                 if kind == "collective-permute"
                 else _whole_words(kind, split)
