@@ -234,3 +234,27 @@ def test_a_move_back_with_no_metadata_is_the_one_loops_carry():
         "the loop's carry h0 starts each pass as P('a') but the body makes it "
         "P(None, 'a'): it is moved back before the next pass"
     )
+
+
+def two_carries(y, x, w):
+    return jax.lax.fori_loop(0, 2, lambda i, cs: (cs[0] * 2.0, (cs[1] @ w).T), (y, x))
+
+
+def test_the_transposed_carry_is_found_among_several_and_past_the_loops_constants():
+    """fori_loop with a fixed trip count is a scan whose carries are the counter, y and x, with w a
+    constant: y * 2 keeps P(None,'b'), but x's P('a') comes back P(None,'a') from (c @ w).T, so x alone
+    is the carry moved. x whole needs no move."""
+    shapes = ((12, 12), (12, 12), (12, 12))
+    y, x, w = put(shapes[0], P(None, "b")), put(shapes[1], P("a", None)), put(shapes[2], P())
+    assert hlo_kinds(two_carries, y, x, w) == ["all-gather"]
+    prog = shardviz.trace(two_carries, y, x, w)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.operand, why.dimension, why.axes) == ("loop-carry", "scan", 1, 0, ("a",))
+    assert [(o.label, o.spec, o.role) for o in why.operands] == [
+        ("x", (("a",), ()), "carry-start"),
+        ("the carry x at the end of a pass", ((), ("a",)), "carry-end"),
+    ]
+    assert (why.wanted, why.wanted_by) == ((("a",), ()), "the carry's layout at the start of a pass")
+    assert why.expression == "return jax.lax.fori_loop(0, 2, lambda i, cs: (cs[0] * 2.0, (cs[1] @ w).T), (y, x))"
+    assert top_fix_compiles_without(two_carries, shapes, c, "all-gather").program.inputs[1].spec == ((), ())
