@@ -8,38 +8,15 @@ the collective is there, and it is gone once the top fix's specs are compiled.
 
 from __future__ import annotations
 
-import re
-
 import jax
 import jax.numpy as jnp
-from jax.sharding import AxisType, NamedSharding
+from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 import shardviz
+from test_program_causes_loops_and_batches import MESH, hlo_kinds, put, top_fix_compiles_without
 
-MESH = jax.make_mesh((4, 3), ("a", "b"), axis_types=(AxisType.Auto,) * 2)
-
-
-def put(shape, spec):
-    return jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(MESH, spec))
-
-
-def as_spec(spec) -> P:
-    return P(*(None if not axes else axes[0] if len(axes) == 1 else axes for axes in spec))
-
-
-def hlo_kinds(fn, *args) -> list[str]:
-    text = jax.jit(fn).lower(*args).compile().as_text()
-    kinds = "all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute"
-    return [m.group(2) for m in re.finditer(rf"^\s*(ROOT )?%\S+ = .*? ({kinds})(-start)?\(", text, re.M)]
-
-
-def top_fix_compiles_without(fn, shapes, c, kind):
-    top = c.fixes[0]
-    assert top.removed
-    args = [put(shape, as_spec(layout.spec)) for shape, layout in zip(shapes, top.program.inputs)]
-    assert kind not in hlo_kinds(fn, *args)
-    return top
+__all__ = ["MESH", "conv_nwc", "hlo_kinds", "put", "top_fix_compiles_without"]
 
 
 def transposed_then_constrained(x):
