@@ -310,3 +310,21 @@ def test_a_window_of_two_reads_one_element_past_the_edge():
     assert (c.why.cause, c.why.dimension) == ("whole-dimension", 1)
     assert "window of 2 along dimension 1 of x" in c.why.rule
     assert "each device needs 1 element beyond its block's edges" in c.why.rule
+
+
+def multiplied_then_constrained(x, w):
+    y = x @ w
+    return constrain(y, None, "b")
+
+
+def test_a_square_products_result_is_not_read_as_its_operand_carried_over():
+    """Planted: y = x @ w has x's shape but not x's layout (w decides dimension 1). x P('a') and w
+    P(None,'b') make P('a','b'); the constraint asks P(None,'b') and XLA gathers x over 'a' before the
+    product. The reason is that gather of x into the contraction, never "y made as x's P('a')"."""
+    x, w = put((12, 12), P("a", None)), put((12, 12), P(None, "b"))
+    assert hlo_kinds(multiplied_then_constrained, x, w) == ["all-gather"]
+    (c,) = shardviz.trace(multiplied_then_constrained, x, w).collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.dimension, why.axes) == ("layout-mismatch", "sharding_constraint", 0, ("a",))
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ())), ("y", ((), ("b",)))]
+    assert why.wanted == ((), ()) and "XLA gathers x over 'a' first" in why.rule

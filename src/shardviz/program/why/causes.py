@@ -768,8 +768,9 @@ class CauseReader:
         return Why("unknown", "dot_general", expression, operands, reason)
 
     def _convolution(self, eqn: Any, expression: str, axes: tuple[str, ...], kind: str) -> Why | None:
-        """A convolution over split input features leaves partial sums; one along a split spatial dimension
-        reads past each block's edge, so the neighbours' edge elements are sent (a halo exchange)."""
+        """A convolution over input features split in both operands leaves partial sums; features split in one
+        operand only move that operand (as a contraction's do); a window along a split spatial dimension reads
+        past each block's edge, so the neighbours' edge elements are sent (a halo exchange)."""
         numbers = eqn.params["dimension_numbers"]
         lhs_dims, rhs_dims = tuple(numbers.lhs_spec), tuple(numbers.rhs_spec)
         operands = tuple(self._layout_of(v) or _literal(v) for v in eqn.invars[:2])
@@ -1632,6 +1633,7 @@ def _before_broadcast(wanted: Spec, eqn: Any, result: Any) -> Spec:
 
 
 _LAYOUT_CARRYING = frozenset({"transpose", "pad", "slice", "rev", "broadcast_in_dim", "squeeze", "reshape"})
+_CONTRACTING = frozenset({"dot_general", "conv_general_dilated"})
 
 
 def _carried_operand(eqn: Any, result: Any) -> Any | None:
@@ -1646,6 +1648,8 @@ def _carried_operand(eqn: Any, result: Any) -> Any | None:
         rank = len(getattr(first.aval, "shape", ())) if isinstance(first, jex_core.Var) else -1
         ok = rank >= 0 and _carry_forward(eqn, ((),) * rank) is not None
         return first if ok else None
+    if eqn.primitive.name in _CONTRACTING:
+        return None  # a square product's result has its operand's shape, not its layout
     shape = tuple(getattr(result.aval, "shape", ()))
     same = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape]
     return same[0] if same else None
