@@ -651,9 +651,7 @@ class CauseReader:
             o = self._operand(current, "made")
             if o is None or o.spec is None:
                 continue
-            carried: Spec | None = o.spec
-            for eqn in reversed(steps):
-                carried = _carry_forward(eqn, carried) if carried is not None else None
+            carried = _carried_along(steps, o.spec)
             if carried is not None and carried != wanted:
                 through = [e.primitive.name for e in reversed(steps) if e.primitive.name in _LAYOUT_CARRYING]
                 return o, carried, ", ".join(dict.fromkeys(through))
@@ -857,9 +855,7 @@ class CauseReader:
             current = before
             earlier = self._operand(current)
             if earlier is not None and earlier.spec is not None:
-                carried: Spec | None = earlier.spec
-                for eqn in reversed(steps):
-                    carried = _carry_forward(eqn, carried) if carried is not None else None
+                carried = _carried_along(steps, earlier.spec)
                 return o if carried is None else replace(o, spec=carried, note="")
         return o
 
@@ -1406,9 +1402,7 @@ class CauseReader:
                 current = before
             if current is not result or consts + k >= len(loop.invars):
                 continue
-            carried: Spec | None = made
-            for eqn in reversed(steps):
-                carried = _carry_forward(eqn, carried) if carried is not None else None
+            carried = _carried_along(steps, made)
             start = self._operand(loop.invars[consts + k], "carry-start")
             if carried is None or start is None or start.spec is None or carried == start.spec:
                 continue
@@ -1679,6 +1673,15 @@ def _carry_forward(eqn: Any, spec: Spec) -> Spec | None:
         it = iter(spec[i] for i in kept)
         return tuple(next(it) if n != 1 else () for n in after)
     return spec if len(after) == len(before) else None
+
+
+def _carried_along(steps: Sequence[Any], spec: Spec) -> Spec | None:
+    """``spec`` carried forward through ``steps`` (gathered walking back, so last first); None where one of
+    them carries no layout."""
+    carried: Spec | None = spec
+    for eqn in reversed(steps):
+        carried = _carry_forward(eqn, carried) if carried is not None else None
+    return carried
 
 
 def _contraction_layout(eqn: Any, operands: Sequence[OperandLayout | None]) -> Spec | None:
