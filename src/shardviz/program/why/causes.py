@@ -16,7 +16,7 @@ layouts, the reason says what is missing rather than guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -406,7 +406,9 @@ class CauseReader:
         pass_number = None if c is None else c.pass_number
         candidates = self._candidates(source, primitive, op_name, pass_number)
         found = candidates[0] if candidates else None
-        if charge is not None and (found is None or found.eqn.primitive.name not in _CONSTRAINTS):
+        # A constraint or a shard_map body's collective is the cause itself, whatever the output is laid out as
+        owns = found is not None and found.eqn.primitive.name in _CONSTRAINTS | SHARD_MAP_COLLECTIVES
+        if charge is not None and not owns:
             if found is not None and not self._output_asked(charge[1]):
                 # Nothing asks the output's layout, which XLA chose: operands laid out unlike are the cause
                 unlike = self._operands_mismatch(found.eqn, found.eqn.primitive.name, expression, axes)
@@ -535,6 +537,9 @@ class CauseReader:
                 made_whole = self._made_needing_whole(eqn.invars[0], axes, kind)
                 if made_whole is not None:
                     return made_whole
+                stretched = self._stretched_unlike(eqn.invars[0], operand, wanted, by, expression, name, kind)
+                if stretched is not None:
+                    return stretched
                 return Why(
                     "unknown",
                     name,
@@ -616,6 +621,51 @@ class CauseReader:
                 )
         return None
 
+    def _stretched_unlike(
+        self, var: Any, result: OperandLayout, wanted: Spec, by: str, expression: str, name: str, kind: str
+    ) -> Why | None:
+        """A constraint met by an element-wise result whose operands stretch size-1 dimensions
+        (``u[:, None] * w[None, :]``): the first operand split unlike the layout asked on a dimension it holds
+        at full size, which XLA moves before the operation (a stretched dimension takes any split as it is)."""
+        producer = self.producer.get(id(var))
+        if producer is None or len(producer.eqn.outvars) != 1 or producer.eqn.primitive.name in _CONTRACTING:
+            return None
+        eqn = producer.eqn
+        if any(True for p in eqn.params.values() for _ in _jaxprs(p)):
+            return None
+        shape = _shape(var)
+        arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var)]
+        if len(arrays) < 2 or not all(_stretches_to(_shape(v), shape) for v in arrays):
+            return None
+        if all(_shape(v) == shape for v in arrays):
+            return None  # nothing is stretched: operands laid out unlike are read elsewhere
+        layouts = [self._layout_of(v) for v in arrays]
+        for v, o in zip(arrays, layouts):
+            if o is None or o.spec is None or self._constant_fill(v):
+                continue
+            full = [d for d, n in enumerate(_shape(v)) if n == shape[d] and n > 1]
+            # Read in the result's dimensions: a stretched or whole dimension is cut as the result asks, with no move.
+            carried = tuple(o.spec[d] if d in full and o.spec[d] else wanted[d] for d in range(len(shape)))
+            if carried == wanted:
+                continue
+            operands = (*(x for x in layouts if x is not None), result)
+            others = ", ".join(x.label for x in layouts if x is not None and x is not o)
+            return Why(
+                "layout-mismatch",
+                eqn.primitive.name,
+                expression,
+                operands,
+                f"{by} asks for {spec_text(wanted)} of {result.label}, which {eqn.primitive.name} makes element by "
+                f"element from {o.label} ({o.spec_text}) stretched against {others}: {o.label}'s full-size dimensions "
+                f"keep their splits, and {_move_words(carried, wanted, kind)}",
+                wanted,
+                by,
+                operands.index(o),
+                _first_difference(carried, wanted),
+                _changed_axes(carried, wanted),
+            )
+        return None
+
     def _made_needing_whole(self, var: Any, axes: tuple[str, ...], kind: str) -> Why | None:
         """The operation that makes ``var``, where it needs whole a dimension of its operand split over ``axes``
         (a reshape that merges or splits it): XLA's metadata names the constraint after it for the move."""
@@ -634,6 +684,7 @@ class CauseReader:
         the primitives between, or "" where they all keep its shape)."""
         current = var
         steps: list[Any] = []  # the equations from the value reached to ``var``, last first
+        reshaping: set[int] = set()  # those among them that broadcast their operand to a new shape
         for _ in range(hops):
             if id(current) in self.returned:
                 current = self.returned[id(current)]
@@ -643,17 +694,23 @@ class CauseReader:
                 producer = self.producer.get(id(current))
                 if producer is None:
                     return None
-                before = _carried_operand(producer.eqn, current)
+                before = _carried_operand(producer.eqn, current, self._constant_fill)
                 if before is None:
                     return None
                 steps.append(producer.eqn)
+                if _shape(before) != _shape(current):
+                    reshaping.add(id(producer.eqn))
                 current = before
             o = self._operand(current, "made")
             if o is None or o.spec is None:
                 continue
             carried = _carried_along(steps, o.spec)
             if carried is not None and carried != wanted:
-                through = [e.primitive.name for e in reversed(steps) if e.primitive.name in _LAYOUT_CARRYING]
+                through = [
+                    e.primitive.name
+                    for e in reversed(steps)
+                    if e.primitive.name in _LAYOUT_CARRYING or id(e) in reshaping
+                ]
                 return o, carried, ", ".join(dict.fromkeys(through))
         return None
 
@@ -838,6 +895,11 @@ class CauseReader:
             )
         return None
 
+    def _constant_fill(self, var: Any) -> bool:
+        """Whether ``var`` is made from literals alone (``jnp.ones``, an iota): it has no layout to hand on."""
+        producer = self.producer.get(id(var))
+        return producer is not None and not any(isinstance(v, jex_core.Var) for v in producer.eqn.invars)
+
     def _layout_of(self, var: Any) -> OperandLayout | None:
         """``var``'s layout, or where XLA's is unknown, the one carried to it from the nearest value it is made
         from through operations that keep each dimension's split (a reshape that adds a size-1 dimension)."""
@@ -848,7 +910,7 @@ class CauseReader:
         current = var
         for _ in range(6):
             producer = self.producer.get(id(current))
-            before = _carried_operand(producer.eqn, current) if producer is not None else None
+            before = _carried_operand(producer.eqn, current, self._constant_fill) if producer is not None else None
             if producer is None or before is None:
                 return o
             steps.append(producer.eqn)
@@ -1395,7 +1457,7 @@ class CauseReader:
             current = out
             while current is not result and len(steps) < 6:
                 producer = self.producer.get(id(current))
-                before = _carried_operand(producer.eqn, current) if producer is not None else None
+                before = _carried_operand(producer.eqn, current, self._constant_fill) if producer is not None else None
                 if producer is None or before is None:
                     break
                 steps.append(producer.eqn)
@@ -1630,9 +1692,10 @@ _LAYOUT_CARRYING = frozenset({"transpose", "pad", "slice", "rev", "broadcast_in_
 _CONTRACTING = frozenset({"dot_general", "conv_general_dilated"})
 
 
-def _carried_operand(eqn: Any, result: Any) -> Any | None:
+def _carried_operand(eqn: Any, result: Any, constant: Callable[[Any], bool] = lambda v: False) -> Any | None:
     """The operand whose dimensions' splits ``eqn`` carries over to ``result``: the one array operand of
-    the primitives that move or resize dimensions, or an operand of the result's shape."""
+    the primitives that move or resize dimensions, or an operand of the result's shape; ``constant`` tells
+    the operands that are fills made from literals."""
     if len(eqn.outvars) != 1 or eqn.primitive.name in CALL_PRIMITIVES:
         return None
     if any(True for p in eqn.params.values() for _ in _jaxprs(p)):
@@ -1645,8 +1708,22 @@ def _carried_operand(eqn: Any, result: Any) -> Any | None:
     if eqn.primitive.name in _CONTRACTING:
         return None  # a square product's result has its operand's shape, not its layout
     shape = tuple(getattr(result.aval, "shape", ()))
-    same = [v for v in eqn.invars if isinstance(v, jex_core.Var) and tuple(getattr(v.aval, "shape", ())) == shape]
+    arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var)]
+    same = [v for v in arrays if tuple(getattr(v.aval, "shape", ())) == shape]
+    # An element-wise operation broadcasts size-1 dimensions: where every other operand is a constant fill,
+    # the one that carries data (of the result's shape or a size-1 stretch of it) gives the result its layout.
+    held = [v for v in arrays if not constant(v) and _stretches_to(tuple(getattr(v.aval, "shape", ())), shape)]
+    if len(held) == 1 and (not same or all(constant(v) for v in same)):
+        return held[0]
     return same[0] if same else None
+
+
+def _shape(var: Any) -> tuple[int, ...]:
+    return tuple(getattr(var.aval, "shape", ()))
+
+
+def _stretches_to(shape: tuple[int, ...], result: tuple[int, ...]) -> bool:
+    return len(shape) == len(result) and all(n in (1, m) for n, m in zip(shape, result))
 
 
 def _carry_forward(eqn: Any, spec: Spec) -> Spec | None:

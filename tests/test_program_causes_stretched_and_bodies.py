@@ -1,0 +1,125 @@
+"""Causes read through element-wise operations that stretch size-1 dimensions (``v[:, None] * ones``, an
+outer product ``u[:, None] * w[None, :]``) and a shard_map body's ``all_to_all``, whose own out_specs differ
+from its in_specs. Each expected reason is worked out by hand from the operands' specs; each collective is in
+JAX's compiled module, and the top fix's specs compiled again leave it out.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+import shardviz
+from test_program_causes_loops_and_batches import MESH, hlo_kinds, put, top_fix_compiles_without
+
+
+def constrain(x, *spec):
+    return jax.lax.with_sharding_constraint(x, NamedSharding(MESH, P(*spec)))
+
+
+def swapped_in_body(x):
+    @partial(jax.shard_map, mesh=MESH, in_specs=P("a", None), out_specs=P(None, "a"))
+    def body(block):
+        return jax.lax.all_to_all(block, "a", 1, 0, tiled=True)
+
+    return body(x)
+
+
+def test_a_shard_map_bodys_all_to_all_is_the_users_own_not_an_output_laid_out_unlike():
+    """Planted wrong rule: the body's result leaves as P(None,'a') while x comes in P('a'), which reads like
+    an output laid out unlike its operand. The all_to_all is the user's, written in the body, and nothing
+    else moves; there is no change to try on a collective the code asks for."""
+    x = put((12, 12), P("a", None))
+    assert hlo_kinds(swapped_in_body, x) == ["all-to-all"]
+    prog = shardviz.trace(swapped_in_body, x)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.axes) == ("shard-map", "all_to_all", ("a",))
+    assert why.expression == 'return jax.lax.all_to_all(block, "a", 1, 0, tiled=True)'
+    assert why.rule.startswith("you wrote all_to_all over 'a' inside a shard_map body")
+    assert why.wanted is None and c.fixes == ()
+
+
+def spread(v):
+    return constrain(v[:, None] * jnp.ones((12, 12)), None, "a")
+
+
+def test_a_value_stretched_against_a_constant_fill_carries_its_split_to_the_constraint():
+    """v [12] P('a') becomes v[:, None] [12,1] P('a',None); times jnp.ones((12,12)), which holds no layout,
+    the product is P('a',None), and the constraint asks P(None,'a'): dimension 0 drops 'a' (gathered) and
+    dimension 1 takes it (a local cut). Before, the walk stopped at the mul (no operand of its shape holds
+    data) and said it could not tell. v laid out whole leaves nothing to gather."""
+    v = put((12,), P("a"))
+    assert hlo_kinds(spread, v) == ["all-gather"]
+    prog = shardviz.trace(spread, v)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.cause == "layout-mismatch" and why.primitive == "sharding_constraint"
+    assert [(o.type_str, o.spec) for o in why.operands] == [
+        ("float32[12,1]", (("a",), ())),
+        ("float32[12,12]", (("a",), ())),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (1, 0, ("a",), ((), ("a",)))
+    assert "made as P('a') by mul from" in why.rule
+    assert "dimension 0 goes from 'a' to whole, dimension 1 goes from whole to 'a'" in why.rule
+    top = top_fix_compiles_without(spread, [(12,)], c, "all-gather")
+    assert top.program.inputs[0].spec == ((),)
+
+
+def outer(u, w):
+    return constrain(u[:, None] * w[None, :], None, "a")
+
+
+def outer_swapped(u, w):
+    return constrain(w[None, :] * u[:, None], None, "a")
+
+
+def test_an_outer_product_names_the_operand_whose_full_size_dimension_is_split_unlike():
+    """u [12] P('a') and w [12] P(): u[:, None] is [12,1] split over 'a' on dimension 0, w[None, :] is
+    [1,12] whole. The constraint asks P(None,'a') of the product, so u's split on dimension 0, which it
+    holds at full size, is gathered; w is only cut (dimension 1 whole to 'a', no collective). Before, the
+    reason said "cannot tell" and that nothing the product is made from was laid out otherwise."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer, *args) == ["all-gather"]
+    prog = shardviz.trace(outer, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.cause == "layout-mismatch" and why.primitive == "mul" and why.wanted_by == "with_sharding_constraint"
+    assert [(o.type_str, o.spec) for o in why.operands] == [
+        ("float32[12,1]", (("a",), ())),
+        ("float32[1,12]", ((), ("a",))),
+        ("float32[12,12]", ((), ("a",))),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ("a",)))
+    assert "dimension 0 goes from 'a' to whole" in why.rule and "dimension 1" not in why.rule
+    top = top_fix_compiles_without(outer, [(12,), (12,)], c, "all-gather")
+    assert [i.spec for i in top.program.inputs] == [((),), ((),)]
+
+
+def test_an_outer_product_does_not_blame_the_whole_operand_that_comes_first():
+    """Planted wrong operand: with w's stretch first, w[None, :] is whole on dimension 1 where P(None,'a')
+    splits it, which is a cut and needs no collective. The operand named is still u's stretch, second."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_swapped, *args) == ["all-gather"]
+    prog = shardviz.trace(outer_swapped, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.primitive == "mul" and why.operand == 1
+    assert why.operands[1].type_str == "float32[12,1]" and why.operands[1].spec == (("a",), ())
+    assert (why.dimension, why.axes) == (0, ("a",))
+
+
+def outer_as_made(u, w):
+    return constrain(u[:, None] * w[None, :], "a", None)
+
+
+def test_an_outer_product_asked_as_its_operands_make_it_moves_nothing():
+    """u P('a') and w P() make the product P('a', None); asking for that is no move at all: XLA's module
+    has no collective, so there is no reason to give."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_as_made, *args) == []
+    assert shardviz.trace(outer_as_made, *args).collectives == ()
