@@ -123,3 +123,29 @@ def test_an_outer_product_asked_as_its_operands_make_it_moves_nothing():
     args = put((12,), P("a")), put((12,), P())
     assert hlo_kinds(outer_as_made, *args) == []
     assert shardviz.trace(outer_as_made, *args).collectives == ()
+
+
+def layers_scanned(x, ws):
+    def layer(h, w):
+        return constrain(jnp.tanh(h @ w), "a", None), None
+
+    return jax.lax.scan(layer, x, ws)[0]
+
+
+def test_a_layer_scan_names_the_weight_gathered_for_a_contraction_the_constraint_splits_as_asked():
+    """FSDP-shaped: h [12,12] P('a') and each layer's w (a slice of ws [3,12,12] P(None,'a')) P('a') on
+    its contracting dimension 0. 'a' already splits h's rows, which the constraint keeps, so the product
+    cannot be left as partial sums over 'a': XLA gathers w before the dot, and tanh(h @ w) comes out as
+    asked. Planted wrong operand: h is split over 'a' on a dimension the contraction keeps, but as the
+    constraint asks, so it is not the one gathered. ws laid out whole takes the gather out."""
+    args = put((12, 12), P("a", None)), put((3, 12, 12), P(None, "a", None))
+    assert hlo_kinds(layers_scanned, *args) == ["all-gather"]
+    prog = shardviz.trace(layers_scanned, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.cause == "layout-mismatch" and c.axes == ("a",)
+    assert [(o.label, o.spec) for o in why.operands] == [("a slice of ws", (("a",), ())), ("%g", (("a",), ()))]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ()))
+    assert "split over 'a' on its contracting dimension 0, and 'a' already splits %g as asked" in why.rule
+    top = top_fix_compiles_without(layers_scanned, [(12, 12), (3, 12, 12)], c, "all-gather")
+    assert top.target == "ws" and [i.spec for i in top.program.inputs] == [(("a",), ()), ((), (), ())]

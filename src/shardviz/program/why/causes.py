@@ -307,6 +307,15 @@ class CauseReader:
             pending = [p for p in pending if isinstance(p, jex_core.Var)]
         return tuple(sorted(found))
 
+    def _operand_sources(self, var: Any) -> tuple[int, ...]:
+        """The inputs ``var`` is made from, where a loop body's scanned slice is its own operand's alone
+        (not every operand the loop takes)."""
+        loop = self.enclosing.get(id(var))
+        slot = _loop_slot(loop, var) if loop is not None else None
+        if slot is not None and slot[0] == "slice":
+            var = slot[1]
+        return self._sources([var])
+
     def _made_at(self, var: Any) -> tuple[int, int, int] | None:
         """(equation, result, line) of the top-level equation that makes ``var`` (or what a call passes in as it)."""
         hops = 0
@@ -340,7 +349,9 @@ class CauseReader:
         arrival = None
         if why.cause == "layout-mismatch" and why.wanted is not None and marked is not None:
             arrival = self._arrival(marked, why.wanted)
-        return replace(why, sources=self._sources(eqn.invars), made_at=made_at, arrival=arrival)
+        # A reason that names the inputs its operand is made from keeps them; else the operation's inputs
+        sources = why.sources or self._sources(eqn.invars)
+        return replace(why, sources=sources, made_at=made_at, arrival=arrival)
 
     def _arrival(self, var: Any, wanted: Spec, hops: int = 8) -> tuple[int, Spec] | None:
         """The input ``var`` is made from through transposes and operations of one array operand of its shape
@@ -588,37 +599,71 @@ class CauseReader:
         kind: str,
         axes: tuple[str, ...],
     ) -> Why | None:
-        """A constraint met by a contraction's result because XLA gathered an operand first: the operand split
-        over the collective's axes on a dimension the contraction keeps, which would have split the result."""
+        """A constraint met by a contraction's result (or an element-wise step's of it, ``tanh(h @ w)``)
+        because XLA gathered an operand first: the operand split over the collective's axes on a dimension the
+        contraction keeps where the result is asked otherwise, or on its contracting dimension over axes that
+        already split the result as asked (so the product cannot be left as partial sums over them)."""
+        if kind != "all-gather" or not axes:
+            return None
         producer = self.producer.get(id(var))
-        if producer is None or producer.eqn.primitive.name != "dot_general" or kind != "all-gather" or not axes:
+        current = var
+        for _ in range(4):  # element-wise steps keep every dimension where it is
+            if producer is None or producer.eqn.primitive.name == "dot_general":
+                break
+            before = _carried_operand(producer.eqn, current, self._constant_fill)
+            if before is None or _shape(before) != _shape(current):
+                return None
+            current, producer = before, self.producer.get(id(before))
+        if producer is None or producer.eqn.primitive.name != "dot_general":
             return None
         (contracting, batch) = producer.eqn.params["dimension_numbers"]
-        for side, v in enumerate(producer.eqn.invars[:2]):
-            o = self._operand(v, "made")
+        ranks = [len(_shape(v)) for v in producer.eqn.invars[:2]]
+        free = [[d for d in range(ranks[s]) if d not in contracting[s] and d not in batch[s]] for s in (0, 1)]
+        asked = {a for entry in wanted for a in entry}
+        layouts = [self._operand(v, "made") for v in producer.eqn.invars[:2]]
+
+        def gathered(o: OperandLayout, d: int, split: tuple[str, ...], why_words: str) -> Why:
+            operand_var = producer.eqn.invars[layouts.index(o)]
+            whole = tuple(tuple(a for a in e if a not in split) if k == d else e for k, e in enumerate(o.spec or ()))
+            return Why(
+                "layout-mismatch",
+                name,
+                expression,
+                (o, result),
+                f"{by} asks for {spec_text(wanted)} of {result.label}, but {o.label} ({o.spec_text}) is split "
+                f"over {_axes_text(split)} on {why_words}: XLA gathers {o.label} over {_axes_text(split)} first, "
+                f"and {result.label} comes out as asked",
+                whole,
+                f"{by}, through {result.label}",
+                0,
+                d,
+                split,
+                sources=self._operand_sources(operand_var),
+            )
+
+        for side, o in enumerate(layouts):
             if o is None or o.spec is None:
                 continue
-            kept = set(contracting[side]) | set(batch[side])
-            for d, entry in enumerate(o.spec):
-                split = tuple(a for a in entry if a in axes)
-                if d in kept or not split:
-                    continue
-                whole = tuple(tuple(a for a in e if a not in split) if k == d else e for k, e in enumerate(o.spec))
-                return Why(
-                    "layout-mismatch",
-                    name,
-                    expression,
-                    (o, result),
-                    f"{by} asks for {spec_text(wanted)} of {result.label}, but {o.label} ({o.spec_text}) is split "
-                    f"over {_axes_text(split)} on dimension {d}, which the contraction keeps, so it would split "
-                    f"{result.label} too: XLA gathers {o.label} over {_axes_text(split)} first, and "
-                    f"{result.label} comes out as asked",
-                    whole,
-                    f"{by}, through {result.label}",
-                    0,
-                    d,
-                    split,
-                )
+            for d in free[side]:
+                split = tuple(a for a in o.spec[d] if a in axes)
+                at = len(batch[0]) + (free[0].index(d) if side == 0 else len(free[0]) + free[1].index(d))
+                if split and at < len(wanted) and not set(split) <= set(wanted[at]):
+                    words = f"dimension {d}, which the contraction keeps, so it would split {result.label} too"
+                    return gathered(o, d, split, words)
+        for side, o in enumerate(layouts):
+            other = layouts[1 - side]
+            if o is None or o.spec is None:
+                continue
+            for d, e in zip(contracting[side], contracting[1 - side]):
+                split = tuple(a for a in o.spec[d] if a in axes and a in asked)
+                paired = other is not None and other.spec is not None and any(a in other.spec[e] for a in split)
+                if split and not paired:
+                    words = (
+                        f"its contracting dimension {d}, and {_axes_text(split)} already "
+                        f"{'splits' if len(split) == 1 else 'split'} {result.label} as asked, so the product "
+                        "cannot be left as partial sums over it"
+                    )
+                    return gathered(o, d, split, words)
         return None
 
     def _stretched_unlike(
