@@ -95,7 +95,12 @@ def test_an_outer_product_names_the_operand_whose_full_size_dimension_is_split_u
         ("float32[12,12]", ((), ("a",))),
     ]
     assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ("a",)))
-    assert "dimension 0 goes from 'a' to whole" in why.rule and "dimension 1" not in why.rule
+    assert why.expression == "return jax.lax.with_sharding_constraint(x, NamedSharding(MESH, P(*spec)))"
+    assert why.rule == (
+        "with_sharding_constraint asks for P(None, 'a') of %e, which mul makes element by element from %c "
+        "(P('a')) stretched against %d: %c's full-size dimensions keep their splits, and dimension 0 goes from "
+        "'a' to whole, so the split that is dropped is gathered"
+    )
     top = top_fix_compiles_without(outer, [(12,), (12,)], c, "all-gather")
     assert [i.spec for i in top.program.inputs] == [((),), ((),)]
 
@@ -149,3 +154,79 @@ def test_a_layer_scan_names_the_weight_gathered_for_a_contraction_the_constraint
     assert "split over 'a' on its contracting dimension 0, and 'a' already splits %g as asked" in why.rule
     top = top_fix_compiles_without(layers_scanned, [(12, 12), (3, 12, 12)], c, "all-gather")
     assert top.target == "ws" and [i.spec for i in top.program.inputs] == [(("a",), ()), ((), (), ())]
+
+
+@jax.jit
+def times(a, b):
+    return a * b
+
+
+def outer_in_a_helper(u, w):
+    return constrain(times(u[:, None], w[None, :]), None, "a")
+
+
+def test_an_outer_product_in_a_jitted_helper_names_the_axis_that_splits_two_dimensions():
+    """The same product inside a jitted helper: XLA's metadata names the helper's mul, whose operands are
+    u[:, None] P('a') and w[None, :], which XLA cuts P(None,'a') for the constraint. 'a' would split the
+    product's dimension 0 (from u) and dimension 1 (from w): a mesh axis splits one dimension only, and
+    the result is P(None,'a'), so u's stretch is the one moved. No operand has the product's shape, so
+    before, the element-wise rule found no operand to lead and said it could not tell."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_in_a_helper, *args) == ["all-gather"]
+    prog = shardviz.trace(outer_in_a_helper, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive, why.expression) == ("layout-mismatch", "mul", "return a * b")
+    assert [(o.type_str, o.spec) for o in why.operands] == [
+        ("float32[12,1]", (("a",), ())),
+        ("float32[1,12]", ((), ("a",))),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), None)
+    assert why.rule == (
+        "mul works element by element on operands stretched against each other, and %c (P('a')) and %d "
+        "(P(None, 'a')) are split over 'a' on different dimensions of the result: a mesh axis can split only "
+        "one of them, so %c is moved to match %d"
+    )
+    top = top_fix_compiles_without(outer_in_a_helper, [(12,), (12,)], c, "all-gather")
+    assert top.target == "u" and [i.spec for i in top.program.inputs] == [((),), ((),)]
+
+
+def joined_then_constrained(x, y):
+    return constrain(jnp.concatenate([x, y], 1), None, "a")
+
+
+def test_a_concatenate_of_operands_laid_out_alike_carries_their_layout_to_the_constraint():
+    """x and y [12,6] both P('a'), joined along dimension 1 (whole in both): the join is P('a'), and the
+    constraint asks P(None,'a'), so 'a' moves from dimension 0 to 1, an all-to-all. Before, the walk back
+    stopped at the concatenate (no operand of its shape) and said nothing it is made from was laid out
+    otherwise. XLA keeps the all-to-all even for x and y whole, so no change tried removes it, and each
+    says so."""
+    args = put((12, 6), P("a")), put((12, 6), P("a"))
+    assert hlo_kinds(joined_then_constrained, *args) == ["all-to-all"]
+    assert hlo_kinds(joined_then_constrained, put((12, 6), P()), put((12, 6), P())) == ["all-to-all"]
+    prog = shardviz.trace(joined_then_constrained, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "sharding_constraint")
+    assert [(o.label, o.type_str, o.spec) for o in why.operands] == [
+        ("x", "float32[12,6]", (("a",), ())),
+        ("%c", "float32[12,12]", (("a",), ())),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (1, 0, ("a",), ((), ("a",)))
+    assert "made as P('a') by concatenate from x (P('a'))" in why.rule
+    assert c.fixes and not any(f.removed for f in c.fixes)
+
+
+def joined_unlike_then_constrained(x, y):
+    return constrain(jnp.concatenate([x, y], 1), None, "a")
+
+
+def test_a_concatenate_of_operands_laid_out_unlike_carries_neither_layout():
+    """Planted wrong operand: x P('a') and y P(None,'b') joined. Reading x's layout as the join's would
+    blame x for a move XLA makes to y; the concatenate's own all-to-all is y's, and no constraint reason
+    says the join was made as x is."""
+    args = put((12, 6), P("a")), put((12, 6), P(None, "b"))
+    prog = shardviz.trace(joined_unlike_then_constrained, *args)
+    assert prog.collectives
+    for c in prog.collectives:
+        assert "by concatenate from x" not in c.why.rule

@@ -312,6 +312,7 @@ PARTS: dict[str, Slice] = {
             "test_program_causes_loops_and_batches.py",
             "test_program_causes_carried_and_convs.py",
             "test_mut_causes_carried_and_convs.py",
+            "test_program_causes_stretched_and_bodies.py",
         ),
         PURE_TEST_OPTIONS,
     ),

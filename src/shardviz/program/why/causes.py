@@ -672,12 +672,14 @@ class CauseReader:
         """A constraint met by an element-wise result whose operands stretch size-1 dimensions
         (``u[:, None] * w[None, :]``): the first operand split unlike the layout asked on a dimension it holds
         at full size, which XLA moves before the operation (a stretched dimension takes any split as it is)."""
-        producer = self.producer.get(id(var))
+        for _ in range(4):  # into the calls that return it: a jitted helper's own operation
+            if id(var) not in self.returned:
+                break
+            var = self.returned[id(var)]
+        producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
         if producer is None or len(producer.eqn.outvars) != 1 or producer.eqn.primitive.name in _CONTRACTING:
             return None
         eqn = producer.eqn
-        if any(True for p in eqn.params.values() for _ in _jaxprs(p)):
-            return None
         shape = _shape(var)
         arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var)]
         if len(arrays) < 2 or not all(_stretches_to(_shape(v), shape) for v in arrays):
@@ -688,9 +690,9 @@ class CauseReader:
         for v, o in zip(arrays, layouts):
             if o is None or o.spec is None or self._constant_fill(v):
                 continue
-            full = [d for d, n in enumerate(_shape(v)) if n == shape[d] and n > 1]
-            # Read in the result's dimensions: a stretched or whole dimension is cut as the result asks, with no move.
-            carried = tuple(o.spec[d] if d in full and o.spec[d] else wanted[d] for d in range(len(shape)))
+            # Read in the result's dimensions: a whole dimension is cut as the result asks, with no move, and
+            # so is a stretched one (of size 1, never split).
+            carried = tuple(split or asked for split, asked in zip(o.spec, wanted))
             if carried == wanted:
                 continue
             operands = (*(x for x in layouts if x is not None), result)
@@ -739,7 +741,9 @@ class CauseReader:
                 producer = self.producer.get(id(current))
                 if producer is None:
                     return None
-                before = _carried_operand(producer.eqn, current, self._constant_fill)
+                before = _carried_operand(producer.eqn, current, self._constant_fill) or self._joined_alike(
+                    producer.eqn
+                )
                 if before is None:
                     return None
                 steps.append(producer.eqn)
@@ -939,6 +943,19 @@ class CauseReader:
                 axes=split,
             )
         return None
+
+    def _joined_alike(self, eqn: Any) -> Any | None:
+        """A concatenate's first operand, where every operand is laid out alike and whole along the joined
+        dimension: the result has that layout."""
+        if eqn.primitive.name != "concatenate" or not eqn.invars:
+            return None
+        joined = int(eqn.params.get("dimension", 0))
+        layouts = [self._operand(v, "made") for v in eqn.invars]
+        specs = {o.spec if o is not None else None for o in layouts}
+        if len(specs) != 1 or None in specs:
+            return None
+        (spec,) = specs
+        return eqn.invars[0] if spec is not None and joined < len(spec) and not spec[joined] else None
 
     def _constant_fill(self, var: Any) -> bool:
         """Whether ``var`` is made from literals alone (``jnp.ones``, an iota): it has no layout to hand on."""
@@ -1318,7 +1335,7 @@ class CauseReader:
         known = [(o, shape) for o, shape in zip(operands, shapes) if o is not None and o.spec is not None]
         leader = next(((o, shape) for o, shape in known if shape == full), None)
         if leader is None:
-            return None
+            return self._stretched_across(eqn, name, expression, operands, known)
         first, _ = leader
         lead: Spec = first.spec or ()
 
@@ -1345,6 +1362,50 @@ class CauseReader:
             _first_difference(other.spec, wanted),
             _changed_axes(other.spec, wanted),
         )
+
+    def _stretched_across(
+        self,
+        eqn: Any,
+        name: str,
+        expression: str,
+        operands: Sequence[OperandLayout | None],
+        known: Sequence[tuple[OperandLayout, tuple[int, ...]]],
+    ) -> Why | None:
+        """An element-wise operation none of whose operands has the result's shape (``u[:, None] * w[None, :]``)
+        where one mesh axis splits two operands on different dimensions of the result: it can split only one,
+        so one operand is moved; the one laid out unlike the result, where XLA's layout of it is known."""
+        result = self._operand(eqn.outvars[0], "result") if len(eqn.outvars) == 1 else None
+        for i, (a, _) in enumerate(known):
+            for b, _ in known[i + 1 :]:
+                assert a.spec is not None and b.spec is not None
+                # an axis on one dimension of a's and on another of b's
+                elsewhere = [(d, {x for e, f in enumerate(b.spec) if e != d for x in f}) for d in range(len(a.spec))]
+                shared = [x for d, others in elsewhere for x in a.spec[d] if x in others]
+                if not shared:
+                    continue
+                moved = a
+                if result is not None and result.spec is not None:
+                    moved = b if all(not s or s == r for s, r in zip(a.spec, result.spec)) else a
+                other = b if moved is a else a
+                listed = tuple(o for o in operands if o is not None)
+                d = next(d for d, entry in enumerate(moved.spec or ()) if any(x in entry for x in shared))
+                axes = tuple(dict.fromkeys(shared))
+                return Why(
+                    "layout-mismatch",
+                    name,
+                    expression,
+                    listed,
+                    f"{name} works element by element on operands stretched against each other, and {a.label} "
+                    f"({a.spec_text}) and {b.label} ({b.spec_text}) are split over {_axes_text(axes)} on different "
+                    f"dimensions of the result: a mesh axis can split only one of them, so {moved.label} is moved "
+                    f"to match {other.label}",
+                    None,
+                    "",
+                    listed.index(moved),
+                    d,
+                    axes,
+                )
+        return None
 
     def _result_unlike_operand(self, found: _Eqn, name: str, expression: str, kind: str) -> Why | None:
         """An operation whose result is laid out unlike its operand of the same shape: the operand is moved
