@@ -222,11 +222,57 @@ def joined_unlike_then_constrained(x, y):
 
 
 def test_a_concatenate_of_operands_laid_out_unlike_carries_neither_layout():
-    """Planted wrong operand: x P('a') and y P(None,'b') joined. Reading x's layout as the join's would
-    blame x for a move XLA makes to y; the concatenate's own all-to-all is y's, and no constraint reason
-    says the join was made as x is."""
+    """x P('a') and y P(None,'b') joined along dimension 1. XLA gathers y over 'b' (its metadata names the
+    input y, its line the constraint's) to lay it out as x is, then moves the join's 'a' to dimension 1
+    (all-to-all). The gather is y's, moved for the concatenate. Planted wrong reasons: reading x's layout
+    as the join's would be a guess at which operand XLA moved, so the all-to-all says it cannot tell and
+    names the concatenate it cannot read back through; "nothing it is made from is laid out otherwise"
+    would be false."""
     args = put((12, 6), P("a")), put((12, 6), P(None, "b"))
+    assert sorted(hlo_kinds(joined_unlike_then_constrained, *args)) == ["all-gather", "all-to-all"]
     prog = shardviz.trace(joined_unlike_then_constrained, *args)
-    assert prog.collectives
-    for c in prog.collectives:
-        assert "by concatenate from x" not in c.why.rule
+    gather = next(c for c in prog.collectives if c.kind == "all-gather")
+    why = gather.why
+    assert (why.cause, why.primitive, why.wanted_by) == ("layout-mismatch", "concatenate", "x's layout")
+    assert [(o.label, o.spec) for o in why.operands] == [("x", (("a",), ())), ("y", ((), ("b",)))]
+    assert (why.operand, why.wanted) == (1, (("a",), ()))
+    assert why.rule == (
+        "concatenate joins its operands along dimension 1 and needs them laid out alike, but x is P('a') and "
+        "y is P(None, 'b'): one is moved to match"
+    )
+    top = top_fix_compiles_without(joined_unlike_then_constrained, [(12, 6), (12, 6)], gather, "all-gather")
+    assert top.target == "y"
+    swap = next(c for c in prog.collectives if c.kind == "all-to-all")
+    assert swap.why.cause == "unknown"
+    assert swap.why.rule == (
+        "%c is already P(None, 'a'), as with_sharding_constraint asks, and shardviz reads no one layout back "
+        "through the concatenate that makes it from its operands"
+    )
+
+
+matmul_in_a_jit = jax.jit(jnp.matmul)
+
+
+def outer_by_matmul(u, w):
+    return constrain(matmul_in_a_jit(u[:, None], w[None, :]), None, "a")
+
+
+def test_an_outer_product_by_a_jitted_matmul_is_read_inside_the_call():
+    """u[:, None] [12,1] P('a') @ w[None, :] [1,12] through a jitted jnp.matmul: the contraction keeps u's
+    dimension 0, split over 'a', where the constraint asks P(None,'a') of the product, so XLA gathers u's
+    stretch first. The product is the jit's result; its dot_general is inside the call, and before, the
+    walk stopped at the call and said nothing was laid out otherwise."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_by_matmul, *args) == ["all-gather"]
+    prog = shardviz.trace(outer_by_matmul, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert (why.cause, why.primitive) == ("layout-mismatch", "sharding_constraint")
+    assert [(o.type_str, o.spec) for o in why.operands] == [
+        ("float32[12,1]", (("a",), ())),
+        ("float32[12,12]", ((), ("a",))),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ()))
+    assert "is split over 'a' on dimension 0, which the contraction keeps" in why.rule
+    top = top_fix_compiles_without(outer_by_matmul, [(12,), (12,)], c, "all-gather")
+    assert top.target == "u"

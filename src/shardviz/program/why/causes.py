@@ -409,7 +409,10 @@ class CauseReader:
         c: Collective | None,
     ) -> Why:
         expression = line_text(source.file, source.line) if source is not None else ""
-        moved = self._input_moved(kind, axes, op_name) if source is None and kind in RESHARDING_KINDS else None
+        # XLA's metadata naming an input (no "/" of a jit's operation) is that input moved as it comes in, even
+        # where its line is the constraint that asks for the layout
+        named_input = kind in RESHARDING_KINDS and (source is None or "/" not in op_name)
+        moved = self._input_moved(kind, axes, op_name) if named_input else None
         if moved is not None:
             return moved
         if source is None and charge is None:
@@ -551,13 +554,13 @@ class CauseReader:
                 stretched = self._stretched_unlike(eqn.invars[0], operand, wanted, by, expression, name, kind)
                 if stretched is not None:
                     return stretched
+                stop = self._walk_stop(eqn.invars[0])
                 return Why(
                     "unknown",
                     name,
                     expression,
                     operands,
-                    f"{operand.label} is already {operand.spec_text}, as {by} asks, and no value it is made "
-                    "from is laid out otherwise",
+                    f"{operand.label} is already {operand.spec_text}, as {by} asks, and {stop}",
                     wanted,
                     by,
                 )
@@ -605,15 +608,16 @@ class CauseReader:
         already split the result as asked (so the product cannot be left as partial sums over them)."""
         if kind != "all-gather" or not axes:
             return None
-        producer = self.producer.get(id(var))
-        current = var
+        current = self._inside_calls(var)
+        producer = self.producer.get(id(current))
         for _ in range(4):  # element-wise steps keep every dimension where it is
             if producer is None or producer.eqn.primitive.name == "dot_general":
                 break
             before = _carried_operand(producer.eqn, current, self._constant_fill)
             if before is None or _shape(before) != _shape(current):
                 return None
-            current, producer = before, self.producer.get(id(before))
+            current = self._inside_calls(before)
+            producer = self.producer.get(id(current))
         if producer is None or producer.eqn.primitive.name != "dot_general":
             return None
         (contracting, batch) = producer.eqn.params["dimension_numbers"]
@@ -666,17 +670,23 @@ class CauseReader:
                     return gathered(o, d, split, words)
         return None
 
+    def _inside_calls(self, var: Any) -> Any:
+        """The value a call's result is inside the call (a jitted helper's own result), through nested calls."""
+        for _ in range(4):
+            inner = self.returned.get(id(var))
+            if not isinstance(inner, jex_core.Var):
+                break
+            var = inner
+        return var
+
     def _stretched_unlike(
         self, var: Any, result: OperandLayout, wanted: Spec, by: str, expression: str, name: str, kind: str
     ) -> Why | None:
         """A constraint met by an element-wise result whose operands stretch size-1 dimensions
         (``u[:, None] * w[None, :]``): the first operand split unlike the layout asked on a dimension it holds
         at full size, which XLA moves before the operation (a stretched dimension takes any split as it is)."""
-        for _ in range(4):  # into the calls that return it: a jitted helper's own operation
-            if id(var) not in self.returned:
-                break
-            var = self.returned[id(var)]
-        producer = self.producer.get(id(var)) if isinstance(var, jex_core.Var) else None
+        var = self._inside_calls(var)
+        producer = self.producer.get(id(var))
         if producer is None or len(producer.eqn.outvars) != 1 or producer.eqn.primitive.name in _CONTRACTING:
             return None
         eqn = producer.eqn
@@ -943,6 +953,22 @@ class CauseReader:
                 axes=split,
             )
         return None
+
+    def _walk_stop(self, var: Any) -> str:
+        """Where the walk back from a constrained value stops, in words: the operation it cannot read a
+        layout back through, or that nothing it is made from is laid out otherwise."""
+        current = var
+        for _ in range(6):
+            current = self._inside_calls(current)
+            producer = self.producer.get(id(current))
+            if producer is None:
+                break
+            before = _carried_operand(producer.eqn, current, self._constant_fill) or self._joined_alike(producer.eqn)
+            if before is None:
+                name = producer.eqn.primitive.name
+                return f"shardviz reads no one layout back through the {name} that makes it from its operands"
+            current = before
+        return "no value it is made from is laid out otherwise"
 
     def _joined_alike(self, eqn: Any) -> Any | None:
         """A concatenate's first operand, where every operand is laid out alike and whole along the joined
