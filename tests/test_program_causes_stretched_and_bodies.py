@@ -276,3 +276,39 @@ def test_an_outer_product_by_a_jitted_matmul_is_read_inside_the_call():
     assert "is split over 'a' on dimension 0, which the contraction keeps" in why.rule
     top = top_fix_compiles_without(outer_by_matmul, [(12,), (12,)], c, "all-gather")
     assert top.target == "u"
+
+
+def outer_in_a_helper_swapped(u, w):
+    return constrain(times(w[None, :], u[:, None]), None, "a")
+
+
+def test_the_operand_moved_is_the_one_laid_out_unlike_the_result_wherever_it_stands():
+    """Planted wrong operand: with w's stretch first, it is P(None,'a') as the product is, and u's stretch,
+    second, is the one gathered. Naming the first operand would blame the one XLA only cuts."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_in_a_helper_swapped, *args) == ["all-gather"]
+    prog = shardviz.trace(outer_in_a_helper_swapped, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert [(o.type_str, o.spec) for o in why.operands] == [
+        ("float32[1,12]", ((), ("a",))),
+        ("float32[12,1]", (("a",), ())),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted, why.wanted_by) == (1, 0, ("a",), None, "")
+    assert why.rule.endswith("so %d is moved to match %c")
+    assert top_fix_compiles_without(outer_in_a_helper_swapped, [(12,), (12,)], c, "all-gather").target == "u"
+
+
+def joined_along_a_split_dimension(x, y):
+    return constrain(jnp.concatenate([x, y], 1), "a", None)
+
+
+def test_a_concatenate_along_a_dimension_its_operands_split_carries_no_layout():
+    """Planted wrong rule: x and y [12,6] both P(None,'b'), joined along dimension 1, which each splits.
+    Their blocks do not line up as the join's: no layout is carried to the constraint, so no reason says
+    the join was made as P(None,'b') by concatenate."""
+    args = put((12, 6), P(None, "b")), put((12, 6), P(None, "b"))
+    prog = shardviz.trace(joined_along_a_split_dimension, *args)
+    assert prog.collectives
+    for c in prog.collectives:
+        assert "by concatenate from" not in c.why.rule

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from itertools import combinations
 from typing import Any
 
 from jax.extend import core as jex_core
@@ -973,15 +974,13 @@ class CauseReader:
     def _joined_alike(self, eqn: Any) -> Any | None:
         """A concatenate's first operand, where every operand is laid out alike and whole along the joined
         dimension: the result has that layout."""
-        if eqn.primitive.name != "concatenate" or not eqn.invars:
+        if eqn.primitive.name != "concatenate":
             return None
-        joined = int(eqn.params.get("dimension", 0))
-        layouts = [self._operand(v, "made") for v in eqn.invars]
-        specs = {o.spec if o is not None else None for o in layouts}
+        specs = {o.spec if o is not None else None for o in map(self._operand, eqn.invars)}
         if len(specs) != 1 or None in specs:
             return None
         (spec,) = specs
-        return eqn.invars[0] if spec is not None and joined < len(spec) and not spec[joined] else None
+        return eqn.invars[0] if spec is not None and not spec[int(eqn.params["dimension"])] else None
 
     def _constant_fill(self, var: Any) -> bool:
         """Whether ``var`` is made from literals alone (``jnp.ones``, an iota): it has no layout to hand on."""
@@ -1400,19 +1399,18 @@ class CauseReader:
         """An element-wise operation none of whose operands has the result's shape (``u[:, None] * w[None, :]``)
         where one mesh axis splits two operands on different dimensions of the result: it can split only one,
         so one operand is moved; the one laid out unlike the result, where XLA's layout of it is known."""
-        result = self._operand(eqn.outvars[0], "result") if len(eqn.outvars) == 1 else None
-        for i, (a, _) in enumerate(known):
-            for b, _ in known[i + 1 :]:
-                assert a.spec is not None and b.spec is not None
-                # an axis on one dimension of a's and on another of b's
-                elsewhere = [(d, {x for e, f in enumerate(b.spec) if e != d for x in f}) for d in range(len(a.spec))]
-                shared = [x for d, others in elsewhere for x in a.spec[d] if x in others]
-                if not shared:
-                    continue
-                moved = a
-                if result is not None and result.spec is not None:
-                    moved = b if all(not s or s == r for s, r in zip(a.spec, result.spec)) else a
-                other = b if moved is a else a
+        result = self._operand(eqn.outvars[0])
+        made = result.spec if result is not None else None
+        for (a, _), (b, _) in combinations(known, 2):
+            a_spec, b_spec = a.spec or (), b.spec or ()
+            # an axis on one dimension of a's and on another of b's
+            elsewhere = [{x for e, f in enumerate(b_spec) if e != d for x in f} for d in range(len(a_spec))]
+            shared = [x for d, others in enumerate(elsewhere) for x in a_spec[d] if x in others]
+            if shared:
+                # a laid out as the result is (its splits among the result's), b is the one moved
+                kept = made is not None and all(not s or s == r for s, r in zip(a_spec, made))
+                moved = b if kept else a
+                other = a if kept else b
                 listed = tuple(o for o in operands if o is not None)
                 d = next(d for d, entry in enumerate(moved.spec or ()) if any(x in entry for x in shared))
                 axes = tuple(dict.fromkeys(shared))
