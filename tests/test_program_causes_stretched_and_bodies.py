@@ -151,7 +151,12 @@ def test_a_layer_scan_names_the_weight_gathered_for_a_contraction_the_constraint
     assert why.cause == "layout-mismatch" and c.axes == ("a",)
     assert [(o.label, o.spec) for o in why.operands] == [("a slice of ws", (("a",), ())), ("%g", (("a",), ()))]
     assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 0, ("a",), ((), ()))
-    assert "split over 'a' on its contracting dimension 0, and 'a' already splits %g as asked" in why.rule
+    assert why.expression == "return jax.lax.with_sharding_constraint(x, NamedSharding(MESH, P(*spec)))"
+    assert why.rule == (
+        "with_sharding_constraint asks for P('a') of %g, but a slice of ws (P('a')) is split over 'a' on its "
+        "contracting dimension 0, while %g is split over 'a' as asked, so the product cannot be left as partial "
+        "sums over it: XLA gathers a slice of ws over 'a' first, and %g comes out as asked"
+    )
     top = top_fix_compiles_without(layers_scanned, [(12, 12), (3, 12, 12)], c, "all-gather")
     assert top.target == "ws" and [i.spec for i in top.program.inputs] == [(("a",), ()), ((), (), ())]
 
@@ -312,3 +317,23 @@ def test_a_concatenate_along_a_dimension_its_operands_split_carries_no_layout():
     assert prog.collectives
     for c in prog.collectives:
         assert "by concatenate from" not in c.why.rule
+
+
+def layers_scanned_times_ones(x, ws):
+    def layer(h, w):
+        return constrain(jnp.ones((12, 12)) * jnp.tanh(h @ w), "a", None), None
+
+    return jax.lax.scan(layer, x, ws)[0]
+
+
+def test_a_constant_fill_before_the_layer_is_not_the_value_walked_back_from():
+    """The same layer scaled by jnp.ones((12, 12)) written first: the fill has the product's shape but no
+    layout to hand on, so the walk back goes through the tanh to the contraction, not into the fill."""
+    args = put((12, 12), P("a", None)), put((3, 12, 12), P(None, "a", None))
+    assert hlo_kinds(layers_scanned_times_ones, *args) == ["all-gather"]
+    prog = shardviz.trace(layers_scanned_times_ones, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.cause == "layout-mismatch" and why.operands[0].label == "a slice of ws"
+    assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
+    assert top_fix_compiles_without(layers_scanned_times_ones, [(12, 12), (3, 12, 12)], c, "all-gather").target == "ws"

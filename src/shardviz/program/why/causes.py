@@ -531,7 +531,8 @@ class CauseReader:
         )
 
     def _constraint(self, eqn: Any, name: str, expression: str, kind: str, axes: tuple[str, ...] = ()) -> Why:
-        operand = self._operand(eqn.invars[0]) if eqn.invars else None
+        # Where XLA fused the constrained value away, its layout is carried from the nearest value it is made from
+        operand = self._layout_of(eqn.invars[0]) if eqn.invars else None
         sharding = eqn.params.get("sharding") or eqn.params.get("dst_sharding")
         rank = len(getattr(eqn.invars[0].aval, "shape", ())) if eqn.invars else 0
         wanted = _spec_of(sharding, rank)
@@ -607,7 +608,7 @@ class CauseReader:
         because XLA gathered an operand first: the operand split over the collective's axes on a dimension the
         contraction keeps where the result is asked otherwise, or on its contracting dimension over axes that
         already split the result as asked (so the product cannot be left as partial sums over them)."""
-        if kind != "all-gather" or not axes:
+        if kind != "all-gather":
             return None
         current = self._inside_calls(var)
         producer = self.producer.get(id(current))
@@ -652,7 +653,7 @@ class CauseReader:
             for d in free[side]:
                 split = tuple(a for a in o.spec[d] if a in axes)
                 at = len(batch[0]) + (free[0].index(d) if side == 0 else len(free[0]) + free[1].index(d))
-                if split and at < len(wanted) and not set(split) <= set(wanted[at]):
+                if split and not set(split) <= set(wanted[at]):
                     words = f"dimension {d}, which the contraction keeps, so it would split {result.label} too"
                     return gathered(o, d, split, words)
         for side, o in enumerate(layouts):
@@ -664,9 +665,8 @@ class CauseReader:
                 paired = other is not None and other.spec is not None and any(a in other.spec[e] for a in split)
                 if split and not paired:
                     words = (
-                        f"its contracting dimension {d}, and {_axes_text(split)} already "
-                        f"{'splits' if len(split) == 1 else 'split'} {result.label} as asked, so the product "
-                        "cannot be left as partial sums over it"
+                        f"its contracting dimension {d}, while {result.label} is split over {_axes_text(split)} "
+                        "as asked, so the product cannot be left as partial sums over it"
                     )
                     return gathered(o, d, split, words)
         return None
@@ -1839,11 +1839,14 @@ def _carried_operand(eqn: Any, result: Any, constant: Callable[[Any], bool] = la
         return None  # a square product's result has its operand's shape, not its layout
     shape = tuple(getattr(result.aval, "shape", ()))
     arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var)]
-    same = [v for v in arrays if tuple(getattr(v.aval, "shape", ())) == shape]
+    same = [v for v in arrays if _shape(v) == shape]
+    data = [v for v in same if not constant(v)]
+    if data:
+        return data[0]
     # An element-wise operation broadcasts size-1 dimensions: where every other operand is a constant fill,
-    # the one that carries data (of the result's shape or a size-1 stretch of it) gives the result its layout.
-    held = [v for v in arrays if not constant(v) and _stretches_to(tuple(getattr(v.aval, "shape", ())), shape)]
-    if len(held) == 1 and (not same or all(constant(v) for v in same)):
+    # the one that carries data (a size-1 stretch of the result's shape) gives the result its layout.
+    held = [v for v in arrays if not constant(v) and _stretches_to(_shape(v), shape)]
+    if len(held) == 1:
         return held[0]
     return same[0] if same else None
 
