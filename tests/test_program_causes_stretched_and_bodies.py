@@ -337,3 +337,59 @@ def test_a_constant_fill_before_the_layer_is_not_the_value_walked_back_from():
     assert why.cause == "layout-mismatch" and why.operands[0].label == "a slice of ws"
     assert (why.operand, why.dimension, why.axes) == (0, 0, ("a",))
     assert top_fix_compiles_without(layers_scanned_times_ones, [(12, 12), (3, 12, 12)], c, "all-gather").target == "ws"
+
+
+def outer_in_a_helper_asked_on_both(u, w):
+    return constrain(times(w[None, :], u[:, None]), "b", "a")
+
+
+def test_an_operand_whole_where_the_result_is_split_is_still_laid_out_as_the_result():
+    """w[None, :] is P(None,'a'); the product is asked P('b','a'). w's stretch is whole on dimension 0, which
+    the result splits over 'b' (a cut of a size-1 dimension's stretch, no move), and split as the result
+    on dimension 1: it is laid out as the result is, so u's stretch, P('a') on dimension 0, is the one
+    gathered over 'a'."""
+    args = put((12,), P("a")), put((12,), P())
+    assert hlo_kinds(outer_in_a_helper_asked_on_both, *args) == ["all-gather"]
+    prog = shardviz.trace(outer_in_a_helper_asked_on_both, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert why.operands[why.operand].spec == (("a",), ()) and why.axes == ("a",)
+    assert why.rule.endswith("so %d is moved to match %c")
+
+
+def joined_unlike_then_tanh(x, y):
+    return constrain(jnp.tanh(jnp.concatenate([x, y], 1)), None, "a")
+
+
+def test_a_cannot_tell_names_the_operation_past_the_element_wise_steps():
+    """The join of x P('a') and y P(None,'b'), through a tanh, then constrained: the walk back goes through
+    the tanh (it keeps every dimension) and stops at the concatenate, which is what the reason names."""
+    args = put((12, 6), P("a")), put((12, 6), P(None, "b"))
+    prog = shardviz.trace(joined_unlike_then_tanh, *args)
+    swap = next(c for c in prog.collectives if c.kind == "all-to-all")
+    assert swap.why.rule == (
+        "%d is already P(None, 'a'), as with_sharding_constraint asks, and shardviz reads no one layout back "
+        "through the concatenate that makes it from its operands"
+    )
+
+
+def batched_projection(x, w):
+    return constrain(jnp.einsum("bij,bjkl->bikl", x, w), None, "b", None, None)
+
+
+def test_a_batched_contraction_maps_the_weights_second_free_dimension_to_the_results_last():
+    """einsum bij,bjkl->bikl: the result's dimensions are b (batch), i (x's free), k and l (w's free, in
+    order), so w's dimension 3 (l), split over 'b', is the result's dimension 3, which the constraint
+    P(None,'b',None,None) asks whole. XLA gathers w over 'b' before the contraction."""
+    args = put((4, 12, 12), P(None, "b", None)), put((4, 12, 2, 6), P(None, None, None, "b"))
+    assert hlo_kinds(batched_projection, *args) == ["all-gather"]
+    prog = shardviz.trace(batched_projection, *args)
+    (c,) = prog.collectives
+    why = c.why
+    assert [(o.label, o.spec) for o in why.operands] == [
+        ("w", ((), (), (), ("b",))),
+        ("%c", ((), ("b",), (), ())),
+    ]
+    assert (why.operand, why.dimension, why.axes, why.wanted) == (0, 3, ("b",), ((), (), (), ()))
+    assert "is split over 'b' on dimension 3, which the contraction keeps" in why.rule
+    assert top_fix_compiles_without(batched_projection, [(4, 12, 12), (4, 12, 2, 6)], c, "all-gather").target == "w"

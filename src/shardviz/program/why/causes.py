@@ -623,14 +623,14 @@ class CauseReader:
         if producer is None or producer.eqn.primitive.name != "dot_general":
             return None
         (contracting, batch) = producer.eqn.params["dimension_numbers"]
-        ranks = [len(_shape(v)) for v in producer.eqn.invars[:2]]
+        ranks = [len(_shape(v)) for v in producer.eqn.invars]
         free = [[d for d in range(ranks[s]) if d not in contracting[s] and d not in batch[s]] for s in (0, 1)]
         asked = {a for entry in wanted for a in entry}
-        layouts = [self._operand(v, "made") for v in producer.eqn.invars[:2]]
+        layouts = [self._operand(v, "made") for v in producer.eqn.invars]
 
         def gathered(o: OperandLayout, d: int, split: tuple[str, ...], why_words: str) -> Why:
             operand_var = producer.eqn.invars[layouts.index(o)]
-            whole = tuple(tuple(a for a in e if a not in split) if k == d else e for k, e in enumerate(o.spec or ()))
+            whole = tuple(tuple(a for a in e if a not in split) for e in o.spec or ())  # an axis splits one dimension
             return Why(
                 "layout-mismatch",
                 name,
@@ -1840,11 +1840,8 @@ def _carried_operand(eqn: Any, result: Any, constant: Callable[[Any], bool] = la
     shape = tuple(getattr(result.aval, "shape", ()))
     arrays = [v for v in eqn.invars if isinstance(v, jex_core.Var)]
     same = [v for v in arrays if _shape(v) == shape]
-    data = [v for v in same if not constant(v)]
-    if data:
-        return data[0]
     # An element-wise operation broadcasts size-1 dimensions: where every other operand is a constant fill,
-    # the one that carries data (a size-1 stretch of the result's shape) gives the result its layout.
+    # the one that carries data (of the result's shape, or a size-1 stretch of it) gives the result its layout.
     held = [v for v in arrays if not constant(v) and _stretches_to(_shape(v), shape)]
     if len(held) == 1:
         return held[0]
