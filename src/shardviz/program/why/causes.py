@@ -553,7 +553,7 @@ class CauseReader:
                 made_whole = self._made_needing_whole(eqn.invars[0], axes, kind)
                 if made_whole is not None:
                     return made_whole
-                stretched = self._stretched_unlike(eqn.invars[0], operand, wanted, by, expression, name, kind)
+                stretched = self._stretched_unlike(eqn.invars[0], operand, wanted, by, expression, kind)
                 if stretched is not None:
                     return stretched
                 stop = self._walk_stop(eqn.invars[0])
@@ -615,7 +615,7 @@ class CauseReader:
         for _ in range(4):  # element-wise steps keep every dimension where it is
             if producer is None or producer.eqn.primitive.name == "dot_general":
                 break
-            before = _carried_operand(producer.eqn, current, self._constant_fill)
+            before = self._carried_from(producer.eqn, current)
             if before is None or _shape(before) != _shape(current):
                 return None
             current = self._inside_calls(before)
@@ -681,7 +681,7 @@ class CauseReader:
         return var
 
     def _stretched_unlike(
-        self, var: Any, result: OperandLayout, wanted: Spec, by: str, expression: str, name: str, kind: str
+        self, var: Any, result: OperandLayout, wanted: Spec, by: str, expression: str, kind: str
     ) -> Why | None:
         """A constraint met by an element-wise result whose operands stretch size-1 dimensions
         (``u[:, None] * w[None, :]``): the first operand split unlike the layout asked on a dimension it holds
@@ -752,9 +752,7 @@ class CauseReader:
                 producer = self.producer.get(id(current))
                 if producer is None:
                     return None
-                before = _carried_operand(producer.eqn, current, self._constant_fill) or self._joined_alike(
-                    producer.eqn
-                )
+                before = self._carried_from(producer.eqn, current)
                 if before is None:
                     return None
                 steps.append(producer.eqn)
@@ -964,12 +962,16 @@ class CauseReader:
             producer = self.producer.get(id(current))
             if producer is None:
                 break
-            before = _carried_operand(producer.eqn, current, self._constant_fill) or self._joined_alike(producer.eqn)
+            before = self._carried_from(producer.eqn, current)
             if before is None:
                 name = producer.eqn.primitive.name
                 return f"shardviz reads no one layout back through the {name} that makes it from its operands"
             current = before
         return "no value it is made from is laid out otherwise"
+
+    def _carried_from(self, eqn: Any, var: Any) -> Any | None:
+        """The operand whose layout ``eqn`` hands on to ``var``: one step of every walk back."""
+        return _carried_operand(eqn, var, self._constant_fill) or self._joined_alike(eqn)
 
     def _joined_alike(self, eqn: Any) -> Any | None:
         """A concatenate's first operand, where every operand is laid out alike and whole along the joined
@@ -997,7 +999,7 @@ class CauseReader:
         current = var
         for _ in range(6):
             producer = self.producer.get(id(current))
-            before = _carried_operand(producer.eqn, current, self._constant_fill) if producer is not None else None
+            before = self._carried_from(producer.eqn, current) if producer is not None else None
             if producer is None or before is None:
                 return o
             steps.append(producer.eqn)
@@ -1587,7 +1589,7 @@ class CauseReader:
             current = out
             while current is not result and len(steps) < 6:
                 producer = self.producer.get(id(current))
-                before = _carried_operand(producer.eqn, current, self._constant_fill) if producer is not None else None
+                before = self._carried_from(producer.eqn, current) if producer is not None else None
                 if producer is None or before is None:
                     break
                 steps.append(producer.eqn)
@@ -1822,7 +1824,7 @@ _LAYOUT_CARRYING = frozenset({"transpose", "pad", "slice", "rev", "broadcast_in_
 _CONTRACTING = frozenset({"dot_general", "conv_general_dilated"})
 
 
-def _carried_operand(eqn: Any, result: Any, constant: Callable[[Any], bool] = lambda v: False) -> Any | None:
+def _carried_operand(eqn: Any, result: Any, constant: Callable[[Any], bool]) -> Any | None:
     """The operand whose dimensions' splits ``eqn`` carries over to ``result``: the one array operand of
     the primitives that move or resize dimensions, or an operand of the result's shape; ``constant`` tells
     the operands that are fills made from literals."""
